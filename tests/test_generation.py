@@ -1,0 +1,157 @@
+import pyarrow.parquet as pq
+import pytest
+
+from conflictlab.generation import (
+    Completion,
+    DecodingParams,
+    GenerationJob,
+    HFBackend,
+    Request,
+    build_request,
+    run_sharded,
+)
+
+from .conftest import DEMO
+
+
+class CountingBackend:
+    """Echoes each prompt's length; can be told to die after some calls."""
+
+    name = "fake"
+
+    def __init__(self, fail_after: int | None = None):
+        self.calls = 0
+        self.prompts_seen = 0
+        self.fail_after = fail_after
+
+    def generate(self, prompts, params):
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise KeyboardInterrupt("killed")
+        self.calls += 1
+        self.prompts_seen += len(prompts)
+        return [Completion([7] * len(p), f"len={len(p)}", "stop") for p in prompts]
+
+
+def _requests(n):
+    return [Request(f"t/s/{i}", "reasoning_combined", f"prompt {i}", list(range(i + 1))) for i in range(n)]
+
+
+def _job():
+    return GenerationJob(model="m", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=4), shard_size=2)
+
+
+def test_killed_run_resumes_without_regenerating_finished_shards(tmp_path):
+    requests = _requests(5)  # shards of 2, 2, 1
+    dying = CountingBackend(fail_after=2)
+    with pytest.raises(KeyboardInterrupt):
+        run_sharded(_job(), requests, lambda: dying, tmp_path / "shards")
+    finished = sorted(p.name for p in (tmp_path / "shards").iterdir())
+    assert len(finished) == 2 and all(name.endswith(".parquet") for name in finished)
+    for name in finished:  # complete, readable files only
+        assert pq.read_table(tmp_path / "shards" / name).num_rows == 2
+
+    resumed = CountingBackend()
+    table = run_sharded(_job(), requests, lambda: resumed, tmp_path / "shards")
+    assert resumed.prompts_seen == 1  # only the last shard
+    fresh = run_sharded(_job(), requests, CountingBackend, tmp_path / "fresh")
+    assert table.equals(fresh)
+    assert table.column("sample_id").to_pylist() == [r.sample_id for r in requests]
+
+
+def test_fully_resumed_job_never_loads_the_model(tmp_path):
+    run_sharded(_job(), _requests(3), CountingBackend, tmp_path)
+
+    def must_not_load():
+        raise AssertionError("backend loaded although every shard exists")
+
+    assert run_sharded(_job(), _requests(3), must_not_load, tmp_path).num_rows == 3
+
+
+def test_changed_settings_do_not_reuse_shards(tmp_path):
+    run_sharded(_job(), _requests(2), CountingBackend, tmp_path)
+    other = GenerationJob(model="m", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=8), shard_size=2)
+    backend = CountingBackend()
+    run_sharded(other, _requests(2), lambda: backend, tmp_path)
+    assert backend.prompts_seen == 2
+
+
+def test_too_long_requests_are_recorded_not_generated(tmp_path):
+    requests = _requests(3)
+    requests[1].status, requests[1].message = "too_long", "over"
+    backend = CountingBackend()
+    rows = run_sharded(_job(), requests, lambda: backend, tmp_path).to_pylist()
+    assert backend.prompts_seen == 2
+    assert rows[1]["status"] == "too_long" and rows[1]["response"] is None
+    assert rows[0]["response"] == "len=1" and rows[0]["n_response_tokens"] == 1
+
+
+def test_batch_size_halves_on_out_of_memory():
+    backend = HFBackend.__new__(HFBackend)
+    backend.batch_size = 8
+    sizes = []
+
+    def fake_batch(prompts, params):
+        sizes.append(len(prompts))
+        if len(prompts) > 2:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return [Completion([], str(len(p)), "stop") for p in prompts]
+
+    backend._generate_batch = fake_batch
+    prompts = [[0] * n for n in (3, 9, 1, 5, 7)]
+    out = backend.generate(prompts, DecodingParams())
+    assert [c.text for c in out] == ["3", "9", "1", "5", "7"]  # input order restored
+    assert backend.batch_size == 2
+    assert sizes == [5, 4, 2, 2, 1]  # 8 -> 4 -> 2, then longest-first batches of 2
+
+
+def test_other_runtime_errors_are_not_swallowed():
+    backend = HFBackend.__new__(HFBackend)
+    backend.batch_size = 4
+
+    def broken(prompts, params):
+        raise RuntimeError("shape mismatch")
+
+    backend._generate_batch = broken
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        backend.generate([[1]], DecodingParams())
+
+
+@pytest.mark.slow
+def test_too_long_prompt_is_flagged_or_truncated_never_cut_silently(smollm2_dir):
+    from transformers import AutoTokenizer
+
+    from conflictlab.dataset import load_released
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    sample = load_released(DEMO, "perspective").tables()[0].to_pylist()[0]
+    full = build_request(tokenizer, sample, "summarization_simple", limit=8192, max_new_tokens=64)
+    assert full.status == "ok" and full.message is None
+
+    limit = len(full.prompt_ids) + 64 - 40  # 40 tokens too many
+    flagged = build_request(tokenizer, sample, "summarization_simple", limit=limit, max_new_tokens=64)
+    assert flagged.status == "too_long"
+    assert f"exceeds the context of {limit}" in flagged.message
+
+    cut = build_request(tokenizer, sample, "summarization_simple", limit=limit, max_new_tokens=64, on_too_long="truncate_longest")
+    assert cut.status == "ok"
+    assert len(cut.prompt_ids) + 64 <= limit
+    assert "truncated" in cut.message
+    assert sample["question"] in cut.prompt and "[…]" in cut.prompt
+    assert cut.prompt.endswith("<|im_start|>assistant\n")
+
+
+@pytest.mark.slow
+def test_hf_batched_left_padded_equals_one_by_one(smollm2_dir):
+    from transformers import AutoTokenizer
+
+    from conflictlab.dataset import load_released
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    samples = load_released(DEMO, "temporal").tables()[0].to_pylist()[:4]
+    prompts = [build_request(tokenizer, s, "reasoning_combined", limit=8192, max_new_tokens=8).prompt_ids for s in samples]
+    assert len({len(p) for p in prompts}) > 1  # real padding happens
+    params = DecodingParams(max_new_tokens=8)
+    batched = HFBackend(smollm2_dir, dtype="float32", batch_size=4).generate(prompts, params)
+    single = HFBackend(smollm2_dir, dtype="float32", batch_size=1).generate(prompts, params)
+    assert [c.token_ids for c in batched] == [c.token_ids for c in single]
+    assert all(len(c.token_ids) == 8 and c.finish_reason == "length" for c in batched)

@@ -1,0 +1,65 @@
+import pytest
+
+from conflictlab.prompts import TEMPLATES, build_messages, encode_messages, evidence_text
+
+
+def test_paper_templates_verbatim():
+    assert TEMPLATES["summarization_simple"].system == (
+        "You are a helpful assistant that answers questions based on provided evidence. Answer concisely in 2–3 sentences."
+    )
+    assert TEMPLATES["summarization_neutral"].system == (
+        "You are a neutral information synthesis assistant. Analyze all sources with equal importance and "
+        "provide unbiased, balanced answers."
+    )
+    assert TEMPLATES["reasoning_single"].system == TEMPLATES["reasoning_combined"].system == (
+        "You are a helpful assistant that provides step-by-step reasoning."
+    )
+    messages = build_messages("reasoning_combined", "Who?", ["a", "b"])
+    assert messages[1]["content"] == (
+        "[Evidence 1]: a\n[Evidence 2]: b\n[Question]: Who?\nAnalyze all evidence above and answer the question. "
+        "Think step by step, then provide your final answer inside <answer></answer> tags."
+    )
+    single = build_messages("summarization_single", "Why?", ["only piece"])
+    assert single[1]["content"] == "[Evidence]: only piece\n[Question]: Why?"
+
+
+def test_evidence_numbering_follows_sample_order():
+    pieces = [f"p{i}" for i in range(1, 12)]
+    lines = evidence_text(pieces).split("\n")
+    assert lines[9] == "[Evidence 10]: p10" and lines[10] == "[Evidence 11]: p11"
+    assert evidence_text(["x", "y"], numbers=[2, 5]) == "[Evidence 2]: x\n[Evidence 5]: y"
+
+
+def test_single_templates_take_one_piece():
+    with pytest.raises(ValueError, match="one evidence piece"):
+        build_messages("reasoning_single", "q", ["a", "b"])
+    with pytest.raises(KeyError, match="unknown prompt template"):
+        build_messages("nope", "q", ["a"])
+
+
+class PlainTokenizer:
+    """A base-model tokenizer stand-in: no chat template, adds a BOS id 1."""
+
+    chat_template = None
+
+    def __call__(self, text, add_special_tokens=True):
+        ids = [ord(c) for c in text]
+        return {"input_ids": ([1] if add_special_tokens else []) + ids}
+
+
+def test_plain_text_rendering_for_models_without_chat_template():
+    text, ids = encode_messages(PlainTokenizer(), build_messages("summarization_simple", "Q?", ["e"]))
+    assert text.startswith("You are a helpful assistant")
+    assert text.endswith("[Evidence 1]: e\n[Question]: Q?\n\nAnswer:")
+    assert ids[0] == 1 and ids.count(1) == 1
+
+
+@pytest.mark.slow
+def test_chat_rendering_has_special_tokens_once(smollm2_dir):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    text, ids = encode_messages(tokenizer, build_messages("reasoning_combined", "Q?", ["a", "b"]))
+    assert text.count("<|im_start|>") == 3  # system, user, assistant
+    assert ids == tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert text.endswith("<|im_start|>assistant\n")
