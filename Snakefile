@@ -17,7 +17,7 @@ include: "rules/common.smk"
 
 
 wildcard_constraints:
-    conflict_type="|".join(CONFLICT_TYPES),
+    conflict_type=f"({'|'.join(CONFLICT_TYPES)})(-shuffled)?",
     model="[A-Za-z0-9][A-Za-z0-9._-]*",
 
 
@@ -25,6 +25,9 @@ include: "rules/data.smk"
 include: "rules/models.smk"
 include: "rules/generate.smk"
 include: "rules/metrics.smk"
+include: "rules/shapley.smk"
+include: "rules/arbitration.smk"
+include: "rules/mechanistic.smk"
 
 
 rule all:

@@ -345,3 +345,33 @@ def load_hub(
                 )
 
     return _collect(candidates(), on_error=on_error)
+
+
+SHUFFLED_SUFFIX = "-shuffled"
+
+
+def shuffle_evidence(samples: pa.Table, *, seed: int) -> pa.Table:
+    """Each sample's evidence in a seeded random order (Appendix D.8).
+
+    The permutation is stored in ``extras["shuffle_permutation"]``: presented
+    position j shows original piece ``perm[j]`` (0-based). ``accuracy_labels``
+    follow their pieces; ids stay the same so results join with the
+    unshuffled run.
+    """
+    import numpy as np
+
+    rows = []
+    for row in samples.to_pylist():
+        rng = np.random.default_rng([seed, *row["sample_id"].encode("utf-8")])
+        perm = rng.permutation(row["n_evidence"]).tolist()
+        extras = json.loads(row["extras"])
+        extras["shuffle_permutation"] = perm
+        rows.append(
+            {
+                **row,
+                "evidence": [row["evidence"][i] for i in perm],
+                "accuracy_labels": None if row["accuracy_labels"] is None else [row["accuracy_labels"][i] for i in perm],
+                "extras": json.dumps(extras, sort_keys=True, ensure_ascii=False),
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)

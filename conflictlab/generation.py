@@ -29,6 +29,7 @@ from typing import Callable, Protocol, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from conflictlab.batching import longest_first, pad_batch
 from conflictlab.io import write_parquet
 from conflictlab.prompts import build_messages, encode_messages
 
@@ -114,12 +115,8 @@ class HFBackend:
     def _generate_batch(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         import torch
 
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, prompt in enumerate(prompts):
-            ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-            mask[row, width - len(prompt) :] = 1
+        ids, mask = pad_batch(prompts, self.pad_id, side="left")
+        width = ids.shape[1]
         torch.manual_seed(params.seed)
         with torch.inference_mode():
             out = self.model.generate(
@@ -144,7 +141,7 @@ class HFBackend:
 
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         """Longest prompts first, so an out-of-memory shows in the first batch."""
-        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+        order = longest_first(prompts)
         results: list[Completion | None] = [None] * len(prompts)
         start = 0
         while start < len(order):

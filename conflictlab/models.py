@@ -158,3 +158,16 @@ def read_manifest(model_dir: str | os.PathLike) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: not a prepared model folder (run the prepare_model rule)")
     return json.loads(path.read_text())
+
+
+def load_model(model_dir: str | os.PathLike, *, dtype: str = "float32", device: str | None = None):
+    """A prepared model for scoring or activations: (model in eval mode, tokenizer).
+
+    ``device`` defaults to CUDA when available.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
+    return model, AutoTokenizer.from_pretrained(model_dir)

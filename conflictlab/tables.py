@@ -35,6 +35,10 @@ def write_markdown_and_csv(table: pa.Table, md_path: str | os.PathLike, csv_path
     """The same table twice: Markdown for reading, CSV (full precision) for tools."""
     with atomic_path(md_path) as tmp:
         tmp.write_text(markdown(table, caption=caption), encoding="utf-8")
+    write_csv(table, csv_path)
+
+
+def write_csv(table: pa.Table, csv_path: str | os.PathLike) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(table.column_names)

@@ -4,6 +4,15 @@ from pathlib import Path
 REPO = Path(workflow.basedir)
 CONFLICT_TYPES = ("ambiguity", "granularity", "perspective", "inferential", "misinformation", "temporal")
 REASONING_TYPES = [t for t in ("inferential", "misinformation", "temporal") if t in config["conflict_types"]]
+SUMMARIZATION_TYPES = [t for t in ("ambiguity", "granularity", "perspective") if t in config["conflict_types"]]
+ARBITRATION_REPORT = [
+    "results/figures/arbitration_fig4.png",
+    "results/figures/arbitration_fig4.pdf",
+    "results/tables/arbitration_accuracy.md",
+    "results/tables/arbitration_accuracy.csv",
+    "results/tables/arbitration_sensitivity.md",
+    "results/tables/arbitration_sensitivity.csv",
+]
 GPU_FOR_GENERATION = 1 if config["generation"]["backend"] == "vllm" else 0
 
 
@@ -16,10 +25,12 @@ def library_hash(*modules):
 
 
 def check_model_names():
-    unknown = sorted(set(config["generators"] + config["scorers"]) - set(config["models"]))
+    named = config["generators"] + config["scorers"] + config["arbitration"]["models"] + config["mechanistic"]["models"]
+    unknown = sorted(set(named) - set(config["models"]))
     if unknown:
         raise ValueError(
-            f"config: generators/scorers name models missing from 'models': {', '.join(unknown)}"
+            "config: generators/scorers/arbitration.models name models missing from 'models': "
+            + ", ".join(unknown)
         )
 
 
@@ -27,7 +38,12 @@ check_model_names()
 
 
 def used_models():
-    return sorted(set(config["generators"]) | set(config["scorers"]))
+    return sorted(
+        set(config["generators"])
+        | set(config["scorers"])
+        | set(config["arbitration"]["models"])
+        | set(config["mechanistic"]["models"])
+    )
 
 
 def model_config(wildcards):
@@ -56,4 +72,36 @@ def all_targets():
     )
     if REASONING_TYPES:
         targets += ["results/tables/accuracy.md", "results/tables/accuracy.csv"]
+    if SUMMARIZATION_TYPES and config["scorers"]:
+        targets += balance_targets()
+    if config["arbitration"]["models"]:
+        targets += ARBITRATION_REPORT
+    for model in config["mechanistic"]["models"]:
+        targets += mechanistic_outputs(model)
     return targets
+
+
+def mechanistic_outputs(model):
+    figures = [f"results/figures/fig{n}_{name}_{model}.{ext}" for n, name in ((2, "probes"), (3, "projection"), (4, "spectral")) for ext in ("png", "pdf")]
+    tables = [f"results/tables/table8_{model}.{ext}" for ext in ("md", "csv")]
+    data = [f"results/mechanistic/{model}/{name}.parquet" for name in ("probes", "spectral", "projection")]
+    return data + tables + figures
+
+
+def balance_targets():
+    targets = expand("results/tables/{table}.{ext}", table=["balance", "table3", "table6"], ext=["md", "csv"])
+    targets += expand(
+        "results/figures/position_{kind}_{model}.{ext}",
+        kind=["bars", "pies"],
+        model=config["generators"],
+        ext=["png", "pdf"],
+    )
+    targets += expand(
+        "results/tables/table{n}_{model}.{ext}", n=[9, 10], model=config["generators"], ext=["md", "csv"]
+    )
+    return targets
+
+
+def default_scorer():
+    """The first configured scorer: the one Balance, figures and Table 3 use."""
+    return config["scorers"][0]

@@ -5,6 +5,8 @@ rule build_subset:
     output:
         samples="results/data/{conflict_type}.parquet",
         rejected="results/data/{conflict_type}.rejected.parquet",
+    wildcard_constraints:
+        conflict_type="|".join(CONFLICT_TYPES),
     params:
         data=config["data"],
         code=library_hash("dataset", "io"),
@@ -18,3 +20,22 @@ rule build_subset:
         "../envs/data.yaml"
     script:
         "../workflow/scripts/build_subset.py"
+
+
+rule shuffle_evidence:
+    """A summarization type with every sample's evidence in a seeded random order."""
+    input:
+        "results/data/{conflict_type}.parquet",
+    output:
+        "results/data/{conflict_type}-shuffled.parquet",
+    wildcard_constraints:
+        conflict_type="|".join(CONFLICT_TYPES),
+    params:
+        seed=config["data"]["seed"],
+        code=library_hash("dataset", "io"),
+    log:
+        "results/logs/shuffle_evidence/{conflict_type}.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/shuffle_evidence.py"

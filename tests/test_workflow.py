@@ -72,14 +72,15 @@ generators: [smollm2-135m-instruct]
 scorers: []
 generation:
   max_new_tokens: 4
+arbitration:
+  models: []
+mechanistic:
+  models: []
 """
 
 
-def test_data_rule_is_reproducible_and_incremental(workflow_copy, smollm2_dir):
-    models = workflow_copy / "resources" / "models"
-    models.mkdir(parents=True)
-    # A prepared model without Snakemake provenance counts as up to date.
-    (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
+def test_data_rule_is_reproducible_and_incremental(workflow_with_smollm2):
+    workflow_copy = workflow_with_smollm2
     tiny = workflow_copy / "tiny.yaml"
     tiny.write_text(TINY)
     first = snakemake_cmd("--cores", "2", "--configfile", str(tiny), cwd=workflow_copy)

@@ -1,0 +1,108 @@
+"""Coalition scoring for Shapley values: the paper code's way (one full forward
+per subset, batch 1, log-softmax over the whole sequence) against
+conflictlab's batched prefix-sharing scorer, on the same responses and scorer.
+
+    python benchmarks/shapley.py [--scorer resources/models/smollm2-135m-instruct]
+        [--responses results/responses/smollm2-135m-instruct] [--max-games 15]
+
+Each method runs in its own child process so that its peak memory (max RSS on
+CPU, max allocated on GPU) is its own. Prints the speedup, max |Δv| between
+the two, tokens forwarded against the naive count, and peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SUMMARIZATION = ("ambiguity", "granularity", "perspective")
+
+
+def load_games(scorer_dir: str, responses_dir: str, data_dir: str, max_games: int):
+    import pyarrow.parquet as pq
+    from transformers import AutoTokenizer
+
+    from conflictlab.scoring import build_game
+
+    tokenizer = AutoTokenizer.from_pretrained(scorer_dir)
+    games = []
+    for conflict_type in SUMMARIZATION:
+        samples = {r["sample_id"]: r for r in pq.read_table(Path(data_dir) / f"{conflict_type}.parquet").to_pylist()}
+        for reply in pq.read_table(Path(responses_dir) / f"{conflict_type}.parquet").to_pylist():
+            if reply["status"] == "ok" and reply["response"].strip():
+                s = samples[reply["sample_id"]]
+                games.append((s["sample_id"], build_game(tokenizer, s["question"], s["evidence"], reply["response"])))
+    return games[:max_games]
+
+
+def run_method(args) -> None:
+    """Child process: score every game with one method, print JSON."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from conflictlab.scoring import SubsetScorer, reference_values
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = AutoModelForCausalLM.from_pretrained(args.scorer, dtype=getattr(torch, args.dtype)).to(device).eval()
+    games = load_games(args.scorer, args.responses, args.data, args.max_games)
+    scorer = SubsetScorer(model, token_budget=args.token_budget)
+    start = time.perf_counter()
+    values = {}
+    for sample_id, game in games:
+        got = reference_values(model, game) if args.method == "paper" else scorer.values(game)
+        values[sample_id] = {str(m): v for m, v in got.items()}
+    if device == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    peak = (
+        torch.cuda.max_memory_allocated() / 2**20
+        if device == "cuda"
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    )
+    print(json.dumps({"seconds": seconds, "values": values, "peak_mib": peak, "stats": vars(scorer.stats), "device": device}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scorer", default="resources/models/smollm2-135m-instruct")
+    parser.add_argument("--responses", default="results/responses/smollm2-135m-instruct")
+    parser.add_argument("--data", default="results/data")
+    parser.add_argument("--max-games", type=int, default=15)
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--token-budget", type=int, default=4096)
+    parser.add_argument("--method", choices=["paper", "conflictlab"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.method:
+        run_method(args)
+        return
+
+    results = {}
+    for method in ("paper", "conflictlab"):
+        out = subprocess.run(
+            [sys.executable, __file__, *sys.argv[1:], "--method", method], capture_output=True, text=True, check=True
+        )
+        results[method] = json.loads(out.stdout.strip().splitlines()[-1])
+    paper, ours = results["paper"], results["conflictlab"]
+    diffs = [
+        abs(paper["values"][s][m] - ours["values"][s][m]) for s in paper["values"] for m in paper["values"][s]
+    ]
+    stats = ours["stats"]
+    print(f"{len(paper['values'])} games, {len(diffs)} coalitions, scorer {args.scorer} ({args.dtype}, {ours['device']})")
+    print(f"{'method':<28}{'seconds':>10}{'peak MiB':>10}")
+    print(f"{'paper code (batch 1, full)':<28}{paper['seconds']:>10.2f}{paper['peak_mib']:>10.0f}")
+    print(f"{'conflictlab (shared prefix)':<28}{ours['seconds']:>10.2f}{ours['peak_mib']:>10.0f}")
+    print(f"speedup: {paper['seconds'] / ours['seconds']:.2f}x   max |dv|: {max(diffs):.2e}")
+    print(
+        f"tokens forwarded: {stats['tokens_forwarded']} (+{stats['tokens_padded']} padding) "
+        f"vs naive {stats['naive_tokens']}: {stats['naive_tokens'] / stats['tokens_forwarded']:.2f}x fewer; "
+        f"{stats['forwards']} forwards"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,326 @@
+"""From coalition values to Shapley values, shares, Balance and its tables.
+
+Per sample: exact Shapley values when every coalition was scored, the
+antithetic permutation estimate (with standard errors) otherwise; shares and
+Balance as defined in :mod:`conflictlab.shapley`. Aggregates carry bootstrap
+95% CIs; samples whose shares are undefined (every φ_i <= 0) are excluded
+from means and counted.
+
+Position shares: the mean share at each *input position* (evidence 1, 2, ...)
+per type and number of pieces n, against the chance line 1/n. The paper's
+code sorted shares by size before averaging, which measures concentration,
+not position; here shares stay in input order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+import pyarrow as pa
+
+from conflictlab.scoring import VALUE_SCHEMA
+from conflictlab.shapley import antithetic_permutations, balance, exact_shapley, sampled_shapley
+from conflictlab.stats import bootstrap_mean_ci
+
+ATTRIBUTION_SCHEMA = pa.schema(
+    [
+        pa.field("sample_id", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("scorer", pa.string(), nullable=False),
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("subset", pa.string(), nullable=False),
+        pa.field("n_evidence", pa.int32(), nullable=False),
+        pa.field("method", pa.string(), nullable=False),  # exact | sampled
+        pa.field("phi", pa.list_(pa.float64()), nullable=False),
+        pa.field("phi_se", pa.list_(pa.float64())),
+        pa.field("shares", pa.list_(pa.float64())),
+        pa.field("balance", pa.float64()),
+        pa.field("gini", pa.float64()),
+        pa.field("undefined", pa.bool_(), nullable=False),
+        pa.field("v_empty", pa.float64(), nullable=False),
+        pa.field("v_full", pa.float64(), nullable=False),
+    ]
+)
+
+
+def attributions(
+    values: pa.Table,
+    samples: pa.Table,
+    *,
+    model: str,
+    n_permutations: int,
+    seed: int,
+) -> pa.Table:
+    """One row per scored (sample, response): φ, shares, Balance.
+
+    ``values`` is a VALUE_SCHEMA table; a game with all ``2**n`` masks is
+    solved exactly, otherwise with the permutations that
+    :func:`conflictlab.scoring.coalitions` drew for the same seed.
+    """
+    if values.schema != VALUE_SCHEMA:
+        values = values.cast(VALUE_SCHEMA)
+    meta = {row["sample_id"]: row for row in samples.select(["sample_id", "conflict_type", "subset"]).to_pylist()}
+    games: dict[str, dict[int, float]] = defaultdict(dict)
+    info = {}
+    for row in values.to_pylist():
+        games[row["sample_id"]][row["mask"]] = row["value"]
+        info[row["sample_id"]] = row
+    rows = []
+    for sample_id in sorted(games):
+        game = games[sample_id]
+        n = info[sample_id]["n_evidence"]
+        if len(game) == 1 << n:
+            phi, se, method = exact_shapley(np.array([game[m] for m in range(1 << n)])), None, "exact"
+        else:
+            phi, se = sampled_shapley(game, antithetic_permutations(n, n_permutations, seed))
+            method = "sampled"
+        result = balance(phi)
+        rows.append(
+            {
+                "sample_id": sample_id,
+                "model": model,
+                "scorer": info[sample_id]["scorer"],
+                "conflict_type": meta[sample_id]["conflict_type"],
+                "subset": meta[sample_id]["subset"],
+                "n_evidence": n,
+                "method": method,
+                "phi": phi.tolist(),
+                "phi_se": None if se is None else se.tolist(),
+                "shares": None if result.undefined else result.shares.tolist(),
+                "balance": None if result.undefined else result.balance,
+                "gini": None if result.undefined else result.gini,
+                "undefined": result.undefined,
+                "v_empty": game[0],
+                "v_full": game[(1 << n) - 1],
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=ATTRIBUTION_SCHEMA)
+
+
+BALANCE_SUMMARY_SCHEMA = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("scorer", pa.string(), nullable=False),
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("group", pa.string(), nullable=False),  # "all" or a subset
+        pa.field("n_scored", pa.int64(), nullable=False),
+        pa.field("n_undefined", pa.int64(), nullable=False),
+        pa.field("balance", pa.float64()),
+        pa.field("ci_low", pa.float64()),
+        pa.field("ci_high", pa.float64()),
+        pa.field("gini_paper_code", pa.float64()),
+    ]
+)
+
+
+def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
+    """Mean Balance (×1, in [0, 1]) per (model, scorer, type) and per subset."""
+    data = attr.to_pylist()
+    rows = []
+    for key in sorted({(r["model"], r["scorer"], r["conflict_type"]) for r in data}):
+        members = [r for r in data if (r["model"], r["scorer"], r["conflict_type"]) == key]
+        groups = [("all", members)] + [
+            (subset, [r for r in members if r["subset"] == subset]) for subset in dict.fromkeys(r["subset"] for r in members)
+        ]
+        for group, rs in groups:
+            defined = [r for r in rs if not r["undefined"]]
+            mean, low, high = bootstrap_mean_ci(np.array([r["balance"] for r in defined]), n_resamples=n_resamples, seed=seed)
+            gini = float(np.mean([r["gini"] for r in defined])) if defined else math.nan
+            rows.append(
+                {
+                    "model": key[0],
+                    "scorer": key[1],
+                    "conflict_type": key[2],
+                    "group": group,
+                    "n_scored": len(rs),
+                    "n_undefined": len(rs) - len(defined),
+                    "balance": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "gini_paper_code": gini,
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=BALANCE_SUMMARY_SCHEMA)
+
+
+POSITION_SCHEMA = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("scorer", pa.string(), nullable=False),
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("n_evidence", pa.int32(), nullable=False),
+        pa.field("position", pa.int32(), nullable=False),  # 1-based input position
+        pa.field("n_samples", pa.int64(), nullable=False),
+        pa.field("mean_share", pa.float64()),
+        pa.field("ci_low", pa.float64()),
+        pa.field("ci_high", pa.float64()),
+        pa.field("chance", pa.float64(), nullable=False),
+    ]
+)
+
+
+def position_shares(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
+    """Mean share by input position, per (model, scorer, type, n)."""
+    data = [r for r in attr.to_pylist() if not r["undefined"]]
+    rows = []
+    for key in sorted({(r["model"], r["scorer"], r["conflict_type"], r["n_evidence"]) for r in data}):
+        members = [r for r in data if (r["model"], r["scorer"], r["conflict_type"], r["n_evidence"]) == key]
+        shares = np.array([r["shares"] for r in members])  # (samples, n)
+        for position in range(key[3]):
+            mean, low, high = bootstrap_mean_ci(shares[:, position], n_resamples=n_resamples, seed=seed)
+            rows.append(
+                {
+                    "model": key[0],
+                    "scorer": key[1],
+                    "conflict_type": key[2],
+                    "n_evidence": key[3],
+                    "position": position + 1,
+                    "n_samples": len(members),
+                    "mean_share": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "chance": 1.0 / key[3],
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=POSITION_SCHEMA)
+
+
+def scorer_robustness(summary: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """Table 6: Balance per generator under each scorer (type "all" rows,
+    averaged over types), and Kendall's τ between every pair of scorers'
+    generator rankings (NaN with fewer than two generators)."""
+    from scipy.stats import kendalltau
+
+    rows = [r for r in summary.to_pylist() if r["group"] == "all"]
+    scorers = sorted({r["scorer"] for r in rows})
+    models = sorted({r["model"] for r in rows})
+    cells = {}
+    for scorer in scorers:
+        for model in models:
+            vals = [r["balance"] for r in rows if r["scorer"] == scorer and r["model"] == model and r["balance"] is not None]
+            cells[(scorer, model)] = float(np.nanmean(vals)) if vals else math.nan
+    wide = pa.table(
+        {"model": models, **{f"balance[{s}]": [cells[(s, m)] for m in models] for s in scorers}}
+    )
+    pairs = []
+    for a in range(len(scorers)):
+        for b in range(a + 1, len(scorers)):
+            x = [cells[(scorers[a], m)] for m in models]
+            y = [cells[(scorers[b], m)] for m in models]
+            tau = kendalltau(x, y).statistic if len(models) >= 2 else math.nan
+            pairs.append({"scorer_a": scorers[a], "scorer_b": scorers[b], "n_generators": len(models), "kendall_tau": float(tau)})
+    taus = pa.Table.from_pylist(
+        pairs,
+        schema=pa.schema([("scorer_a", pa.string()), ("scorer_b", pa.string()), ("n_generators", pa.int64()), ("kendall_tau", pa.float64())]),
+    )
+    return wide, taus
+
+
+CAUSAL_SCHEMA = pa.schema(
+    [
+        pa.field("sample_id", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("scorer", pa.string(), nullable=False),
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("high_piece", pa.int32(), nullable=False),  # 1-based
+        pa.field("low_piece", pa.int32(), nullable=False),
+        pa.field("ll_full", pa.float64(), nullable=False),
+        pa.field("ll_without_high", pa.float64(), nullable=False),
+        pa.field("ll_without_low", pa.float64(), nullable=False),
+        pa.field("delta_high", pa.float64(), nullable=False),
+        pa.field("delta_low", pa.float64(), nullable=False),
+    ]
+)
+
+
+def causal_intervention(attr: pa.Table, samples: pa.Table, responses: pa.Table, model, tokenizer, *, model_name: str) -> pa.Table:
+    """Table 3 rows: drop the highest- and the lowest-share piece and
+    recompute the *generating* model's own length-normalised log-likelihood
+    of its response under its generation prompt (same template, the remaining
+    evidence renumbered). Δ_high = ℓ_full − ℓ_high, Δ_low = ℓ_full − ℓ_low.
+    Ties in shares go to the earliest piece. Samples with undefined shares
+    are left out (they are counted in the Balance table)."""
+    from conflictlab.prompts import build_messages, encode_messages
+    from conflictlab.scoring import response_loglikelihoods
+
+    by_id = {r["sample_id"]: r for r in samples.to_pylist()}
+    replies = {r["sample_id"]: r for r in responses.to_pylist()}
+    rows = []
+    for a in attr.to_pylist():
+        if a["undefined"]:
+            continue
+        sample, reply = by_id[a["sample_id"]], replies[a["sample_id"]]
+        shares = np.array(a["shares"])
+        high, low = int(np.argmax(shares)), int(np.argmin(shares))
+        evidence = sample["evidence"]
+        prompts = [
+            encode_messages(tokenizer, build_messages(reply["template"], sample["question"], pieces))[1]
+            for pieces in (evidence, evidence[:high] + evidence[high + 1 :], evidence[:low] + evidence[low + 1 :])
+        ]
+        full, without_high, without_low = response_loglikelihoods(model, prompts, reply["response_token_ids"])
+        rows.append(
+            {
+                "sample_id": a["sample_id"],
+                "model": model_name,
+                "scorer": a["scorer"],
+                "conflict_type": a["conflict_type"],
+                "high_piece": high + 1,
+                "low_piece": low + 1,
+                "ll_full": full,
+                "ll_without_high": without_high,
+                "ll_without_low": without_low,
+                "delta_high": full - without_high,
+                "delta_low": full - without_low,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=CAUSAL_SCHEMA)
+
+
+def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
+    """Table 3: mean Δ_high and Δ_low with CIs, and how often Δ_high > Δ_low."""
+    data = causal.to_pylist()
+    rows = []
+    for key in sorted({(r["model"], r["conflict_type"]) for r in data}) + sorted({(r["model"], "all") for r in data}):
+        members = [r for r in data if r["model"] == key[0] and key[1] in ("all", r["conflict_type"])]
+        high = bootstrap_mean_ci(np.array([r["delta_high"] for r in members]), n_resamples=n_resamples, seed=seed)
+        low = bootstrap_mean_ci(np.array([r["delta_low"] for r in members]), n_resamples=n_resamples, seed=seed)
+        rows.append(
+            {
+                "model": key[0],
+                "conflict_type": key[1],
+                "n": len(members),
+                "delta_high": high[0],
+                "delta_high_ci_low": high[1],
+                "delta_high_ci_high": high[2],
+                "delta_low": low[0],
+                "delta_low_ci_low": low[1],
+                "delta_low_ci_high": low[2],
+                "frac_high_gt_low": float(np.mean([r["delta_high"] > r["delta_low"] for r in members])),
+            }
+        )
+    return pa.Table.from_pylist(rows)
+
+
+def shuffled_shares(attr: pa.Table, samples: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> tuple[pa.Table, pa.Table]:
+    """Tables 9-10: shares of a shuffled run by *presented* position and by
+    *original* piece, per (model, scorer, type, n), with bootstrap CIs.
+
+    ``attr`` holds shares in presented order (what the scorer saw);
+    ``samples`` the shuffled samples with ``extras["shuffle_permutation"]``.
+    """
+    import json
+
+    perms = {r["sample_id"]: json.loads(r["extras"])["shuffle_permutation"] for r in samples.select(["sample_id", "extras"]).to_pylist()}
+    presented = position_shares(attr, n_resamples=n_resamples, seed=seed)
+    rows = []
+    for r in attr.to_pylist():
+        if r["undefined"]:
+            continue
+        original = [0.0] * r["n_evidence"]
+        for position, piece in enumerate(perms[r["sample_id"]]):
+            original[piece] = r["shares"][position]
+        rows.append({**r, "shares": original})
+    by_original = position_shares(pa.Table.from_pylist(rows, schema=ATTRIBUTION_SCHEMA), n_resamples=n_resamples, seed=seed)
+    return presented, by_original.rename_columns(["original_piece" if c == "position" else c for c in by_original.column_names])

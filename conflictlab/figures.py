@@ -1,0 +1,193 @@
+"""Figures: one figure per file, written as PNG and PDF, labelled axes, and a
+chance line wherever there is one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from conflictlab.io import atomic_path  # noqa: E402
+
+
+def panel_grid(n: int, *, width: float = 3.4, height: float = 3.0, ncols: int = 3, sharey: bool = True):
+    """A figure with ``n`` panels in rows of at most ``ncols``; unused axes hidden."""
+    cols = max(1, min(n, ncols))
+    rows = max(1, -(-n // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, sharey=sharey)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def save(fig, stem: str | os.PathLike) -> list[Path]:
+    """Write ``stem``.png and ``stem``.pdf atomically; close the figure."""
+    paths = []
+    for suffix in (".png", ".pdf"):
+        path = Path(f"{stem}{suffix}")
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=suffix[1:], dpi=150, bbox_inches="tight")
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def position_share_bars(positions: pa.Table, *, title: str):
+    """Mean share by input position (bars, 95% CI), one panel per conflict
+    type, one bar group per number of pieces n, with the 1/n chance line."""
+    rows = positions.to_pylist()
+    types = sorted({r["conflict_type"] for r in rows})
+    fig, axes = plt.subplots(1, max(len(types), 1), figsize=(4.2 * max(len(types), 1), 3.4), squeeze=False)
+    for ax, conflict_type in zip(axes[0], types):
+        members = [r for r in rows if r["conflict_type"] == conflict_type]
+        ns = sorted({r["n_evidence"] for r in members})
+        width = 0.8 / len(ns)
+        for k, n in enumerate(ns):
+            group = sorted((r for r in members if r["n_evidence"] == n), key=lambda r: r["position"])
+            x = np.array([r["position"] for r in group]) + (k - (len(ns) - 1) / 2) * width
+            mean = np.array([r["mean_share"] for r in group])
+            err = np.array([[r["mean_share"] - r["ci_low"], r["ci_high"] - r["mean_share"]] for r in group]).T
+            bars = ax.bar(x, mean, width=width, yerr=err, capsize=2, label=f"n={n} ({group[0]['n_samples']} samples)")
+            ax.hlines(1.0 / n, x.min() - width / 2, x.max() + width / 2, colors=bars.patches[0].get_facecolor(), linestyles="dashed", linewidth=1)
+        ax.set_title(conflict_type)
+        ax.set_xlabel("evidence position in the prompt")
+        ax.set_ylabel("mean Shapley share")
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=7, title="dashed: chance 1/n", title_fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def position_share_pies(positions: pa.Table, *, title: str):
+    """One pie per conflict type of the mean share by position, for that
+    type's most common number of pieces (pies need one n)."""
+    rows = positions.to_pylist()
+    types = sorted({r["conflict_type"] for r in rows})
+    fig, axes = plt.subplots(1, max(len(types), 1), figsize=(3.6 * max(len(types), 1), 3.6), squeeze=False)
+    for ax, conflict_type in zip(axes[0], types):
+        members = [r for r in rows if r["conflict_type"] == conflict_type]
+        counts = {r["n_evidence"]: r["n_samples"] for r in members}
+        n = max(counts, key=lambda m: (counts[m], -m))
+        group = sorted((r for r in members if r["n_evidence"] == n), key=lambda r: r["position"])
+        shares = np.array([r["mean_share"] for r in group])
+        ax.pie(shares / shares.sum(), labels=[f"Evidence {r['position']}" for r in group], autopct="%1.1f%%", textprops={"fontsize": 7})
+        ax.set_title(f"{conflict_type} (n={n}, {group[0]['n_samples']} samples; chance {100 / n:.1f}% each)", fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def arbitration_panels(summary: pa.Table, *, settings: list[str], orders: list[str]):
+    """Figure 4 A–H: one panel per setting × evidence order; per model, bars
+    for each aligned source, conflict solid and unimodal reference hatched,
+    error bars = standard deviation over seeds, chance line at 0.5."""
+    rows = summary.to_pylist()
+    models = sorted({r["model"] for r in rows})
+    fig, axes = plt.subplots(len(orders), len(settings), figsize=(3.6 * len(settings), 3.2 * len(orders)), squeeze=False)
+    letters = iter("ABCDEFGHIJKLMNOP")
+    for col, setting in enumerate(settings):
+        for row_i, order in enumerate(orders):
+            ax = axes[row_i][col]
+            members = [r for r in rows if r["setting"] == setting and r["order"] == order]
+            sources = sorted({r["aligned_source"] for r in members})
+            bars = [(s, c) for s in sources for c in ("conflict", "unimodal")]
+            width = 0.8 / max(len(bars), 1)
+            for b, (source, condition) in enumerate(bars):
+                xs, ys, es = [], [], []
+                for m, model in enumerate(models):
+                    cell = next((r for r in members if r["model"] == model and r["aligned_source"] == source and r["condition"] == condition), None)
+                    if cell:
+                        xs.append(m + (b - (len(bars) - 1) / 2) * width)
+                        ys.append(cell["accuracy"])
+                        es.append(0.0 if cell["std"] != cell["std"] else cell["std"])
+                ax.bar(
+                    xs, ys, width=width, yerr=es, capsize=2, color=f"C{sources.index(source)}",
+                    alpha=1.0 if condition == "conflict" else 0.35, hatch=None if condition == "conflict" else "//",
+                    label=f"{source} aligned, {condition}",
+                )
+            ax.axhline(0.5, color="grey", linestyle="dashed", linewidth=1)
+            ax.set_xticks(range(len(models)))
+            ax.set_xticklabels(models, fontsize=7, rotation=10)
+            ax.set_ylim(0, 1)
+            ax.set_ylabel("accuracy")
+            ax.set_title(f"({next(letters)}) {setting}, {order.replace('_', ' ')}", fontsize=9)
+            ax.legend(fontsize=6)
+    fig.suptitle("Evidence arbitration: conflict (solid) vs unimodal reference (hatched); dashed line: chance", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def probe_curves(probes: pa.Table, *, title: str):
+    """Figure 2: probe AUC by layer per conflict type, with the
+    difference-of-means direction (dashed), the length-only baseline
+    (dotted) and chance (0.5)."""
+    rows = probes.to_pylist()
+    types = sorted({r["conflict_type"] for r in rows})
+    fig, axes = panel_grid(len(types))
+    for ax, conflict_type in zip(axes, types):
+        mine = sorted((r for r in rows if r["conflict_type"] == conflict_type), key=lambda r: r["layer"])
+        layers = [r["layer"] for r in mine]
+        auc = np.array([r["probe_auc"] for r in mine])
+        sd = np.array([r["probe_auc_std"] for r in mine])
+        ax.plot(layers, auc, label="logistic probe")
+        ax.fill_between(layers, auc - sd, auc + sd, alpha=0.2)
+        ax.plot(layers, [r["mean_diff_auc"] for r in mine], linestyle="dashed", label="difference of means")
+        ax.axhline(mine[0]["length_only_auc"], color="black", linestyle="dotted", label="length only")
+        ax.axhline(0.5, color="grey", linewidth=0.8, label="chance")
+        ax.set_title(conflict_type, fontsize=9)
+        ax.set_xlabel("layer")
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("AUC (grouped CV, mean ± sd)")
+    axes[0].legend(fontsize=6)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def spectral_curves(spectral: pa.Table, *, title: str):
+    """Figure 4: ΔER = ER(conflict) − ER(consistent) by layer, paired bootstrap 95% CI, zero line."""
+    rows = spectral.to_pylist()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for conflict_type in sorted({r["conflict_type"] for r in rows}):
+        mine = sorted((r for r in rows if r["conflict_type"] == conflict_type), key=lambda r: r["layer"])
+        layers = [r["layer"] for r in mine]
+        line = ax.plot(layers, [r["delta_er"] for r in mine], label=conflict_type)[0]
+        ax.fill_between(layers, [r["ci_low"] for r in mine], [r["ci_high"] for r in mine], alpha=0.15, color=line.get_color())
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("ΔER (top-10 energy ratio)")
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def projection_curves(projection: pa.Table, *, title: str):
+    """Figure 3: mean directional bias b_i by evidence position and layer,
+    per conflict type, for each type's most common number of pieces K."""
+    rows = projection.to_pylist()
+    types = sorted({r["conflict_type"] for r in rows})
+    fig, axes = panel_grid(len(types))
+    for ax, conflict_type in zip(axes, types):
+        mine = [r for r in rows if r["conflict_type"] == conflict_type]
+        counts = {r["n_evidence"]: r["n_samples"] for r in mine}
+        k = max(counts, key=lambda m: (counts[m], -m))
+        for position in range(1, k + 1):
+            line = sorted((r for r in mine if r["n_evidence"] == k and r["position"] == position), key=lambda r: r["layer"])
+            ax.plot([r["layer"] for r in line], [r["mean_b"] for r in line], label=f"evidence {position}")
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        note = "; K=2: b1 = -b2 by construction" if k == 2 else ""
+        ax.set_title(f"{conflict_type} (K={k}, {counts[k]} samples{note})", fontsize=7)
+        ax.set_xlabel("layer")
+        ax.legend(fontsize=6)
+        ax.set_ylabel("mean b_i (cosine to c − μ)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,140 @@
+rule shapley_values:
+    """v(S) of every evidence subset of every response, under one scorer."""
+    input:
+        samples="results/data/{conflict_type}.parquet",
+        responses="results/responses/{model}/{conflict_type}.parquet",
+        scorer="resources/models/{scorer}",
+    output:
+        values="results/shapley/{scorer}/{model}/{conflict_type}.parquet",
+        skipped="results/shapley/{scorer}/{model}/{conflict_type}.skipped.parquet",
+    params:
+        settings=config["shapley"],
+        code=library_hash("scoring", "shapley", "io"),
+    log:
+        "results/logs/shapley_values/{scorer}/{model}/{conflict_type}.log",
+    benchmark:
+        "results/benchmarks/shapley_values/{scorer}/{model}/{conflict_type}.tsv"
+    threads: workflow.cores
+    resources:
+        gpu=config["shapley"]["gpu"],
+        mem_mb=16000,
+    conda:
+        "../envs/generate.yaml"
+    script:
+        "../workflow/scripts/shapley_values.py"
+
+
+rule attributions:
+    """Shapley values, shares and Balance per sample, for one generator and scorer."""
+    input:
+        values=expand(
+            "results/shapley/{{scorer}}/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES
+        ),
+        samples=expand("results/data/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
+    output:
+        "results/metrics/{model}/attributions_{scorer}.parquet",
+    params:
+        settings=config["shapley"],
+        code=library_hash("balance", "shapley", "stats", "io"),
+    log:
+        "results/logs/attributions/{model}/{scorer}.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/attributions.py"
+
+
+rule balance_report:
+    """The Balance table, Table 6 (scorer robustness) and the position-share figures."""
+    input:
+        expand(
+            "results/metrics/{model}/attributions_{scorer}.parquet",
+            model=config["generators"],
+            scorer=config["scorers"],
+        ),
+    output:
+        balance=multiext("results/tables/balance", ".md", ".csv"),
+        table6=multiext("results/tables/table6", ".md", ".csv"),
+        positions="results/tables/position_shares.csv",
+        figures=expand(
+            "results/figures/position_{kind}_{model}.{ext}",
+            kind=["bars", "pies"],
+            model=config["generators"],
+            ext=["png", "pdf"],
+        ),
+    params:
+        settings=config["shapley"],
+        default_scorer=default_scorer(),
+        code=library_hash("balance", "figures", "tables", "stats"),
+    log:
+        "results/logs/balance_report.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/balance_report.py"
+
+
+rule causal_intervention:
+    """Table 3 rows: the generator's own log-likelihood without its top/bottom piece."""
+    input:
+        attributions=lambda wildcards: f"results/metrics/{wildcards.model}/attributions_{default_scorer()}.parquet",
+        samples=expand("results/data/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
+        responses=expand(
+            "results/responses/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES
+        ),
+        model="resources/models/{model}",
+    output:
+        "results/metrics/{model}/causal.parquet",
+    params:
+        settings=config["shapley"],
+        code=library_hash("balance", "scoring", "prompts"),
+    log:
+        "results/logs/causal_intervention/{model}.log",
+    threads: workflow.cores
+    resources:
+        gpu=config["shapley"]["gpu"],
+        mem_mb=16000,
+    conda:
+        "../envs/generate.yaml"
+    script:
+        "../workflow/scripts/causal_intervention.py"
+
+
+rule table3:
+    """Table 3: mean Δ_high and Δ_low over every generator."""
+    input:
+        expand("results/metrics/{model}/causal.parquet", model=config["generators"]),
+    output:
+        multiext("results/tables/table3", ".md", ".csv"),
+    params:
+        settings=config["shapley"],
+    log:
+        "results/logs/table3.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/table3.py"
+
+
+rule shuffle_report:
+    """Tables 9-10: Shapley shares of shuffled-evidence responses by presented and original position."""
+    input:
+        samples=expand("results/data/{conflict_type}-shuffled.parquet", conflict_type=SUMMARIZATION_TYPES),
+        values=lambda wildcards: expand(
+            "results/shapley/{scorer}/{model}/{conflict_type}-shuffled.parquet",
+            scorer=default_scorer(),
+            model=wildcards.model,
+            conflict_type=SUMMARIZATION_TYPES,
+        ),
+    output:
+        table9=multiext("results/tables/table9_{model}", ".md", ".csv"),
+        table10=multiext("results/tables/table10_{model}", ".md", ".csv"),
+    params:
+        settings=config["shapley"],
+        code=library_hash("balance", "shapley", "tables"),
+    log:
+        "results/logs/shuffle_report/{model}.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/shuffle_report.py"

@@ -1,0 +1,133 @@
+import re
+
+import numpy as np
+import pytest
+
+from conflictlab.arbitration import (
+    ArbitrationConfig,
+    TrajectoryConfig,
+    answer_token_ids,
+    encode_arbitration_prompt,
+    generate_instances,
+    next_token_logits,
+    sample_trajectory,
+    sensitivity_variants,
+)
+
+TIMESTAMP = re.compile(r"\b\d{2}:\d{2}\b")
+
+
+@pytest.mark.parametrize("cfg", [TrajectoryConfig(), TrajectoryConfig(length=32, sigma=0.1, margin=(0.15, 0.25)), TrajectoryConfig(length=8, sigma=0.01)])
+def test_trajectory_invariants_over_thousands_of_draws(cfg):
+    rng = np.random.default_rng(0)
+    labels = ["high", "low"] * 1000
+    for label in labels:
+        t = sample_trajectory(label, cfg, rng)
+        assert len(t.values) == cfg.length
+        assert min(t.values) >= 0.0 and max(t.values) <= 1.0
+        assert cfg.margin[0] <= t.margin <= cfg.margin[1]
+        assert (t.target > 0.5) == (label == "high")
+        assert abs(t.target - 0.5) == pytest.approx(t.margin)
+        assert -0.05 <= t.slope <= 0.05
+
+
+def test_invalid_configuration_is_refused():
+    with pytest.raises(ValueError, match="invalid configuration: m_low=0.1 < 1.5·σ·√k"):
+        TrajectoryConfig(sigma=0.1, margin=(0.1, 0.2)).validate()
+    with pytest.raises(ValueError, match="invalid configuration"):
+        generate_instances(ArbitrationConfig(trajectory=TrajectoryConfig(horizon=9, sigma=0.1, margin=(0.35, 0.45))))
+
+
+@pytest.fixture(scope="module")
+def instances():
+    return generate_instances(ArbitrationConfig(n_per_setting=200, seeds=(0, 1)))
+
+
+def test_labels_balanced_and_sources_alternate(instances):
+    rows = instances.to_pylist()
+    for setting in ("modality", "recency", "reliability", "tool"):
+        conflict = [r for r in rows if r["setting"] == setting and r["order"] == "aligned_first"]
+        assert len(conflict) == 400
+        assert sum(r["label"] == "high" for r in conflict) == 200
+        if setting != "tool":
+            assert sum(r["aligned_source"] == "text" for r in conflict) == 200
+
+
+def test_texts_have_no_digits_outside_timestamps(instances):
+    for row in instances.to_pylist():
+        for summary in re.findall(r'Text summary:\n"([^"]*)"', row["prompt"]):
+            assert not re.search(r"\d", TIMESTAMP.sub("", summary)), summary
+
+
+def test_unreliable_series_have_half_nan(instances):
+    import json
+
+    rows = [r for r in instances.to_pylist() if r["setting"] == "reliability" and r["condition"] == "conflict"]
+    with_nan = 0
+    for row in rows:
+        series = re.search(r"Time series:\n((?:\d{2}:\d{2}: \S+\n?)+)", row["prompt"]).group(1).strip().splitlines()
+        nans = sum(line.endswith("nan") for line in series)
+        if row["aligned_source"] == "text":  # the numbers are the unreliable source
+            assert nans == len(series) // 2 == len(json.loads(row["latent"])["nan_positions"])
+            with_nan += 1
+        else:
+            assert nans == 0
+            assert "partially corrupted data" in row["prompt"]
+    assert with_nan == len(rows) // 2
+
+
+def test_tool_forecasts_on_the_wrong_side(instances):
+    import json
+
+    for row in instances.to_pylist():
+        if row["setting"] != "tool" or row["condition"] != "conflict":
+            continue
+        forecast = json.loads(row["latent"])["tool_forecast"]
+        assert abs(forecast - 0.5) >= 0.15
+        assert (forecast > 0.5) != (row["label"] == "high")
+        shown = float(re.search(r"External forecasting tool risk prediction at time \d{2}:\d{2}: ([\d.]+)", row["prompt"]).group(1))
+        assert shown == pytest.approx(forecast, abs=0.005)
+
+
+def test_recency_windows_and_orders(instances):
+    row = next(r for r in instances.to_pylist() if r["setting"] == "recency" and r["order"] == "aligned_last")
+    first_block, second_block = row["prompt"].split("\n\n")[2:4]
+    assert "different time windows" in row["prompt"]
+    # the aligned (last) block is the more recent window
+    assert max(TIMESTAMP.findall(second_block)) > max(TIMESTAMP.findall(first_block))
+    assert row["prompt"].endswith("A) high\nB) low\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:")
+
+
+def test_same_seed_same_bytes():
+    cfg = ArbitrationConfig(n_per_setting=8, seeds=(5,))
+    a, b = generate_instances(cfg), generate_instances(cfg)
+    assert a.equals(b)
+    c = generate_instances(ArbitrationConfig(n_per_setting=8, seeds=(6,)))
+    assert a.column("prompt").to_pylist() != c.column("prompt").to_pylist()
+
+
+def test_sensitivity_variants_change_one_factor():
+    variants = dict(sensitivity_variants(ArbitrationConfig(), {"domains": ["finance"], "sigmas": [0.01], "margins": [[0.15, 0.25]],
+                                                                "answer_choices": [{"a_means": "low", "a_first": False}]}))
+    assert set(variants) == {"sens/baseline", "sens/domain=finance", "sens/sigma=0.01", "sens/margin=0.15-0.25", "sens/choices=A-low-second"}
+    rows = generate_instances(variants["sens/choices=A-low-second"], tag="x").to_pylist()
+    assert rows[0]["prompt"].endswith("B) high\nA) low\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:")
+    assert {r["answer_letter"] for r in rows if r["label"] == "high"} == {"B"}
+
+
+@pytest.mark.slow
+def test_logit_readout_equals_argmax_of_full_forward(smollm2_dir):
+    import torch
+
+    from conflictlab.models import load_model
+
+    model, tokenizer = load_model(smollm2_dir, dtype="float32")
+    ids = answer_token_ids(tokenizer, chat=True)
+    rows = generate_instances(ArbitrationConfig(n_per_setting=2, seeds=(0,))).to_pylist()[:5]
+    prompts = [encode_arbitration_prompt(tokenizer, r["prompt"]) for r in rows]
+    batched = next_token_logits(model, prompts, ids, batch_size=3, pad_id=tokenizer.pad_token_id)
+    for prompt, got in zip(prompts, batched):
+        with torch.inference_mode():
+            full = model(input_ids=torch.tensor([prompt])).logits[0, -1]
+        assert got == pytest.approx(full[list(ids)].numpy(), abs=1e-3)
+        assert (got[0] > got[1]) == bool(full[ids[0]] > full[ids[1]])

@@ -1,0 +1,125 @@
+import numpy as np
+import pytest
+import torch
+
+from conflictlab.activations import last_token_index, last_token_states
+from conflictlab.mechanistic import (
+    consistent_counterpart,
+    delta_er,
+    directional_bias,
+    energy_ratio,
+    grouped_folds,
+    mean_difference_auc,
+    probe_auc,
+)
+
+
+def test_last_token_index_left_and_right_padding():
+    left = torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 1]])
+    right = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]])
+    assert last_token_index(left).tolist() == [3, 3, 3]
+    assert last_token_index(right).tolist() == [1, 3, 0]
+
+
+def test_directional_bias_hand_made():
+    a = np.array([[1.0, 0.0], [-1.0, 0.0]])  # μ = 0
+    b, skips = directional_bias(np.array([2.0, 0.0]), a)
+    assert b == pytest.approx([1.0, -1.0], abs=1e-6) and skips == 0
+    b, _ = directional_bias(np.array([0.0, 3.0]), a)  # orthogonal to both
+    assert b == pytest.approx([0.0, 0.0])
+    three = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    b, _ = directional_bias(three[0] * 2, three)
+    assert b[0] > 0 and b[1] < 0 and b[2] < 0 and b[1] == pytest.approx(b[2])
+
+
+def test_directional_bias_degenerate_cases_are_counted():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    b, skips = directional_bias(a.mean(axis=0), a)  # c == μ
+    assert b.tolist() == [0.0, 0.0] and skips == 2
+    same = np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 5.0]])
+    b, skips = directional_bias(np.array([4.0, 4.0]), same)
+    assert skips == 0 and np.isfinite(b).all()
+
+
+def test_energy_ratio_low_rank_vs_isotropic():
+    rng = np.random.default_rng(0)
+    n, d = 200, 64
+    low_rank = rng.normal(size=(n, 3)) @ rng.normal(size=(3, d)) + 0.01 * rng.normal(size=(n, d))
+    isotropic = rng.normal(size=(n, d))
+    assert energy_ratio(low_rank, k=10) > 0.99
+    assert energy_ratio(isotropic, k=10) < 0.35
+    point, low, high = delta_er(low_rank, isotropic, k=10, n_resamples=200)
+    # (resampling rows with replacement inflates ER of the isotropic side, so
+    # the percentile interval need not contain the point estimate)
+    assert point > 0 and low > 0 and low < high
+    point, _, high = delta_er(isotropic, low_rank, k=10, n_resamples=200)
+    assert point < 0 and high < 0
+
+
+def test_lowrank_svd_never_exceeds_exact():
+    rng = np.random.default_rng(1)
+    h = rng.normal(size=(80, 40)) @ np.diag(np.linspace(3, 0.1, 40))
+    assert energy_ratio(h, k=10, method="lowrank") <= energy_ratio(h, k=10) + 1e-9
+
+
+def test_grouped_folds_never_split_a_pair():
+    pairs = np.repeat(np.arange(23), 2)
+    labels = np.tile([1, 0], 23)
+    folds = grouped_folds(labels, pairs, n_splits=5)
+    assert len(folds) == 5
+    seen = set()
+    for train, test in folds:
+        assert not set(pairs[train]) & set(pairs[test])
+        assert set(labels[test]) == {0, 1}
+        seen |= set(test)
+    assert seen == set(range(46))
+
+
+def test_probes_find_a_planted_direction():
+    rng = np.random.default_rng(2)
+    pairs = np.repeat(np.arange(30), 2)
+    labels = np.tile([1, 0], 30)
+    x = rng.normal(size=(60, 20))
+    x[:, 3] += 3.0 * labels
+    folds = grouped_folds(labels, pairs)
+    assert probe_auc(x, labels, folds)[0] > 0.9
+    assert mean_difference_auc(x, labels, folds)[0] > 0.9
+    noise = rng.normal(size=(60, 20))
+    assert probe_auc(noise, labels, folds)[0] < 0.8
+
+
+def _sample(kind, subset, evidence, labels=None):
+    return {"conflict_type": kind, "subset": subset, "evidence": evidence, "n_evidence": len(evidence), "accuracy_labels": labels}
+
+
+def test_consistent_counterpart_rules():
+    assert consistent_counterpart(_sample("misinformation", "sci_data", ["a", "b", "c"], [True, False, True])).keep == (0, 2)
+    rule = consistent_counterpart(_sample("inferential", "folio", list("abcde")))
+    assert (rule.keep, rule.rule, rule.ambiguous) == ((0, 1, 2, 3), "drop_last_1", True)
+    temporal = _sample("temporal", "root", ["[2019-06-02] A", "[2024-09-01] B", "[2021-11-15] C", "[2024-05-30] D"])
+    assert consistent_counterpart(temporal).keep == (1, 3)
+    assert consistent_counterpart(_sample("temporal", "root", ["no date", "none"])).rule == "fallback_last"
+    assert consistent_counterpart(_sample("ambiguity", "root", ["x", "y"])).keep == (0,)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("padding_side", ["left", "right"])
+def test_one_pass_states_equal_per_layer_hooks(smollm2_dir, padding_side):
+    from conflictlab.models import load_model
+
+    model, tokenizer = load_model(smollm2_dir, dtype="float32")
+    prompts = [tokenizer(t)["input_ids"] for t in ("Short one.", "A noticeably longer prompt, so that padding is needed here.", "Mid length prompt text.")]
+    got = last_token_states(model, prompts, batch_size=3, pad_id=tokenizer.pad_token_id, padding_side=padding_side)
+    layers = model.model.layers
+    assert got.shape == (3, len(layers), model.config.hidden_size)
+    for i, prompt in enumerate(prompts):
+        captured = {}
+        hooks = [layer.register_forward_hook(lambda mod, inp, out, j=j: captured.__setitem__(j, (out[0] if isinstance(out, tuple) else out)[0, -1])) for j, layer in enumerate(layers)]
+        try:
+            with torch.inference_mode():
+                model(input_ids=torch.tensor([prompt]))
+        finally:
+            for h in hooks:
+                h.remove()
+        expected = torch.stack([captured[j] for j in range(len(layers))]).numpy()
+        assert np.allclose(got[i], expected, atol=1e-3), np.abs(got[i] - expected).max()

@@ -1,0 +1,114 @@
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from conflictlab.balance import attributions
+from conflictlab.dataset import load_released
+from conflictlab.scoring import (
+    VALUE_SCHEMA,
+    Game,
+    SubsetScorer,
+    build_game,
+    coalitions,
+    reference_values,
+    response_loglikelihoods,
+)
+from conflictlab.shapley import exact_shapley
+
+from .conftest import DEMO
+
+RESPONSE = (
+    "The sources disagree: some stress the benefits and others the costs, so a balanced answer "
+    "weighs evidence on both sides before concluding."
+)
+
+
+class CharTokenizer:
+    def __call__(self, text, add_special_tokens=True):
+        return {"input_ids": ([1] if add_special_tokens else []) + [ord(c) % 200 + 2 for c in text]}
+
+
+def test_game_rendering_shares_prefix_and_response_tokens():
+    game = build_game(CharTokenizer(), "Q?", ["alpha", "beta", "gamma"], "resp")
+    full, only_third = game.sequence(0b111), game.sequence(0b100)
+    assert full[: len(game.prefix)] == only_third[: len(game.prefix)] == game.prefix
+    assert full[-len(game.response) :] == only_third[-len(game.response) :] == game.response
+    assert full.count(1) == 1  # special token exactly once
+    # renumbered: the third piece is "[Evidence 1]" when alone, "[Evidence 3]" in the full set
+    assert game.piece(2, 1) != game.piece(2, 3)
+    kept = build_game(CharTokenizer(), "Q?", ["alpha", "beta", "gamma"], "resp", renumber=False)
+    assert kept.piece(2, 1) == kept.piece(2, 3)
+    assert game.naive_tokens([0, 0b111]) == len(game.sequence(0)) + len(full)
+
+
+def test_coalitions_exact_then_sampled():
+    masks, perms = coalitions(4, exact_max_n=10, n_permutations=8, seed=0)
+    assert masks == list(range(16)) and perms is None
+    masks, perms = coalitions(12, exact_max_n=10, n_permutations=8, seed=0)
+    assert perms.shape == (8, 12) and 0 in masks and (1 << 12) - 1 in masks and len(masks) <= 8 * 12 + 1
+
+
+def _values_table(values_by_sample):
+    rows = []
+    for sample_id, (n, values) in values_by_sample.items():
+        for mask, value in values.items():
+            rows.append({"sample_id": sample_id, "response_sha256": "x", "mask": mask, "n_evidence": n,
+                         "value": value, "n_response_tokens": 5, "scorer": "s"})
+    return pa.Table.from_pylist(rows, schema=VALUE_SCHEMA)
+
+
+def test_attributions_exact_and_sampled_paths():
+    samples = pa.table({"sample_id": ["a/root/1", "a/root/2"], "conflict_type": ["ambiguity"] * 2, "subset": ["root"] * 2})
+    w = np.array([0.5, 0.25, 0.25])
+    exact = {m: float(sum(w[i] for i in range(3) if m >> i & 1)) for m in range(8)}
+    n = 12
+    masks, perms = coalitions(n, exact_max_n=10, n_permutations=16, seed=3)
+    additive = {m: float(bin(m).count("1")) for m in masks}
+    table = attributions(_values_table({"a/root/1": (3, exact), "a/root/2": (n, additive)}), samples,
+                         model="m", n_permutations=16, seed=3).to_pylist()
+    first, second = table
+    assert first["method"] == "exact" and np.allclose(first["phi"], w) and np.allclose(first["shares"], w)
+    # sorted shares .25, .25, .5: (1/n)·Σ(2i-n-1)p_[i] = (−.5 + 0 + 1)/3, times n/(n-1) = 1.5
+    assert first["balance"] == pytest.approx(0.25)
+    assert second["method"] == "sampled" and np.allclose(second["phi"], 1.0) and second["balance"] == pytest.approx(0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model_fixture", ["smollm2_dir", "gemma_dir"])
+def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
+    import torch
+
+    from conflictlab.models import load_model
+
+    model, tokenizer = load_model(request.getfixturevalue(model_fixture), dtype="float32")
+    torch.manual_seed(0)
+    samples = [s for s in load_released(DEMO, "perspective").tables()[0].to_pylist() if s["n_evidence"] >= 4][:1]
+    samples += [load_released(DEMO, "ambiguity").tables()[0].to_pylist()[1]]
+    for sample in samples:
+        game = build_game(tokenizer, sample["question"], sample["evidence"], RESPONSE)
+        scorer = SubsetScorer(model, token_budget=600)  # small budget: several chunks per node
+        fast = scorer.values(game)
+        slow = reference_values(model, game)
+        assert fast.keys() == slow.keys() == set(range(1 << game.n))
+        assert max(abs(fast[m] - slow[m]) for m in slow) <= 1e-4
+        assert scorer.stats.tokens_forwarded < scorer.stats.naive_tokens
+        # Exact Shapley values from either set of values agree too.
+        assert np.allclose(exact_shapley(np.array([fast[m] for m in range(1 << game.n)])),
+                           exact_shapley(np.array([slow[m] for m in range(1 << game.n)])), atol=1e-4)
+        # A sparse request (what permutation sampling asks for) scores only those masks.
+        wanted = {0, 0b1, 0b101, (1 << game.n) - 1}
+        sparse = SubsetScorer(model).values(game, wanted)
+        assert sparse.keys() == wanted and max(abs(sparse[m] - slow[m]) for m in wanted) <= 1e-4
+
+
+@pytest.mark.slow
+def test_response_loglikelihoods_match_plain_forward(smollm2_dir):
+    from conflictlab.models import load_model
+
+    model, tokenizer = load_model(smollm2_dir, dtype="float32")
+    response = tokenizer(RESPONSE, add_special_tokens=False)["input_ids"]
+    prompts = [tokenizer(t)["input_ids"] for t in ("Short prompt.", "A somewhat longer prompt with more words in it.")]
+    got = response_loglikelihoods(model, prompts, response)
+    for prompt, value in zip(prompts, got):
+        game = Game(prefix=prompt, pieces=[], suffix=[], response=response)
+        assert value == pytest.approx(reference_values(model, game, [0])[0], abs=1e-4)
