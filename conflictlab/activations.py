@@ -1,8 +1,8 @@
 """Residual-stream activations at the last prompt token, every layer, one pass.
 
-``last_token_states`` runs one forward per batch with
-``output_hidden_states=True`` and keeps, for each prompt, the hidden state
-after every decoder layer at its last non-padding position (found from the
+``last_token_states`` runs one forward per batch and keeps, for each
+prompt, the output of every decoder layer (forward hooks) at its last
+non-padding position (found from the
 attention mask, so left and right padding both work). The paper's code ran a
 separate full forward per layer; here every layer comes from the same pass.
 """
@@ -53,24 +53,41 @@ def last_token_states(
     import torch
 
     device = next(model.parameters()).device
-    n_layers = model.config.get_text_config().num_hidden_layers
+    layers = model.get_decoder().layers
     hidden = model.config.get_text_config().hidden_size
-    out = np.empty((len(prompts), n_layers, hidden), dtype=np.float32)
+    out = np.empty((len(prompts), len(layers), hidden), dtype=np.float32)
     order = longest_first(prompts)
-    for start in range(0, len(order), batch_size):
-        batch = order[start : start + batch_size]
-        ids, mask = pad_batch([prompts[i] for i in batch], pad_id, side=padding_side)
-        ids, mask = ids.to(device), mask.to(device)
-        with torch.inference_mode():
-            result = model(input_ids=ids, attention_mask=mask, output_hidden_states=True, logits_to_keep=1)
-        # hidden_states[0] is the embedding output; [1:] follow each layer.
-        states = torch.stack(result.hidden_states[1 : n_layers + 1], dim=1)  # (batch, layers, seq, d)
-        last = last_token_index(mask)
-        picked = states[torch.arange(len(batch), device=device), :, last]  # (batch, layers, d)
-        out[batch] = picked.float().cpu().numpy()
-        if stats is not None:
-            stats.forwards += 1
-            stats.prompts += len(batch)
+    # Forward hooks on the decoder layers rather than output_hidden_states:
+    # transformers returns the last entry after the final norm, which is not
+    # the residual stream. All layers are still read from one pass.
+    captured: dict[int, "torch.Tensor"] = {}
+    picked_index: dict[str, "torch.Tensor"] = {}
+
+    def capture(layer_index):
+        def hook(module, inputs, output):
+            states = output[0] if isinstance(output, tuple) else output
+            rows = torch.arange(states.shape[0], device=states.device)
+            captured[layer_index] = states[rows, picked_index["last"]].float().cpu()
+
+        return hook
+
+    handles = [layer.register_forward_hook(capture(i)) for i, layer in enumerate(layers)]
+    try:
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            ids, mask = pad_batch([prompts[i] for i in batch], pad_id, side=padding_side)
+            ids, mask = ids.to(device), mask.to(device)
+            picked_index["last"] = last_token_index(mask)
+            captured.clear()
+            with torch.inference_mode():
+                model(input_ids=ids, attention_mask=mask, logits_to_keep=1)
+            out[batch] = torch.stack([captured[i] for i in range(len(layers))], dim=1).numpy()
+            if stats is not None:
+                stats.forwards += 1
+                stats.prompts += len(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
     return out
 
 

@@ -175,8 +175,11 @@ class SubsetScorer:
         ids, _ = pad_batch([r.tokens for r in rows], game.response[-1], side="right")
         width = ids.shape[1]
         starts = [r.piece_len + len(game.suffix) for r in rows]  # first response token per row
-        lo = min(starts) - 1
-        hi = max(starts) + len(game.response) - 1
+        scored = [s for s, r in zip(starts, rows) if r.scored]
+        # Logits only over the response positions of the scored rows (rows
+        # that only extend the cache need none; keep one position then).
+        lo = min(scored) - 1 if scored else width - 1
+        hi = max(scored) + len(game.response) - 1 if scored else width
         batch_cache = _fork(cache, repeat=len(rows))
         with torch.inference_mode():
             out = self.model(

@@ -123,3 +123,9 @@ def test_one_pass_states_equal_per_layer_hooks(smollm2_dir, padding_side):
                 h.remove()
         expected = torch.stack([captured[j] for j in range(len(layers))]).numpy()
         assert np.allclose(got[i], expected, atol=1e-3), np.abs(got[i] - expected).max()
+        # Independent of hooks: output_hidden_states agrees on every layer but
+        # the last, which transformers returns after the final norm.
+        with torch.inference_mode():
+            hidden = model(input_ids=torch.tensor([prompt]), output_hidden_states=True).hidden_states
+        recorded = torch.stack([h[0, -1] for h in hidden[1:-1]]).numpy()
+        assert np.allclose(got[i][:-1], recorded, atol=1e-3)
