@@ -26,7 +26,7 @@ env: $(VENV)/.installed
 
 demo: env
 	$(RUN) snakemake --cores $(CORES)
-	@echo "Outputs: results/data/*.parquet (samples), resources/models/* (prepared models), results/logs/"
+	@echo "Outputs: results/tables/ and results/figures/ (see README), per-sample Parquet under results/, prepared models in resources/models/"
 
 test: env
 	$(RUN) python -m pytest -q

@@ -472,22 +472,48 @@ def evaluate_instances(model, tokenizer, instances: pa.Table, *, model_name: str
 # Aggregates.
 
 
+def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> dict[str, bool]:
+    """Correctness after removing each model's answer-letter bias: "A" when
+    the margin logit_A − logit_B exceeds that model's median margin over the
+    given prompts. Not the paper's protocol (which takes the raw argmax):
+    a diagnostic for small models that answer "A" to everything, showing
+    whether the evidence still moves their preference."""
+    gold = dict(zip(instances.column("instance_id").to_pylist(), instances.column("answer_letter").to_pylist()))
+    rows = predictions.to_pylist()
+    out = {}
+    for model in {r["model"] for r in rows}:
+        mine = [r for r in rows if r["model"] == model]
+        threshold = float(np.median([r["logit_a"] - r["logit_b"] for r in mine]))
+        for r in mine:
+            margin = r["logit_a"] - r["logit_b"]
+            letter = "A" if margin > threshold else "B" if margin < threshold else "tie"
+            out[(model, r["instance_id"])] = letter == gold[r["instance_id"]]
+    return out
+
+
 def accuracy_by_cell(instances: pa.Table, predictions: pa.Table) -> list[dict]:
-    """Accuracy per (model, setting, order, condition, aligned source, seed).
+    """Accuracy (raw and letter-bias calibrated) per (model, setting, order,
+    condition, aligned source, seed).
 
     Unimodal references have no order; they are listed under both orders so
     that each setting × order panel shows its own reference.
     """
     meta = {r["instance_id"]: r for r in instances.select(["instance_id", "setting", "condition", "order", "aligned_source", "seed"]).to_pylist()}
-    cells: dict[tuple, list[bool]] = {}
+    calibrated = calibrated_correct(instances, predictions)
+    cells: dict[tuple, list[tuple[bool, bool]]] = {}
     for p in predictions.to_pylist():
         m = meta[p["instance_id"]]
         orders = [m["order"]] if m["order"] else list(ORDERS)
         for order in orders:
             key = (p["model"], m["setting"], order, m["condition"], m["aligned_source"], m["seed"])
-            cells.setdefault(key, []).append(p["correct"])
+            cells.setdefault(key, []).append((p["correct"], calibrated[(p["model"], p["instance_id"])]))
     return [
-        dict(zip(("model", "setting", "order", "condition", "aligned_source", "seed"), key), n=len(v), accuracy=float(np.mean(v)))
+        dict(
+            zip(("model", "setting", "order", "condition", "aligned_source", "seed"), key),
+            n=len(v),
+            accuracy=float(np.mean([raw for raw, _ in v])),
+            calibrated=float(np.mean([cal for _, cal in v])),
+        )
         for key, v in sorted(cells.items())
     ]
 
@@ -500,6 +526,7 @@ def mean_over_seeds(cells: list[dict]) -> pa.Table:
     rows = []
     for key, members in sorted(groups.items()):
         acc = np.array([m["accuracy"] for m in members])
+        cal = np.array([m["calibrated"] for m in members])
         rows.append(
             dict(
                 zip(("model", "setting", "order", "condition", "aligned_source"), key),
@@ -507,6 +534,7 @@ def mean_over_seeds(cells: list[dict]) -> pa.Table:
                 n_per_seed=members[0]["n"],
                 accuracy=float(acc.mean()),
                 std=float(acc.std(ddof=1)) if len(acc) > 1 else float("nan"),
+                calibrated_accuracy=float(cal.mean()),
             )
         )
     return pa.Table.from_pylist(rows)

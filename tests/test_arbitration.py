@@ -131,3 +131,28 @@ def test_logit_readout_equals_argmax_of_full_forward(smollm2_dir):
             full = model(input_ids=torch.tensor([prompt])).logits[0, -1]
         assert got == pytest.approx(full[list(ids)].numpy(), abs=1e-3)
         assert (got[0] > got[1]) == bool(full[ids[0]] > full[ids[1]])
+
+
+def test_calibrated_readout_removes_a_constant_letter_bias():
+    import pyarrow as pa
+
+    from conflictlab.arbitration import PREDICTION_SCHEMA, accuracy_by_cell
+
+    instances = generate_instances(ArbitrationConfig(n_per_setting=4, seeds=(0,), settings=("modality",)))
+    rows = instances.to_pylist()
+    # A model that always prefers "A" by 5 logits, but by 1 more when "A" is right.
+    margins = [5.0 + (1.0 if r["answer_letter"] == "A" else 0.0) for r in rows]
+    predictions = pa.table(
+        {
+            "instance_id": [r["instance_id"] for r in rows],
+            "model": ["m"] * len(rows),
+            "logit_a": margins,
+            "logit_b": [0.0] * len(rows),
+            "predicted_letter": ["A"] * len(rows),
+            "correct": [r["answer_letter"] == "A" for r in rows],
+        },
+        schema=PREDICTION_SCHEMA,
+    )
+    cells = accuracy_by_cell(instances, predictions)
+    assert {c["accuracy"] for c in cells} == {0.5}
+    assert all(c["calibrated"] == 1.0 for c in cells)

@@ -24,7 +24,9 @@ save(arbitration_panels(summary, settings=list(SETTINGS), orders=list(ORDERS)), 
 write_markdown_and_csv(
     summary, out["acc_md"], out["acc_csv"],
     caption="Arbitration accuracy per setting, evidence order and condition (mean over seeds; std across seeds). "
-    "Unimodal references show only the aligned source and are repeated under both orders.",
+    "Unimodal references show only the aligned source and are repeated under both orders. "
+    "calibrated_accuracy (not the paper's protocol): 'A' when logit_A - logit_B exceeds the model's median margin, "
+    "which removes a constant answer-letter bias.",
 )
 sens = sensitivity_table(sensitivity, predictions.filter(pa.compute.invert(is_main)))
 write_markdown_and_csv(
