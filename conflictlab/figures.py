@@ -155,15 +155,19 @@ def spectral_curves(spectral: pa.Table, *, title: str):
     """Figure 4: ΔER = ER(conflict) − ER(consistent) by layer, paired bootstrap 95% CI, zero line."""
     rows = spectral.to_pylist()
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    for conflict_type in sorted({r["conflict_type"] for r in rows}):
+    trivial = sorted({r["conflict_type"] for r in rows if r["trivial"]})
+    for conflict_type in sorted({r["conflict_type"] for r in rows} - set(trivial)):
         mine = sorted((r for r in rows if r["conflict_type"] == conflict_type), key=lambda r: r["layer"])
         layers = [r["layer"] for r in mine]
         line = ax.plot(layers, [r["delta_er"] for r in mine], label=conflict_type)[0]
         ax.fill_between(layers, [r["ci_low"] for r in mine], [r["ci_high"] for r in mine], alpha=0.15, color=line.get_color())
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel("layer")
-    ax.set_ylabel("ΔER (top-10 energy ratio)")
-    ax.legend(fontsize=7)
+    ax.set_ylabel(f"ΔER (top-{rows[0]['k']} energy ratio)" if rows else "ΔER")
+    if trivial:
+        ax.text(0.01, 0.02, f"not shown, k >= pairs − 1 (ER ≡ 1): {', '.join(trivial)}", transform=ax.transAxes, fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig

@@ -265,13 +265,19 @@ def probe_rows(h: np.ndarray, labels: np.ndarray, groups: np.ndarray, lengths: n
 
 
 def spectral_rows(h_conf: np.ndarray, h_cons: np.ndarray, *, k: int, method: str, n_resamples: int, seed: int) -> list[dict]:
-    """ΔER per layer with its paired bootstrap CI; inputs (pairs, layers, d)."""
+    """ΔER per layer with its paired bootstrap CI; inputs (pairs, layers, d).
+
+    ``trivial`` marks k >= n − 1 (n pairs): a centred n × d matrix has rank
+    at most n − 1, so both ERs are 1 and ΔER is 0 whatever the model does.
+    """
+    trivial = k >= min(h_conf.shape[0] - 1, h_conf.shape[2])
     rows = []
     for layer in range(h_conf.shape[1]):
         conf, cons = h_conf[:, layer].astype(np.float64), h_cons[:, layer].astype(np.float64)
         point, low, high = delta_er(conf, cons, k=k, method=method, n_resamples=n_resamples, seed=seed)
         rows.append({"layer": layer + 1, "er_conflict": energy_ratio(conf, k, method=method),
-                     "er_consistent": energy_ratio(cons, k, method=method), "delta_er": point, "ci_low": low, "ci_high": high})
+                     "er_consistent": energy_ratio(cons, k, method=method), "delta_er": point, "ci_low": low, "ci_high": high,
+                     "k": k, "n_pairs": int(h_conf.shape[0]), "trivial": bool(trivial)})
     return rows
 
 

@@ -103,5 +103,6 @@ def balance_targets():
 
 
 def default_scorer():
-    """The first configured scorer: the one Balance, figures and Table 3 use."""
-    return config["scorers"][0]
+    """The first configured scorer: the one the figures, Table 3 and the shuffle
+    tables use (None without scorers; those targets are then not requested)."""
+    return config["scorers"][0] if config["scorers"] else None

@@ -129,3 +129,15 @@ def test_one_pass_states_equal_per_layer_hooks(smollm2_dir, padding_side):
             hidden = model(input_ids=torch.tensor([prompt]), output_hidden_states=True).hidden_states
         recorded = torch.stack([h[0, -1] for h in hidden[1:-1]]).numpy()
         assert np.allclose(got[i][:-1], recorded, atol=1e-3)
+
+
+def test_spectral_rows_flag_rank_limited_k():
+    from conflictlab.mechanistic import spectral_rows
+
+    rng = np.random.default_rng(3)
+    few = rng.normal(size=(6, 2, 16))
+    rows = spectral_rows(few, rng.normal(size=(6, 2, 16)), k=10, method="exact", n_resamples=20, seed=0)
+    assert all(r["trivial"] for r in rows)
+    assert all(abs(r["delta_er"]) < 1e-9 and abs(r["er_conflict"] - 1) < 1e-9 for r in rows)
+    rows = spectral_rows(few, rng.normal(size=(6, 2, 16)), k=2, method="exact", n_resamples=20, seed=0)
+    assert not any(r["trivial"] for r in rows)

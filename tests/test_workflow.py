@@ -104,3 +104,21 @@ def test_data_rule_is_reproducible_and_incremental(workflow_with_smollm2):
     assert jobs.get("build_subset") == 2
     assert jobs.get("generate") == 2  # what depends on the data reruns ...
     assert "prepare_model" not in jobs  # ... and nothing else
+
+
+def test_whole_dag_runs_on_the_smoke_config(workflow_copy, smollm2_dir, gemma_dir):
+    models = workflow_copy / "resources" / "models"
+    models.mkdir(parents=True)
+    (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
+    (models / "gemma3-270m").symlink_to(gemma_dir, target_is_directory=True)
+    run = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", cwd=workflow_copy)
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = workflow_copy / "results"
+    for table in ("accuracy", "balance", "table3", "table6", "arbitration_accuracy", "arbitration_sensitivity",
+                  "table8_smollm2-135m-instruct", "table9_smollm2-135m-instruct", "table10_smollm2-135m-instruct"):
+        text = (results / "tables" / f"{table}.md").read_text()
+        assert text.count("\n|") >= 3, table  # header, rule and at least one row
+    figures = sorted(p.name for p in (results / "figures").iterdir())
+    assert len(figures) == 12 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
+    again = snakemake_cmd("-n", "--configfile", "config/smoke.yaml", cwd=workflow_copy)
+    assert "Nothing to be done" in again.stdout + again.stderr
