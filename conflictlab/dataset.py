@@ -347,9 +347,6 @@ def load_hub(
     return _collect(candidates(), on_error=on_error)
 
 
-SHUFFLED_SUFFIX = "-shuffled"
-
-
 def shuffle_evidence(samples: pa.Table, *, seed: int) -> pa.Table:
     """Each sample's evidence in a seeded random order (Appendix D.8).
 

@@ -55,7 +55,7 @@ RESPONSE_SCHEMA = pa.schema(
     ]
 )
 
-STATUS_OK, STATUS_TOO_LONG, STATUS_ERROR = "ok", "too_long", "error"
+STATUS_OK, STATUS_TOO_LONG = "ok", "too_long"
 
 
 @dataclass(frozen=True)

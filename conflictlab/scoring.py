@@ -115,10 +115,6 @@ class ScoreStats:
     naive_tokens: int = 0  # what one full forward per subset would process
     forwards: int = 0
 
-    def add(self, other: "ScoreStats") -> None:
-        for name in ("tokens_forwarded", "tokens_padded", "naive_tokens", "forwards"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
 
 def _fork(cache, rows=None, keep: int | None = None, repeat: int | None = None):
     """A new cache sharing ``cache``'s tensors: selected rows, cut to ``keep``
@@ -296,11 +292,6 @@ def reference_values(model, game: Game, masks: Iterable[int] | None = None) -> d
         target = torch.tensor(game.response, device=device)
         values[mask] = float(logprobs[start - 1 : len(ids) - 1].gather(1, target[:, None]).mean())
     return values
-
-
-def values_array(values: dict[int, float], n: int) -> np.ndarray:
-    """Dense (2**n,) array of a complete game's values, indexed by mask."""
-    return np.array([values[m] for m in range(1 << n)], dtype=np.float64)
 
 
 def coalitions(n: int, *, exact_max_n: int, n_permutations: int, seed: int) -> tuple[list[int], np.ndarray | None]:
