@@ -17,6 +17,7 @@ job with the same inputs and settings reuses the shards it finds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -92,12 +93,21 @@ class HFBackend:
     """transformers ``generate``, batched and left-padded.
 
     ``dtype`` defaults to float32 on CPU (bf16 matmuls are slow there) and
-    bfloat16 on GPU.
+    bfloat16 on GPU. ``steering`` (a :class:`conflictlab.steering.Steering`)
+    is hooked into every ``generate`` call.
     """
 
     name = "hf"
 
-    def __init__(self, model_dir: str | os.PathLike, *, dtype: str | None = None, device: str | None = None, batch_size: int = 8):
+    def __init__(
+        self,
+        model_dir: str | os.PathLike,
+        *,
+        dtype: str | None = None,
+        device: str | None = None,
+        batch_size: int = 8,
+        steering=None,
+    ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -106,6 +116,7 @@ class HFBackend:
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(self.device).eval()
         self.batch_size = batch_size
+        self.steering = steering
         eos = self.model.generation_config.eos_token_id
         if eos is None:
             eos = self.tokenizer.eos_token_id
@@ -118,7 +129,8 @@ class HFBackend:
         ids, mask = pad_batch(prompts, self.pad_id, side="left")
         width = ids.shape[1]
         torch.manual_seed(params.seed)
-        with torch.inference_mode():
+        steered = self.steering.hooks(self.model) if self.steering is not None else contextlib.nullcontext()
+        with steered, torch.inference_mode():
             out = self.model.generate(
                 input_ids=ids.to(self.device),
                 attention_mask=mask.to(self.device),
@@ -388,6 +400,7 @@ def generate_responses(
     model: str,
     settings: dict,
     shard_dir: str | os.PathLike,
+    steering=None,
 ) -> pa.Table:
     """All responses of one (model, samples table) job.
 
@@ -395,6 +408,8 @@ def generate_responses(
     ``templates`` (per task family), ``max_new_tokens``, ``max_model_len``,
     ``on_too_long``, ``seed``, ``batch_size``, ``shard_size``, ``dtype``,
     ``tensor_parallel_size`` and ``vllm`` (extra engine arguments).
+    ``steering`` (a :class:`conflictlab.steering.Steering`, hf backend only)
+    steers every generation.
     """
     from transformers import AutoTokenizer
 
@@ -420,10 +435,12 @@ def generate_responses(
     log.info("%d requests, %d too long for a context of %d tokens", len(requests), too_long, limit)
 
     backend_name = settings["backend"]
+    if steering is not None and backend_name != "hf":
+        raise ValueError(f"steering runs on the hf backend (transformers hooks), not {backend_name!r}")
 
     def make_backend() -> Backend:
         if backend_name == "hf":
-            return HFBackend(model_dir, dtype=settings.get("dtype"), batch_size=settings["batch_size"])
+            return HFBackend(model_dir, dtype=settings.get("dtype"), batch_size=settings["batch_size"], steering=steering)
         return VLLMBackend(
             model_dir,
             dtype=settings.get("dtype") or "bfloat16",
@@ -439,6 +456,6 @@ def generate_responses(
         backend=backend_name,
         params=params,
         shard_size=settings["shard_size"],
-        extra_key={"dtype": settings.get("dtype"), "limit": limit},
+        extra_key={"dtype": settings.get("dtype"), "limit": limit, "steering": None if steering is None else steering.key()},
     )
     return run_sharded(job, requests, make_backend, shard_dir)

@@ -98,7 +98,10 @@ def build_messages(
 ) -> list[dict[str, str]]:
     """System and user messages of ``template`` for one prompt.
 
-    Single-evidence templates take exactly one piece in ``evidence``.
+    Single-evidence templates take exactly one piece in ``evidence``. A
+    multi-evidence template given no evidence renders the question-only prompt
+    (the context-free reference of Context-Aware Steering): the same messages
+    with the evidence block and its line break left out.
     """
     t = get_template(template) if isinstance(template, str) else template
     if t.single_evidence:
@@ -107,6 +110,8 @@ def build_messages(
         user = t.user.format(source_content=evidence[0], question=question)
     else:
         user = t.user.format(evidence_text=evidence_text(evidence), question=question)
+        if not evidence:
+            user = user.removeprefix("\n")
     return [{"role": "system", "content": t.system}, {"role": "user", "content": user}]
 
 

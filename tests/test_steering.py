@@ -1,0 +1,178 @@
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import torch
+
+from conflictlab.dataset import load_released
+from conflictlab.generation import DecodingParams, HFBackend
+from conflictlab.models import load_model
+from conflictlab.prompts import build_messages
+from conflictlab.steering import (
+    InjectionLog,
+    Steering,
+    calibration_count,
+    direction_prompts,
+    directions_from_states,
+    steering_directions,
+    steering_split,
+)
+
+from .conftest import DEMO
+
+
+def _table(subset_sizes: dict[str, int]) -> pa.Table:
+    rows = [{"sample_id": f"t/{s}/{i}", "subset": s} for s, n in subset_sizes.items() for i in range(n)]
+    return pa.Table.from_pylist(rows)
+
+
+def test_calibration_count():
+    assert [calibration_count(n, 0.2) for n in (1, 2, 3, 5, 8, 10, 13)] == [0, 1, 1, 1, 2, 2, 3]
+    assert calibration_count(4, 0.9) == 3  # always one left for test
+
+
+def test_split_is_stratified_seeded_and_complete():
+    table = _table({"a": 10, "b": 5, "c": 1})
+    calibration, test = steering_split(table, calibration_fraction=0.2, seed=0)
+    assert Counter(calibration.column("subset").to_pylist()) == {"a": 2, "b": 1}
+    ids = calibration.column("sample_id").to_pylist() + test.column("sample_id").to_pylist()
+    assert sorted(ids) == sorted(table.column("sample_id").to_pylist())  # disjoint and complete
+    again, _ = steering_split(table, calibration_fraction=0.2, seed=0)
+    assert again.equals(calibration)
+    picks = {tuple(steering_split(table, calibration_fraction=0.2, seed=s)[0].column("sample_id").to_pylist()) for s in range(8)}
+    assert len(picks) > 1  # the seed matters
+    order = test.column("sample_id").to_pylist()
+    assert order == [i for i in table.column("sample_id").to_pylist() if i in set(order)]
+    with pytest.raises(ValueError, match="calibration_fraction"):
+        steering_split(table, calibration_fraction=1.0, seed=0)
+
+
+def test_directions_follow_the_definitions():
+    # 2 samples, 1 layer, 3 dims.
+    singles = [np.array([[[1.0, 0, 0]], [[3.0, 0, 0]]]), np.array([[[0, 2.0, 0]], [[0, 4.0, 0]], [[0, 0, 0]]])]
+    combined = np.array([[[0.0, 0, 1]], [[0.0, 0, 3]]])
+    question = np.array([[[0.0, 0, 0]], [[0.0, 0, 0]]])
+    d = steering_directions(combined, singles, question)
+    mu_bar = np.array([1.0, 1.0, 0.0])  # mean of (2,0,0) and (0,2,0)
+    expected = (mu_bar - np.array([0, 0, 2.0])) / np.linalg.norm(mu_bar - np.array([0, 0, 2.0]))
+    np.testing.assert_allclose(d["mean_difference"][0], expected, rtol=1e-6)
+    np.testing.assert_allclose(d["cas"][0], [0, 0, 1.0])
+    assert d["mean_difference_norm"][0] == pytest.approx(np.sqrt(6))
+    zero = steering_directions(combined, [combined[:1], combined[1:]], question)
+    assert np.all(zero["mean_difference"] == 0) and zero["mean_difference_norm"][0] == 0  # no division by zero
+
+
+@pytest.fixture(scope="module")
+def smollm2(smollm2_dir):
+    return load_model(smollm2_dir, dtype="float32")
+
+
+def test_question_only_prompt_has_no_evidence(smollm2):
+    _, tokenizer = smollm2
+    samples = load_released(DEMO, "perspective").tables()[0].to_pylist()[:2]
+    prompts = direction_prompts(tokenizer, samples, {"summarization": "summarization_simple"})
+    assert Counter(p["variant"].split("_")[0] for p in prompts) == {"combined": 2, "question": 2, "single": sum(s["n_evidence"] for s in samples)}
+    user = build_messages("reasoning_combined", "Who won?", [])[1]["content"]
+    assert user.startswith("[Question]: Who won?") and "[Evidence" not in user
+    states = np.random.default_rng(0).normal(size=(len(prompts), 3, 4))
+    d = directions_from_states(prompts, states)
+    assert d["mean_difference"].shape == (3, 4)
+    np.testing.assert_allclose(np.linalg.norm(d["cas"], axis=1), 1.0, rtol=1e-5)
+
+
+def _left_padded(tokenizer, texts):
+    tokenizer.padding_side = "left"
+    return tokenizer(texts, return_tensors="pt", padding=True)
+
+
+TEXTS = ["The capital of France is", "Water boils at a temperature of", "Hi"]
+
+
+def _random_direction(model, seed=0):
+    g = np.random.default_rng(seed)
+    d = g.normal(size=(model.config.num_hidden_layers, model.config.hidden_size))
+    return (d / np.linalg.norm(d, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _generate(model, batch, steering=None, log=None, tokens=8):
+    import contextlib
+
+    ctx = steering.hooks(model, log) if steering else contextlib.nullcontext()
+    with ctx, torch.inference_mode():
+        out = model.generate(**batch, max_new_tokens=tokens, do_sample=False, pad_token_id=model.config.eos_token_id or 0)
+    return out[:, batch["input_ids"].shape[1] :]
+
+
+def test_alpha_zero_reproduces_and_large_alpha_changes(smollm2):
+    model, tokenizer = smollm2
+    batch = _left_padded(tokenizer, TEXTS)
+    base = _generate(model, batch)
+    direction = _random_direction(model)
+    for schedule in ("first_generated", "all_tokens"):
+        assert torch.equal(_generate(model, batch, Steering(direction, 0.0, schedule)), base)
+        assert not torch.equal(_generate(model, batch, Steering(direction, 200.0, schedule)), base)
+
+
+def test_injection_counts_per_schedule(smollm2):
+    model, tokenizer = smollm2
+    batch = _left_padded(tokenizer, TEXTS)
+    width = batch["input_ids"].shape[1]
+    n_layers = model.config.num_hidden_layers
+    direction = _random_direction(model)
+
+    first = InjectionLog()
+    _generate(model, batch, Steering(direction, 1.0, "first_generated"), first)
+    assert len(first.additions) == n_layers  # one position per sequence, each layer once
+    assert {(f, rows, pos, w) for f, _, rows, pos, w in first.additions} == {(0, len(TEXTS), width - 1, width)}
+
+    every = InjectionLog()
+    generated = _generate(model, batch, Steering(direction, 1.0, "all_tokens", layers=(0, 5)), every)
+    assert every.forwards == generated.shape[1]  # one forward per generated token
+    per_step = Counter(f for f, *_ in every.additions)
+    assert per_step == {step: 2 for step in range(every.forwards)}  # layers 0 and 5, once per decoding step
+    assert all(pos == w - 1 and rows == len(TEXTS) for _, _, rows, pos, w in every.additions)
+    assert all(w == 1 for f, _, _, _, w in every.additions if f > 0)  # decode steps: only the fed token
+
+
+def test_left_padding_and_earlier_positions_untouched(smollm2):
+    model, tokenizer = smollm2
+    batch = _left_padded(tokenizer, TEXTS)
+    assert batch["attention_mask"][:, 0].tolist().count(0) >= 1  # there is padding
+    steering = Steering(_random_direction(model), 50.0, "first_generated")
+    with torch.inference_mode():
+        plain = model(**batch).logits
+        with steering.hooks(model):
+            steered = model(**batch).logits
+    assert torch.equal(steered[:, :-1], plain[:, :-1])  # padding and earlier prompt positions
+    assert not torch.allclose(steered[:, -1], plain[:, -1])
+
+
+def test_right_padding_is_refused_and_hooks_removed_on_error(smollm2):
+    model, tokenizer = smollm2
+    tokenizer.padding_side = "right"
+    batch = tokenizer(TEXTS, return_tensors="pt", padding=True)
+    tokenizer.padding_side = "left"
+    steering = Steering(_random_direction(model), 1.0, "all_tokens")
+    with pytest.raises(ValueError, match="left-padded"):
+        with steering.hooks(model), torch.inference_mode():
+            model(**batch)
+    with pytest.raises(RuntimeError, match="boom"):
+        with steering.hooks(model):
+            raise RuntimeError("boom")
+    assert not model._forward_pre_hooks
+    assert all(not layer._forward_hooks for layer in model.get_decoder().layers)
+    with pytest.raises(ValueError, match="schedule"):
+        Steering(_random_direction(model), 1.0, "every_other")
+
+
+def test_backend_applies_steering(smollm2_dir, smollm2):
+    _, tokenizer = smollm2
+    prompts = [tokenizer(t)["input_ids"] for t in TEXTS]
+    params = DecodingParams(max_new_tokens=6)
+    plain = HFBackend(smollm2_dir, batch_size=2).generate(prompts, params)
+    direction = _random_direction(smollm2[0])
+    zero = HFBackend(smollm2_dir, batch_size=2, steering=Steering(direction, 0.0, "all_tokens")).generate(prompts, params)
+    strong = HFBackend(smollm2_dir, batch_size=2, steering=Steering(direction, 200.0, "all_tokens")).generate(prompts, params)
+    assert [c.token_ids for c in zero] == [c.token_ids for c in plain]
+    assert [c.token_ids for c in strong] != [c.token_ids for c in plain]
