@@ -13,12 +13,15 @@ configfile: "config.yaml"
 validate(config, "schemas/config.schema.yaml")
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 
 
 wildcard_constraints:
     conflict_type=f"({'|'.join(CONFLICT_TYPES)})(-shuffled)?",
-    model="[A-Za-z0-9][A-Za-z0-9._-]*",
+    model=f"[A-Za-z0-9][A-Za-z0-9._-]*(@({STEERING_VARIANT}))?",
 
 
 include: "rules/data.smk"
@@ -28,6 +31,8 @@ include: "rules/metrics.smk"
 include: "rules/shapley.smk"
 include: "rules/arbitration.smk"
 include: "rules/mechanistic.smk"
+include: "rules/steering.smk"
+include: "rules/report.smk"
 
 
 rule all:

@@ -195,3 +195,32 @@ def projection_curves(projection: pa.Table, *, title: str):
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def alpha_sweep_curves(results: pa.Table, *, model: str, columns: list[tuple[str, str]], title: str):
+    """Figure 31: one panel per (metric, type); value against alpha per
+    schedule with 95% CI bars, the unsteered base as a dashed line and band."""
+    rows = [r for r in results.to_pylist() if r["model"] == model]
+    fig, axes = panel_grid(len(columns), sharey=False)
+    labels = {"all_tokens": "All-Tokens", "first_generated": "First-Generated"}
+    for ax, (metric, conflict_type) in zip(axes, columns):
+        mine = [r for r in rows if r["metric"] == metric and r["conflict_type"] == conflict_type]
+        for method, label in labels.items():
+            curve = sorted((r for r in mine if r["method"] == method), key=lambda r: r["alpha"])
+            if not curve:
+                continue
+            x = np.array([r["alpha"] for r in curve])
+            y = np.array([r["value"] for r in curve])
+            err = np.array([[r["value"] - r["ci_low"], r["ci_high"] - r["value"]] for r in curve]).T
+            ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+        for base in (r for r in mine if r["method"] == "base"):
+            ax.axhline(base["value"], color="grey", linestyle="dashed", linewidth=1, label="base (no steering)")
+            ax.axhspan(base["ci_low"], base["ci_high"], color="grey", alpha=0.1)
+        better = "higher" if metric == "accuracy" else "lower"
+        ax.set_title(conflict_type)
+        ax.set_xlabel("steering strength α")
+        ax.set_ylabel(f"{metric} ({better} is better)")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -245,3 +245,100 @@ class Steering:
         finally:
             for handle in handles:
                 handle.remove()
+
+
+# --------------------------------------------------------------------------
+# Results: Table 4 and Figure 31 from the steered reruns' metric summaries.
+
+METHOD_LABELS = {"base": "Base", "all_tokens": "All-Tokens", "first_generated": "First-Generated", "cas": "CAS"}
+HIGHER_IS_BETTER = {"accuracy": True, "balance": False}
+
+STEERING_RESULT_SCHEMA = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("variant", pa.string(), nullable=False),
+        pa.field("method", pa.string(), nullable=False),
+        pa.field("alpha", pa.float64(), nullable=False),
+        pa.field("metric", pa.string(), nullable=False),  # accuracy | balance
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("value", pa.float64()),
+        pa.field("ci_low", pa.float64()),
+        pa.field("ci_high", pa.float64()),
+        pa.field("n", pa.int64(), nullable=False),  # samples behind the value (Balance: defined shares only)
+    ]
+)
+
+
+def steering_results(
+    variants: dict[str, tuple[str, float]], accuracy_summary: pa.Table | None, balance_summary: pa.Table | None
+) -> pa.Table:
+    """One row per (steered rerun, metric, type).
+
+    ``variants`` maps a variant name to (method, alpha); the summaries are
+    :func:`conflictlab.accuracy.summarize_accuracy` and
+    :func:`conflictlab.balance.summarize_balance` tables whose ``model`` is
+    ``name@variant``.
+    """
+    rows = []
+
+    def add(full_name, metric, conflict_type, value, low, high, n):
+        model, variant = full_name.split("@", 1)
+        method, alpha = variants[variant]
+        rows.append({"model": model, "variant": variant, "method": method, "alpha": float(alpha), "metric": metric,
+                     "conflict_type": conflict_type, "value": value, "ci_low": low, "ci_high": high, "n": n})
+
+    for r in [] if accuracy_summary is None else accuracy_summary.to_pylist():
+        if r["level"] == "type":
+            add(r["model"], "accuracy", r["conflict_type"], r["accuracy"], r["ci_low"], r["ci_high"], r["n"])
+    for r in [] if balance_summary is None else balance_summary.to_pylist():
+        if r["group"] == "all":
+            add(r["model"], "balance", r["conflict_type"], r["balance"], r["ci_low"], r["ci_high"], r["n_scored"] - r["n_undefined"])
+    return pa.Table.from_pylist(rows, schema=STEERING_RESULT_SCHEMA)
+
+
+def rank_marks(values: Sequence[float], *, higher_is_better: bool, decimals: int = 1) -> list[str]:
+    """``"best"``, ``"second"`` or ``""`` per value, compared as displayed
+    (percent with ``decimals``), so displayed ties share a mark; NaN gets none."""
+    shown = [None if v is None or math.isnan(v) else round(100 * v, decimals) for v in values]
+    distinct = sorted({v for v in shown if v is not None}, reverse=higher_is_better)
+    marks = {value: mark for value, mark in zip(distinct, ("best", "second"))}
+    return [marks.get(v, "") if v is not None else "" for v in shown]
+
+
+def table4(results: pa.Table, *, table_variants: Sequence[str], columns: Sequence[tuple[str, str]]) -> tuple[list[dict], list[str]]:
+    """Table 4 cells and the CI notes.
+
+    ``columns``: (metric, conflict_type) pairs. Returns one dict per (model,
+    method) row with, per column key ``"<metric>:<type>"``, a dict of
+    ``value``, ``ci_low``, ``ci_high`` and ``mark`` (best/second within the
+    model block); and a note per column and model where the best value's 95%
+    CI overlaps the second's (not separated at this sample size).
+    """
+    data = {(r["model"], r["variant"], r["metric"], r["conflict_type"]): r for r in results.to_pylist()}
+    models = list(dict.fromkeys(results.column("model").to_pylist()))
+    rows, notes = [], []
+    for model in models:
+        block = [{"model": model, "method": METHOD_LABELS[_method(results, model, v)], "variant": v} for v in table_variants]
+        for metric, conflict_type in columns:
+            cells = [data.get((model, v, metric, conflict_type)) for v in table_variants]
+            values = [math.nan if c is None or c["value"] is None else c["value"] for c in cells]
+            marks = rank_marks(values, higher_is_better=HIGHER_IS_BETTER[metric])
+            for row, cell, mark in zip(block, cells, marks):
+                row[f"{metric}:{conflict_type}"] = None if cell is None else {**cell, "mark": mark}
+            best = [c for c, m in zip(cells, marks) if m == "best"]
+            second = [c for c, m in zip(cells, marks) if m == "second"]
+            if best and second and any(_overlap(b, s) for b in best for s in second):
+                notes.append(f"{model}, {metric} {conflict_type}: the best value's 95% CI overlaps the second's")
+        rows += block
+    return rows, notes
+
+
+def _method(results: pa.Table, model: str, variant: str) -> str:
+    for r in results.to_pylist():
+        if r["model"] == model and r["variant"] == variant:
+            return r["method"]
+    raise ValueError(f"no steering results for {model}@{variant}")
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return not (a["ci_low"] > b["ci_high"] or b["ci_low"] > a["ci_high"])

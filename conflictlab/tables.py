@@ -33,8 +33,7 @@ def markdown(table: pa.Table, *, caption: str | None = None, columns: Sequence[s
 
 def write_markdown_and_csv(table: pa.Table, md_path: str | os.PathLike, csv_path: str | os.PathLike, *, caption: str) -> None:
     """The same table twice: Markdown for reading, CSV (full precision) for tools."""
-    with atomic_path(md_path) as tmp:
-        tmp.write_text(markdown(table, caption=caption), encoding="utf-8")
+    write_text(markdown(table, caption=caption), md_path)
     write_csv(table, csv_path)
 
 
@@ -46,3 +45,58 @@ def write_csv(table: pa.Table, csv_path: str | os.PathLike) -> None:
         writer.writerow(["" if v is None else v for v in row.values()])
     with atomic_path(csv_path) as tmp:
         tmp.write_text(buffer.getvalue(), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------
+# Tables with best/second marks (Table 4): values in percent, one decimal.
+
+_MARKUP = {
+    "md": {"best": "**{}**", "second": "<u>{}</u>", "": "{}"},
+    "tex": {"best": "\\textbf{{{}}}", "second": "\\underline{{{}}}", "": "{}"},
+}
+
+
+def _marked(cell: dict | None, style: str) -> str:
+    if cell is None or cell["value"] is None or math.isnan(cell["value"]):
+        return "–" if style == "md" else "--"
+    return _MARKUP[style][cell["mark"]].format(f"{100 * cell['value']:.1f}")
+
+
+def marked_markdown(rows: Sequence[dict], labels: Sequence[str], columns: Sequence[tuple[str, str]], *, caption: str, notes: Sequence[str] = ()) -> str:
+    """``rows``: dicts with the ``labels`` keys (plain text) and, per
+    ``(key, header)`` in ``columns``, a cell dict (``value``, ``mark``) or None."""
+    lines = [f"{caption}\n", "| " + " | ".join([*labels, *(h for _, h in columns)]) + " |", "|" + "|".join("---" for _ in [*labels, *columns]) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join([*(str(row[k]) for k in labels), *(_marked(row[k], "md") for k, _ in columns)]) + " |")
+    if notes:
+        lines += [""] + [f"- {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+def marked_latex(rows: Sequence[dict], labels: Sequence[str], columns: Sequence[tuple[str, str]], *, caption: str, group: str) -> str:
+    """A booktabs ``table`` with a midrule between the blocks of ``group``."""
+    def tex(text: str) -> str:
+        return str(text).replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("&", "\\&").replace("%", "\\%")
+
+    lines = [
+        "\\begin{table}[t]",
+        "\\centering",
+        f"\\caption{{{tex(caption)}}}",
+        "\\begin{tabular}{" + "l" * len(labels) + "r" * len(columns) + "}",
+        "\\toprule",
+        " & ".join([*(tex(k) for k in labels), *(tex(h) for _, h in columns)]) + " \\\\",
+        "\\midrule",
+    ]
+    previous = None
+    for row in rows:
+        if previous is not None and row[group] != previous:
+            lines.append("\\midrule")
+        previous = row[group]
+        lines.append(" & ".join([*(tex(row[k]) for k in labels), *(_marked(row[k], "tex") for k, _ in columns)]) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_text(text: str, path: str | os.PathLike) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")

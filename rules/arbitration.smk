@@ -29,7 +29,7 @@ rule arbitration_evaluate:
         "results/logs/arbitration_evaluate/{model}.log",
     benchmark:
         "results/benchmarks/arbitration_evaluate/{model}.tsv"
-    threads: workflow.cores
+    threads: torch_threads
     resources:
         gpu=GPU_FOR_GENERATION,
         mem_mb=16000,
@@ -46,7 +46,10 @@ rule arbitration_report:
         sensitivity="results/arbitration/sensitivity_instances.parquet",
         predictions=expand("results/arbitration/{model}/predictions.parquet", model=config["arbitration"]["models"]),
     output:
-        ARBITRATION_REPORT,
+        [
+            reported(p, ARBITRATION_CAPTIONS[p], "Evidence arbitration") if p in ARBITRATION_CAPTIONS else p
+            for p in ARBITRATION_REPORT
+        ],
     params:
         code=library_hash("arbitration", "figures", "tables"),
     log:

@@ -5,6 +5,8 @@ rule generate:
         model="resources/models/{model}",
     output:
         "results/responses/{model}/{conflict_type}.parquet",
+    wildcard_constraints:
+        model="[A-Za-z0-9][A-Za-z0-9._-]*",  # steered reruns (name@variant) come from steered_generate
     params:
         generation=config["generation"],
         shard_dir=lambda wildcards: f"results/responses/{wildcards.model}/.shards/{wildcards.conflict_type}",
@@ -13,7 +15,7 @@ rule generate:
         "results/logs/generate/{model}/{conflict_type}.log",
     benchmark:
         "results/benchmarks/generate/{model}/{conflict_type}.tsv"
-    threads: workflow.cores
+    threads: torch_threads
     resources:
         gpu=GPU_FOR_GENERATION,
         mem_mb=16000,

@@ -16,7 +16,7 @@ rule activations:
         "results/logs/activations/{model}/{analysis}/{conflict_type}.log",
     benchmark:
         "results/benchmarks/activations/{model}/{analysis}/{conflict_type}.tsv"
-    threads: workflow.cores
+    threads: torch_threads
     resources:
         gpu=GPU_FOR_GENERATION,
         mem_mb=16000,
@@ -43,10 +43,10 @@ rule mechanistic_report:
         probes="results/mechanistic/{model}/probes.parquet",
         spectral="results/mechanistic/{model}/spectral.parquet",
         projection="results/mechanistic/{model}/projection.parquet",
-        table8=multiext("results/tables/table8_{model}", ".md", ".csv"),
-        fig2=multiext("results/figures/fig2_probes_{model}", ".png", ".pdf"),
-        fig3=multiext("results/figures/fig3_projection_{model}", ".png", ".pdf"),
-        fig4=multiext("results/figures/fig4_spectral_{model}", ".png", ".pdf"),
+        table8=["results/tables/table8_{model}.md", reported("results/tables/table8_{model}.csv", "table8", "Inside the model")],
+        fig2=[reported("results/figures/fig2_probes_{model}.png", "fig2", "Inside the model"), "results/figures/fig2_probes_{model}.pdf"],
+        fig3=[reported("results/figures/fig3_projection_{model}.png", "fig3", "Inside the model"), "results/figures/fig3_projection_{model}.pdf"],
+        fig4=[reported("results/figures/fig4_spectral_{model}.png", "fig4", "Inside the model"), "results/figures/fig4_spectral_{model}.pdf"],
     params:
         settings=config["mechanistic"],
         conflict_types=config["conflict_types"],

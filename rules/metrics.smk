@@ -1,7 +1,7 @@
 rule accuracy:
     """Per-sample correctness and its aggregates for one generator."""
     input:
-        samples=expand("results/data/{conflict_type}.parquet", conflict_type=REASONING_TYPES),
+        samples=lambda wildcards: [samples_path(wildcards.model, t) for t in REASONING_TYPES],
         responses=expand(
             "results/responses/{{model}}/{conflict_type}.parquet", conflict_type=REASONING_TYPES
         ),
@@ -25,7 +25,7 @@ rule accuracy_table:
         expand("results/metrics/{model}/accuracy_summary.parquet", model=config["generators"]),
     output:
         md="results/tables/accuracy.md",
-        csv="results/tables/accuracy.csv",
+        csv=reported("results/tables/accuracy.csv", "accuracy", "Generation and accuracy"),
     log:
         "results/logs/accuracy_table.log",
     conda:

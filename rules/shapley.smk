@@ -1,7 +1,7 @@
 rule shapley_values:
     """v(S) of every evidence subset of every response, under one scorer."""
     input:
-        samples="results/data/{conflict_type}.parquet",
+        samples=lambda wildcards: samples_path(wildcards.model, wildcards.conflict_type),
         responses="results/responses/{model}/{conflict_type}.parquet",
         scorer="resources/models/{scorer}",
     output:
@@ -14,7 +14,7 @@ rule shapley_values:
         "results/logs/shapley_values/{scorer}/{model}/{conflict_type}.log",
     benchmark:
         "results/benchmarks/shapley_values/{scorer}/{model}/{conflict_type}.tsv"
-    threads: workflow.cores
+    threads: torch_threads
     resources:
         gpu=config["shapley"]["gpu"],
         mem_mb=16000,
@@ -30,7 +30,7 @@ rule attributions:
         values=expand(
             "results/shapley/{{scorer}}/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES
         ),
-        samples=expand("results/data/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
+        samples=lambda wildcards: [samples_path(wildcards.model, t) for t in SUMMARIZATION_TYPES],
     output:
         "results/metrics/{model}/attributions_{scorer}.parquet",
     params:
@@ -53,14 +53,18 @@ rule balance_report:
             scorer=config["scorers"],
         ),
     output:
-        balance=multiext("results/tables/balance", ".md", ".csv"),
-        table6=multiext("results/tables/table6", ".md", ".csv"),
+        balance=["results/tables/balance.md", reported("results/tables/balance.csv", "balance", "Balance")],
+        table6=["results/tables/table6.md", reported("results/tables/table6.csv", "table6", "Balance")],
         positions="results/tables/position_shares.csv",
-        figures=expand(
-            "results/figures/position_{kind}_{model}.{ext}",
-            kind=["bars", "pies"],
-            model=config["generators"],
-            ext=["png", "pdf"],
+        figures=reported_pngs(
+            expand(
+                "results/figures/position_{kind}_{model}.{ext}",
+                kind=["bars", "pies"],
+                model=config["generators"],
+                ext=["png", "pdf"],
+            ),
+            "position_shares",
+            "Balance",
         ),
     params:
         settings=config["shapley"],
@@ -90,7 +94,7 @@ rule causal_intervention:
         code=library_hash("balance", "scoring", "prompts"),
     log:
         "results/logs/causal_intervention/{model}.log",
-    threads: workflow.cores
+    threads: torch_threads
     resources:
         gpu=config["shapley"]["gpu"],
         mem_mb=16000,
@@ -105,7 +109,8 @@ rule table3:
     input:
         expand("results/metrics/{model}/causal.parquet", model=config["generators"]),
     output:
-        multiext("results/tables/table3", ".md", ".csv"),
+        "results/tables/table3.md",
+        reported("results/tables/table3.csv", "table3", "Balance"),
     params:
         settings=config["shapley"],
     log:
@@ -127,8 +132,8 @@ rule shuffle_report:
             conflict_type=SUMMARIZATION_TYPES,
         ),
     output:
-        table9=multiext("results/tables/table9_{model}", ".md", ".csv"),
-        table10=multiext("results/tables/table10_{model}", ".md", ".csv"),
+        table9=["results/tables/table9_{model}.md", reported("results/tables/table9_{model}.csv", "table9", "Balance")],
+        table10=["results/tables/table10_{model}.md", reported("results/tables/table10_{model}.csv", "table10", "Balance")],
     params:
         settings=config["shapley"],
         code=library_hash("balance", "shapley", "tables"),

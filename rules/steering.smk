@@ -1,0 +1,121 @@
+rule steering_split:
+    """Seeded calibration (directions) / test (steered reruns) split of one type, per subset."""
+    input:
+        "results/data/{conflict_type}.parquet",
+    output:
+        calibration="results/steering/split/{conflict_type}.calibration.parquet",
+        test="results/steering/split/{conflict_type}.test.parquet",
+    params:
+        calibration_fraction=config["steering"]["calibration_fraction"],
+        seed=config["steering"]["seed"],
+        code=library_hash("steering", "io"),
+    log:
+        "results/logs/steering_split/{conflict_type}.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/steering_split.py"
+
+
+rule steering_directions:
+    """Eq. 6 and CAS directions per type from one model's calibration activations."""
+    input:
+        calibration=expand(
+            "results/steering/split/{conflict_type}.calibration.parquet", conflict_type=config["conflict_types"]
+        ),
+        model="resources/models/{model}",
+    output:
+        expand("results/steering/{{model}}/directions/{conflict_type}.npz", conflict_type=config["conflict_types"]),
+    params:
+        templates=config["generation"]["templates"],
+        batch_size=config["steering"]["batch_size"],
+        dtype=config["steering"]["dtype"],
+        code=library_hash("steering", "activations", "mechanistic", "prompts", "io"),
+    log:
+        "results/logs/steering_directions/{model}.log",
+    benchmark:
+        "results/benchmarks/steering_directions/{model}.tsv"
+    threads: torch_threads
+    resources:
+        gpu=config["steering"]["gpu"],
+        mem_mb=16000,
+    conda:
+        "../envs/generate.yaml"
+    script:
+        "../workflow/scripts/steering_directions.py"
+
+
+rule steered_generate:
+    """One steering variant's responses to every type's test split (base: unsteered)."""
+    input:
+        samples=expand("results/steering/split/{conflict_type}.test.parquet", conflict_type=config["conflict_types"]),
+        directions=lambda wildcards: (
+            []
+            if wildcards.variant == "base"
+            else expand(
+                "results/steering/{model}/directions/{conflict_type}.npz",
+                model=wildcards.model,
+                conflict_type=config["conflict_types"],
+            )
+        ),
+        model="resources/models/{model}",
+    output:
+        expand("results/responses/{{model}}@{{variant}}/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
+    wildcard_constraints:
+        model="[A-Za-z0-9][A-Za-z0-9._-]*",
+        variant=STEERING_VARIANT,
+    params:
+        # Only what this variant depends on, so that editing steering.alpha
+        # reruns only the variants whose name changes.
+        method=lambda wildcards: parse_variant(wildcards.variant)[0],
+        alpha=lambda wildcards: parse_variant(wildcards.variant)[1],
+        schedule=lambda wildcards: variant_schedule(wildcards.variant),
+        layers=config["steering"]["layers"],
+        generation=steering_generation_settings(),
+        shard_dir=lambda wildcards: f"results/responses/{wildcards.model}@{wildcards.variant}/.shards",
+        code=library_hash("steering", "generation", "prompts", "models", "io"),
+    log:
+        "results/logs/steered_generate/{model}@{variant}.log",
+    benchmark:
+        "results/benchmarks/steered_generate/{model}@{variant}.tsv"
+    threads: torch_threads
+    resources:
+        gpu=config["steering"]["gpu"],
+        mem_mb=16000,
+    conda:
+        "../envs/generate.yaml"
+    script:
+        "../workflow/scripts/steered_generate.py"
+
+
+rule table4:
+    """Table 4 (Base / All-Tokens / First-Generated / CAS per model) and Figure 31 (the alpha sweep)."""
+    input:
+        unpack(steering_metric_inputs),
+    output:
+        table4=[
+            "results/tables/table4.md",
+            "results/tables/table4.tex",
+            reported("results/tables/table4.csv", "table4", "Steering"),
+        ],
+        fig31=reported_pngs(
+            expand("results/figures/fig31_alpha_{model}.{ext}", model=config["steering"]["models"], ext=["png", "pdf"]),
+            "fig31",
+            "Steering",
+        ),
+    params:
+        models=config["steering"]["models"],
+        alpha=config["steering"]["alpha"],
+        alpha_sweep=config["steering"]["alpha_sweep"],
+        table4_variants=table4_variants(),
+        variants={variant: list(parse_variant(variant)) for variant in steering_variants()},
+        scorer=default_scorer(),
+        bootstrap=config["shapley"]["bootstrap_resamples"],
+        seed=config["shapley"]["seed"],
+        code=library_hash("steering", "balance", "tables", "figures", "stats"),
+    log:
+        "results/logs/table4.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/table4.py"

@@ -1,0 +1,27 @@
+"""Rule steering_directions: calibration activations of one model -> Eq. 6 and CAS directions per type."""
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from conflictlab.activations import ExtractionStats, last_token_states
+from conflictlab.logs import configure_logging
+from conflictlab.models import load_model
+from conflictlab.steering import direction_prompts, directions_from_states, save_directions
+
+log = configure_logging(snakemake.log[0], f"steering_directions.{snakemake.wildcards.model}")
+model, tokenizer = load_model(snakemake.input.model, dtype=snakemake.params.dtype)
+pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+for calibration_path, out in zip(snakemake.input.calibration, snakemake.output):
+    samples = pq.read_table(calibration_path).to_pylist()
+    if not samples:
+        raise ValueError(f"{calibration_path}: no calibration samples (every subset has fewer than 2 samples)")
+    prompts = direction_prompts(tokenizer, samples, snakemake.params.templates)
+    stats = ExtractionStats()
+    states = last_token_states(model, [p["ids"] for p in prompts], batch_size=snakemake.params.batch_size, pad_id=pad, stats=stats)
+    directions = directions_from_states(prompts, states)
+    save_directions(out, directions, [s["sample_id"] for s in samples])
+    log.info(
+        "%s: %d calibration samples, %d prompts in %d forwards; ||mu_bar - c_bar|| per layer %s; ||c_bar - q_bar|| %s",
+        calibration_path, len(samples), stats.prompts, stats.forwards,
+        np.round(directions["mean_difference_norm"], 2).tolist(), np.round(directions["cas_norm"], 2).tolist(),
+    )

@@ -1,0 +1,25 @@
+"""Rule steering_split: one type's samples -> calibration and test splits."""
+
+from collections import Counter
+
+import pyarrow.parquet as pq
+
+from conflictlab.io import write_parquet
+from conflictlab.logs import configure_logging
+from conflictlab.steering import steering_split
+
+log = configure_logging(snakemake.log[0], f"steering_split.{snakemake.wildcards.conflict_type}")
+samples = pq.read_table(snakemake.input[0])
+calibration, test = steering_split(
+    samples, calibration_fraction=snakemake.params.calibration_fraction, seed=snakemake.params.seed
+)
+write_parquet(calibration, snakemake.output.calibration, samples.schema)
+write_parquet(test, snakemake.output.test, samples.schema)
+log.info(
+    "%d samples: %d calibration %s, %d test %s",
+    samples.num_rows,
+    calibration.num_rows,
+    dict(Counter(calibration.column("subset").to_pylist())),
+    test.num_rows,
+    dict(Counter(test.column("subset").to_pylist())),
+)
