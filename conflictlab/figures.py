@@ -217,6 +217,7 @@ def alpha_sweep_curves(results: pa.Table, *, model: str, columns: list[tuple[str
             ax.axhline(base["value"], color="grey", linestyle="dashed", linewidth=1, label="base (no steering)")
             ax.axhspan(base["ci_low"], base["ci_high"], color="grey", alpha=0.1)
         better = "higher" if metric == "accuracy" else "lower"
+        ax.set_ylim(-0.03, 1.03)  # both metrics live in [0, 1]
         ax.set_title(conflict_type)
         ax.set_xlabel("steering strength α")
         ax.set_ylabel(f"{metric} ({better} is better)")

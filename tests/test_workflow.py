@@ -1,10 +1,11 @@
 """Snakemake itself: config validation, lint, dry-runs and incremental reruns."""
 
+import logging
 import re
 
 import pytest
 
-from .conftest import snakemake_cmd
+from .conftest import copy_workflow, snakemake_cmd
 
 pytestmark = pytest.mark.slow
 
@@ -76,6 +77,8 @@ arbitration:
   models: []
 mechanistic:
   models: []
+steering:
+  models: []
 """
 
 
@@ -106,19 +109,83 @@ def test_data_rule_is_reproducible_and_incremental(workflow_with_smollm2):
     assert "prepare_model" not in jobs  # ... and nothing else
 
 
-def test_whole_dag_runs_on_the_smoke_config(workflow_copy, smollm2_dir, gemma_dir):
-    models = workflow_copy / "resources" / "models"
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory, smollm2_dir, gemma_dir):
+    """The whole DAG on config/smoke.yaml, run once for the tests below."""
+    workflow = copy_workflow(tmp_path_factory.mktemp("smoke") / "wf")
+    models = workflow / "resources" / "models"
     models.mkdir(parents=True)
     (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
     (models / "gemma3-270m").symlink_to(gemma_dir, target_is_directory=True)
-    run = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", cwd=workflow_copy)
+    run = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", cwd=workflow)
+    return workflow, run
+
+
+def test_whole_dag_runs_on_the_smoke_config(smoke_run):
+    workflow_copy, run = smoke_run
     assert run.returncode == 0, run.stderr[-4000:]
     results = workflow_copy / "results"
-    for table in ("accuracy", "balance", "table3", "table6", "arbitration_accuracy", "arbitration_sensitivity",
+    for table in ("accuracy", "balance", "table3", "table4", "table6", "arbitration_accuracy", "arbitration_sensitivity",
                   "table8_smollm2-135m-instruct", "table9_smollm2-135m-instruct", "table10_smollm2-135m-instruct"):
         text = (results / "tables" / f"{table}.md").read_text()
         assert text.count("\n|") >= 3, table  # header, rule and at least one row
+    table4 = (results / "tables" / "table4.md").read_text()
+    assert all(f"| {method} |" in table4 for method in ("Base", "All-Tokens", "First-Generated", "CAS"))
+    assert "\\textbf{" in (results / "tables" / "table4.tex").read_text()
     figures = sorted(p.name for p in (results / "figures").iterdir())
-    assert len(figures) == 12 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
+    assert len(figures) == 14 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
+    assert "fig31_alpha_smollm2-135m-instruct.png" in figures
+    report = (results / "report.html").read_text(errors="replace")
+    assert "table4.csv" in report and "fig31_alpha_smollm2-135m-instruct.png" in report
     again = snakemake_cmd("-n", "--configfile", "config/smoke.yaml", cwd=workflow_copy)
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def planned_wildcards(output: str, rule: str) -> list[str]:
+    """The 'wildcards:' line of every planned job of ``rule`` in a dry-run."""
+    blocks = re.split(r"\n(?=\[|rule |localrule )", output)
+    return [
+        re.search(r"wildcards: (.*)", block).group(1)
+        for block in blocks
+        if re.match(rf"(local)?rule {rule}:", block.strip()) and "wildcards:" in block
+    ]
+
+
+def test_editing_steering_alpha_plans_only_steering_jobs(smoke_run):
+    workflow_copy, run = smoke_run
+    assert run.returncode == 0, run.stderr[-4000:]
+    overlay = workflow_copy / "alpha.yaml"
+    overlay.write_text("steering:\n  alpha: 2.0\n")  # smoke sweep is [0.5, 1.0]: three new variants
+    plan = snakemake_cmd("-n", "--configfile", "config/smoke.yaml", str(overlay), cwd=workflow_copy)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    output = plan.stdout + plan.stderr
+    jobs = planned_jobs(output)
+    assert set(jobs) <= {"steered_generate", "accuracy", "shapley_values", "attributions", "table4", "html_report", "all"}, jobs
+    assert jobs["steered_generate"] == 3 and jobs["table4"] == 1
+    for rule in ("steered_generate", "accuracy", "shapley_values", "attributions"):
+        for wildcards in planned_wildcards(output, rule):
+            assert re.search(r"(@|variant=)\w+-a2\b", wildcards), (rule, wildcards)  # only the new variants
+
+
+def test_slurm_profile_plans_the_paper_config_with_gpu_partitions(workflow_copy):
+    offline = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    plan = snakemake_cmd("-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml", cwd=workflow_copy, env=offline)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    output = plan.stdout + plan.stderr
+    jobs = planned_jobs(output)
+    assert jobs["steered_generate"] == 20 and jobs["steering_directions"] == 2  # 2 models x 10 variants
+    gpu_rules = {"generate", "shapley_values", "activations", "steering_directions", "steered_generate"}
+    for block in re.split(r"\n(?=\[)", output):
+        rule = re.search(r"rule (\w+):", block)
+        if rule and rule.group(1) in gpu_rules:
+            assert "gpu=1" in block, block[:300]
+
+    from types import SimpleNamespace
+
+    from snakemake_executor_plugin_slurm.partitions import get_best_partition, read_partition_file
+
+    partitions = read_partition_file(workflow_copy / "profiles" / "slurm" / "partitions.yaml")
+    logger = logging.getLogger("slurm-test")
+    for gpu, expected in ((1, "gpu"), (0, "cpu")):
+        job = SimpleNamespace(name="job", threads=4, resources={"gpu": gpu, "mem_mb": 16000, "runtime": 240}, is_group=lambda: False)
+        assert get_best_partition(partitions, job, logger) == expected
