@@ -137,6 +137,9 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     assert "fig31_alpha_smollm2-135m-instruct.png" in figures
     report = (results / "report.html").read_text(errors="replace")
     assert "table4.csv" in report and "fig31_alpha_smollm2-135m-instruct.png" in report
+    for caption in sorted((workflow_copy / "report").glob("*.rst")):  # every caption made it in
+        if caption.stem != "workflow":
+            assert caption.read_text().split(":")[0][:40] in report, caption.name
     again = snakemake_cmd("-n", "--configfile", "config/smoke.yaml", cwd=workflow_copy)
     assert "Nothing to be done" in again.stdout + again.stderr
 
