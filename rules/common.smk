@@ -29,6 +29,11 @@ def torch_threads(wildcards):
     return max(1, workflow.cores // 2)
 
 
+def generation_threads(wildcards):
+    """vLLM runs one engine per job with its own thread binding: give it every core."""
+    return workflow.cores if config["generation"]["backend"] == "vllm" else torch_threads(wildcards)
+
+
 GPU_FOR_GENERATION = 1 if config["generation"]["backend"] == "vllm" else 0
 
 

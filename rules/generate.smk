@@ -15,7 +15,7 @@ rule generate:
         "results/logs/generate/{model}/{conflict_type}.log",
     benchmark:
         "results/benchmarks/generate/{model}/{conflict_type}.tsv"
-    threads: torch_threads
+    threads: generation_threads
     resources:
         gpu=GPU_FOR_GENERATION,
         mem_mb=16000,
