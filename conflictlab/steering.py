@@ -315,10 +315,14 @@ def table4(results: pa.Table, *, table_variants: Sequence[str], columns: Sequenc
     CI overlaps the second's (not separated at this sample size).
     """
     data = {(r["model"], r["variant"], r["metric"], r["conflict_type"]): r for r in results.to_pylist()}
+    methods = {(r["model"], r["variant"]): r["method"] for r in data.values()}
     models = list(dict.fromkeys(results.column("model").to_pylist()))
     rows, notes = [], []
     for model in models:
-        block = [{"model": model, "method": METHOD_LABELS[_method(results, model, v)], "variant": v} for v in table_variants]
+        missing = [v for v in table_variants if (model, v) not in methods]
+        if missing:
+            raise ValueError(f"no steering results for {model}@{missing[0]}")
+        block = [{"model": model, "method": METHOD_LABELS[methods[model, v]], "variant": v} for v in table_variants]
         for metric, conflict_type in columns:
             cells = [data.get((model, v, metric, conflict_type)) for v in table_variants]
             values = [math.nan if c is None or c["value"] is None else c["value"] for c in cells]
@@ -331,13 +335,6 @@ def table4(results: pa.Table, *, table_variants: Sequence[str], columns: Sequenc
                 notes.append(f"{model}, {metric} {conflict_type}: the best value's 95% CI overlaps the second's")
         rows += block
     return rows, notes
-
-
-def _method(results: pa.Table, model: str, variant: str) -> str:
-    for r in results.to_pylist():
-        if r["model"] == model and r["variant"] == variant:
-            return r["method"]
-    raise ValueError(f"no steering results for {model}@{variant}")
 
 
 def _overlap(a: dict, b: dict) -> bool:

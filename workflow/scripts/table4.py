@@ -4,6 +4,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from conflictlab.balance import summarize_balance
+from conflictlab.dataset import CONFLICT_TYPES
 from conflictlab.figures import alpha_sweep_curves, save
 from conflictlab.logs import configure_logging
 from conflictlab.steering import METHOD_LABELS, steering_results, table4
@@ -24,7 +25,7 @@ balance = None if attributions is None else summarize_balance(attributions, n_re
 results = steering_results(variants, read_all(inputs.get("accuracy")), balance)
 
 columns = [(m, t) for m in ("accuracy", "balance") for t in sorted(set(r["conflict_type"] for r in results.to_pylist() if r["metric"] == m),
-           key=["inferential", "misinformation", "temporal", "ambiguity", "granularity", "perspective"].index)]
+           key=CONFLICT_TYPES.index)]
 headers = [(f"{m}:{t}", f"{'Acc' if m == 'accuracy' else 'Bal'} {t}") for m, t in columns]
 rows, notes = table4(results, table_variants=params.table4_variants, columns=columns)
 caption = (
