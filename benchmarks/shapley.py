@@ -7,7 +7,9 @@ conflictlab's batched prefix-sharing scorer, on the same responses and scorer.
 
 Each method runs in its own child process so that its peak memory (max RSS on
 CPU, max allocated on GPU) is its own. Prints the speedup, max |Δv| between
-the two, tokens forwarded against the naive count, and peak memory.
+the two, tokens forwarded against the naive count, the linear layers'
+floating-point operations of each method (the bound on the speedup when both
+run at the machine's matrix-multiply rate), and peak memory.
 """
 
 from __future__ import annotations
@@ -64,7 +66,19 @@ def run_method(args) -> None:
         if device == "cuda"
         else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     )
-    print(json.dumps({"seconds": seconds, "values": values, "peak_mib": peak, "stats": vars(scorer.stats), "device": device}))
+    # Multiply-adds of the linear layers (attention scores left out): the
+    # decoder's weights once per forwarded token, the LM head's once per
+    # position where logits are formed (every position for the paper's way).
+    body = sum(p.numel() for name, p in model.get_decoder().named_parameters() if "embed" not in name)
+    head = model.get_output_embeddings().weight.numel()
+    if args.method == "paper":
+        tokens = sum(game.naive_tokens(range(1 << game.n)) for _, game in games)
+        flops = 2 * (body + head) * tokens
+    else:
+        stats = scorer.stats
+        flops = 2 * body * (stats.tokens_forwarded + stats.tokens_padded) + 2 * head * stats.head_positions
+    print(json.dumps({"seconds": seconds, "values": values, "peak_mib": peak, "stats": vars(scorer.stats),
+                      "device": device, "linear_flops": flops}))
 
 
 def main() -> None:
@@ -101,6 +115,11 @@ def main() -> None:
         f"tokens forwarded: {stats['tokens_forwarded']} (+{stats['tokens_padded']} padding) "
         f"vs naive {stats['naive_tokens']}: {stats['naive_tokens'] / stats['tokens_forwarded']:.2f}x fewer; "
         f"{stats['forwards']} forwards"
+    )
+    print(
+        f"linear-layer FLOPs: paper {paper['linear_flops'] / 1e12:.2f} T, conflictlab {ours['linear_flops'] / 1e12:.2f} T "
+        f"({paper['linear_flops'] / ours['linear_flops']:.2f}x fewer); GFLOP/s: paper {paper['linear_flops'] / paper['seconds'] / 1e9:.0f}, "
+        f"conflictlab {ours['linear_flops'] / ours['seconds'] / 1e9:.0f}"
     )
 
 

@@ -19,14 +19,19 @@ default; ``renumber=False`` keeps each piece's original number. v(∅) is the
 question, suffix and response alone. The question comes first so that every
 subset of a sample shares one prefix.
 
-:class:`SubsetScorer` walks the subsets depth-first in evidence order. A node
-S holds the KV cache of ``prefix + E_S``; all its children S ∪ {i} (i > max S)
-are scored in one batched forward of ``piece_i + suffix + response`` rows on
-top of that shared cache, right-padded (causal attention never looks at the
-padding), and each child's cache is the row's cache cropped after its piece.
-So each piece segment is forwarded once per trie node, never re-forwarded
-for every superset, and log-probabilities are computed only at response
-positions (``logits_to_keep``), not over the whole sequence.
+:class:`SubsetScorer` walks the subsets depth-first in evidence order. The
+first forward is the empty set's full row (prefix, suffix, response); its
+cache, cut back to the prefix, is the root. A node S holds the KV cache of
+``prefix + E_S``; all its children S ∪ {i} (i > max S) are scored in one
+batched forward of ``piece_i + suffix + response`` rows on top of that shared
+cache, right-padded (causal attention never looks at the padding), and each
+child's cache is the row's cache cropped after its piece. So each piece
+segment is forwarded once per trie node, never re-forwarded for every
+superset. Rows stop at the response's second-to-last token (the last one
+predicts nothing); the decoder returns hidden states and the LM head runs
+only at the positions that predict response tokens, in tiles of rows ×
+vocabulary (:func:`token_logprobs`), so no (positions × vocabulary) logits
+tensor is ever allocated.
 """
 
 from __future__ import annotations
@@ -114,6 +119,7 @@ class ScoreStats:
     tokens_padded: int = 0  # padding added to batch rows
     naive_tokens: int = 0  # what one full forward per subset would process
     forwards: int = 0
+    head_positions: int = 0  # positions where the LM head ran (those predicting response tokens)
 
 
 def _fork(cache, rows=None, keep: int | None = None, repeat: int | None = None):
@@ -142,7 +148,7 @@ def _fork(cache, rows=None, keep: int | None = None, repeat: int | None = None):
 class _Row:
     mask: int
     tokens: list[int]
-    piece_len: int  # tokens of the new piece (0 for the empty set's row)
+    piece_len: int  # tokens of the new piece
     scored: bool  # whether this row's subset needs a value
 
 
@@ -170,33 +176,19 @@ class SubsetScorer:
         # Right padding with any id: causal attention never looks at it.
         ids, _ = pad_batch([r.tokens for r in rows], game.response[-1], side="right")
         width = ids.shape[1]
-        starts = [r.piece_len + len(game.suffix) for r in rows]  # first response token per row
-        scored = [s for s, r in zip(starts, rows) if r.scored]
-        # Logits only over the response positions of the scored rows (rows
-        # that only extend the cache need none; keep one position then).
-        lo = min(scored) - 1 if scored else width - 1
-        hi = max(scored) + len(game.response) - 1 if scored else width
         batch_cache = _fork(cache, repeat=len(rows))
         with torch.inference_mode():
-            out = self.model(
-                input_ids=ids.to(self.device),
-                past_key_values=batch_cache,
-                use_cache=True,
-                logits_to_keep=torch.arange(lo, hi, device=self.device),
-            )
+            out = self.model.get_decoder()(input_ids=ids.to(self.device), past_key_values=batch_cache, use_cache=True)
         self.stats.forwards += 1
         self.stats.tokens_forwarded += sum(len(r.tokens) for r in rows)
         self.stats.tokens_padded += sum(width - len(r.tokens) for r in rows)
-        logits = out.logits.float()
-        values = {}
-        target = torch.tensor(game.response, dtype=torch.long, device=logits.device)
-        for j, r in enumerate(rows):
-            if not r.scored:
-                continue
-            span = logits[j, starts[j] - 1 - lo : starts[j] - 1 - lo + len(game.response)]
-            logprobs = span.gather(1, target[:, None]).squeeze(1) - torch.logsumexp(span, dim=-1)
-            values[r.mask] = float(logprobs.mean())
-        return values, out.past_key_values
+        scored = [(j, r) for j, r in enumerate(rows) if r.scored]
+        self.stats.head_positions += len(scored) * len(game.response)
+        means = response_means(
+            self.model, out.last_hidden_state, [j for j, _ in scored],
+            [r.piece_len + len(game.suffix) for _, r in scored], game.response,
+        )
+        return {r.mask: m for (_, r), m in zip(scored, means)}, out.past_key_values
 
     def _run_rows(self, cache, rows: list[_Row], game: Game):
         """Rows in chunks within the token budget; yields (chunk, values, cache)."""
@@ -239,21 +231,28 @@ class SubsetScorer:
                 m &= ~(1 << (m.bit_length() - 1))
         self.stats.naive_tokens += game.naive_tokens(wanted)
 
-        # A cache without per-layer config: full (non-sliding) layers that
-        # keep every position, so crops are always valid.
+        # The root forward is the empty set's row, prefix + tail, whose cache
+        # is then cut back to the prefix: v(∅) costs no forward and no padding
+        # of its own. A cache without per-layer config: full (non-sliding)
+        # layers that keep every position, so crops are always valid.
+        tail = game.suffix + game.response[:-1]  # the last response token predicts nothing
+        first_row = game.prefix + (tail if 0 in wanted else [])
         cache = DynamicCache()
         with torch.inference_mode():
-            self.model(input_ids=torch.tensor([game.prefix], device=self.device), past_key_values=cache, use_cache=True, logits_to_keep=1)
+            out = self.model.get_decoder()(input_ids=torch.tensor([first_row], device=self.device), past_key_values=cache, use_cache=True)
         self.stats.forwards += 1
-        self.stats.tokens_forwarded += len(game.prefix)
-
+        self.stats.tokens_forwarded += len(first_row)
         results: dict[int, float] = {}
-        stack = [(0, cache, len(game.prefix), 0)]  # (mask, cache, cache length, depth)
-        tail = game.suffix + game.response
+        if 0 in wanted:
+            self.stats.head_positions += len(game.response)
+            start = len(game.prefix) + len(game.suffix)
+            results[0] = response_means(self.model, out.last_hidden_state, [0], [start], game.response)[0]
+
+        stack = [(0, _fork(out.past_key_values, keep=len(game.prefix)), len(game.prefix), 0)]  # (mask, cache, cache length, depth)
         while stack:
             mask, node_cache, node_len, depth = stack.pop()
             first = mask.bit_length()  # children add pieces after the last one in S
-            rows = [_Row(0, tail, 0, True)] if mask == 0 and 0 in wanted else []
+            rows = []
             for i in range(first, game.n):
                 child = mask | 1 << i
                 if child not in visit:
@@ -267,7 +266,7 @@ class SubsetScorer:
             for chunk, values, batch_cache in self._run_rows(node_cache, rows, game):
                 results.update(values)
                 for j, r in enumerate(chunk):
-                    if r.mask and r.mask.bit_length() < game.n and any(
+                    if r.mask.bit_length() < game.n and any(
                         (r.mask | 1 << i) in visit for i in range(r.mask.bit_length(), game.n)
                     ):
                         children.append((r.mask, _fork(batch_cache, rows=slice(j, j + 1), keep=node_len + r.piece_len), node_len + r.piece_len, depth + 1))
@@ -367,19 +366,76 @@ def score_games(
 
 def response_loglikelihoods(model, prompts: Sequence[Sequence[int]], response: Sequence[int]) -> list[float]:
     """Length-normalised log-likelihood of ``response`` after each prompt
-    (one batched, right-padded forward; log-probabilities at response
-    positions only). Returns one value per prompt."""
+    (one batched, right-padded forward; the head only at response
+    positions). Returns one value per prompt."""
     import torch
 
     device = next(model.parameters()).device
-    ids, _ = pad_batch([list(p) + list(response) for p in prompts], response[-1], side="right")
-    starts = [len(p) for p in prompts]
-    lo, hi = min(starts) - 1, max(starts) + len(response) - 1
+    response = list(response)
+    ids, _ = pad_batch([list(p) + response[:-1] for p in prompts], response[-1], side="right")
     with torch.inference_mode():
-        logits = model(input_ids=ids.to(device), logits_to_keep=torch.arange(lo, hi, device=device)).logits.float()
-    target = torch.tensor(list(response), dtype=torch.long, device=logits.device)
-    out = []
-    for j, start in enumerate(starts):
-        span = logits[j, start - 1 - lo : start - 1 - lo + len(response)]
-        out.append(float((span.gather(1, target[:, None]).squeeze(1) - torch.logsumexp(span, dim=-1)).mean()))
+        hidden = model.get_decoder()(input_ids=ids.to(device)).last_hidden_state
+    return response_means(model, hidden, range(len(prompts)), [len(p) for p in prompts], response)
+
+
+def response_means(model, hidden, rows: Sequence[int], starts: Sequence[int], response: Sequence[int]) -> list[float]:
+    """Mean log-probability of ``response`` in each of ``rows``.
+
+    ``hidden``: final hidden states, shape (batch, width, d); in row
+    ``rows[k]`` the response's first token sits at position ``starts[k]``,
+    so positions ``starts[k] - 1 .. starts[k] + len(response) - 2`` predict it.
+    """
+    import torch
+
+    if not rows:
+        return []
+    n = len(response)
+    offsets = torch.arange(n, device=hidden.device)
+    row_index = torch.tensor(list(rows), device=hidden.device).repeat_interleave(n)
+    col_index = (torch.tensor(list(starts), device=hidden.device)[:, None] - 1 + offsets).reshape(-1)
+    targets = torch.tensor(list(response), dtype=torch.long, device=hidden.device).repeat(len(rows))
+    logprobs = token_logprobs(model, hidden[row_index, col_index], targets)
+    return logprobs.reshape(len(rows), n).mean(dim=1).tolist()
+
+
+def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab_tile: int | None = None):
+    """log p(targets[k] | hidden[k]) under ``model``'s LM head, float32, shape (m,).
+
+    ``hidden``: final hidden states, shape (m, d); ``targets``: token ids,
+    shape (m,). The logits are formed tile by tile (``row_tile`` ×
+    ``vocab_tile``; defaults 512 × 2048 on CPU, 4096 × 65536 on GPU) and
+    reduced by log-sum-exp per tile, then across tiles. The head's final logit
+    soft-capping (Gemma 2/3) is applied; other logit rescalings are refused.
+    """
+    import torch
+
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    for name in ("logit_scale", "logits_scaling"):
+        if getattr(config, name, None) not in (None, 1, 1.0):
+            raise NotImplementedError(f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; unsupported")
+    cap = getattr(config, "final_logit_softcapping", None)
+    head = model.get_output_embeddings()
+    weight, bias = head.weight, head.bias
+    on_gpu = hidden.device.type == "cuda"
+    row_tile = row_tile or (4096 if on_gpu else 512)
+    vocab_tile = vocab_tile or (65536 if on_gpu else 2048)
+
+    def capped(logits):
+        logits = logits.float()
+        return logits if cap is None else torch.tanh(logits / cap) * cap
+
+    vocab = weight.shape[0]
+    out = torch.empty(hidden.shape[0], device=hidden.device)
+    with torch.inference_mode():
+        for r in range(0, hidden.shape[0], row_tile):
+            block, wanted = hidden[r : r + row_tile], targets[r : r + row_tile]
+            parts = torch.empty(block.shape[0], -(-vocab // vocab_tile), device=hidden.device)
+            picked = torch.zeros(block.shape[0], device=hidden.device)
+            for c, v in enumerate(range(0, vocab, vocab_tile)):
+                logits = capped(torch.nn.functional.linear(block, weight[v : v + vocab_tile], None if bias is None else bias[v : v + vocab_tile]))
+                parts[:, c] = torch.logsumexp(logits, dim=-1)
+                inside = (wanted >= v) & (wanted < v + logits.shape[1])
+                column = (wanted - v).clamp(0, logits.shape[1] - 1)
+                picked = torch.where(inside, logits.gather(1, column[:, None]).squeeze(1), picked)
+            out[r : r + row_tile] = picked - torch.logsumexp(parts, dim=-1)
     return out

@@ -112,3 +112,48 @@ def test_response_loglikelihoods_match_plain_forward(smollm2_dir):
     for prompt, value in zip(prompts, got):
         game = Game(prefix=prompt, pieces=[], suffix=[], response=response)
         assert value == pytest.approx(reference_values(model, game, [0])[0], abs=1e-4)
+
+
+class _Head:
+    """The two things token_logprobs reads from a model: its config and LM head."""
+
+    def __init__(self, config, head):
+        self.config, self._head = config, head
+
+    def get_output_embeddings(self):
+        return self._head
+
+
+@pytest.mark.parametrize("cap", [None, 3.0])
+def test_token_logprobs_tiles_equal_full_log_softmax(cap):
+    import types
+
+    import torch
+
+    from conflictlab.scoring import token_logprobs
+
+    torch.manual_seed(0)
+    head = torch.nn.Linear(16, 1000, bias=True)
+    model = _Head(types.SimpleNamespace(final_logit_softcapping=cap), head)
+    hidden, targets = torch.randn(37, 16) * 4, torch.randint(0, 1000, (37,))
+    with torch.no_grad():
+        logits = head(hidden)
+        if cap is not None:
+            logits = torch.tanh(logits / cap) * cap
+        expected = torch.log_softmax(logits, dim=-1)[torch.arange(37), targets]
+    # Tiles that divide neither the rows nor the vocabulary, and one tile of everything.
+    for rows, vocab in [(5, 96), (64, 4096)]:
+        got = token_logprobs(model, hidden, targets, row_tile=rows, vocab_tile=vocab)
+        assert got.shape == (37,) and torch.allclose(got, expected, atol=1e-5)
+
+
+def test_token_logprobs_refuses_unknown_logit_rescaling():
+    import types
+
+    import torch
+
+    from conflictlab.scoring import token_logprobs
+
+    model = _Head(types.SimpleNamespace(logit_scale=0.0625), torch.nn.Linear(4, 10))
+    with pytest.raises(NotImplementedError, match="logit_scale"):
+        token_logprobs(model, torch.zeros(2, 4), torch.zeros(2, dtype=torch.long))
