@@ -5,6 +5,11 @@ conflictlab's batched prefix-sharing scorer, on the same responses and scorer.
     python benchmarks/shapley.py [--scorer resources/models/smollm2-135m-instruct]
         [--responses results/responses/smollm2-135m-instruct] [--max-games 15]
 
+``--random-init`` builds the scorer from its ``config.json`` with seeded
+random weights instead of loading them: the speed is the same, and a folder
+holding only the config and tokenizer files is small enough to send to a
+lent GPU machine (the trained weights are not).
+
 Each method runs in its own child process so that its peak memory (max RSS on
 CPU, max allocated on GPU) is its own. Prints the speedup, max |Δv| between
 the two, tokens forwarded against the naive count, the linear layers'
@@ -47,12 +52,28 @@ def run_method(args) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from conflictlab.scoring import SubsetScorer, reference_values
+    from conflictlab.scoring import ScoreStats, SubsetScorer, reference_values
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = AutoModelForCausalLM.from_pretrained(args.scorer, dtype=getattr(torch, args.dtype)).to(device).eval()
+    dtype = getattr(torch, args.dtype)
+    if args.random_init:
+        from transformers import AutoConfig
+
+        torch.manual_seed(0)
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(args.scorer), dtype=dtype)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(args.scorer, dtype=dtype)
+    model = model.to(device).eval()
     games = load_games(args.scorer, args.responses, args.data, args.max_games)
     scorer = SubsetScorer(model, token_budget=args.token_budget)
+    # One untimed pass over two subsets of the first game, so that neither
+    # method pays for kernel start-up (CUDA context, allocator) in its time.
+    _, first = games[0]
+    warm = [0, (1 << first.n) - 1]
+    reference_values(model, first, warm) if args.method == "paper" else scorer.values(first, warm)
+    scorer.stats = ScoreStats()
+    if device == "cuda":
+        torch.cuda.synchronize()
     start = time.perf_counter()
     values = {}
     for sample_id, game in games:
@@ -89,6 +110,7 @@ def main() -> None:
     parser.add_argument("--max-games", type=int, default=15)
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--token-budget", type=int, default=4096)
+    parser.add_argument("--random-init", action="store_true", help="seeded random weights from the scorer's config.json")
     parser.add_argument("--method", choices=["paper", "conflictlab"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.method:
