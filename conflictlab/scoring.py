@@ -405,14 +405,14 @@ def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab
     shape (m,). The logits are formed tile by tile (``row_tile`` ×
     ``vocab_tile``; defaults 512 × 2048 on CPU, 4096 × 65536 on GPU) and
     reduced by log-sum-exp per tile, then across tiles. The head's final logit
-    soft-capping (Gemma 2/3) is applied; other logit rescalings are refused.
+    soft-capping (Gemma 2/3) is applied; other logit rescalings raise ValueError.
     """
     import torch
 
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     for name in ("logit_scale", "logits_scaling"):
         if getattr(config, name, None) not in (None, 1, 1.0):
-            raise NotImplementedError(f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; unsupported")
+            raise ValueError(f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; only final_logit_softcapping is applied")
     cap = getattr(config, "final_logit_softcapping", None)
     head = model.get_output_embeddings()
     weight, bias = head.weight, head.bias

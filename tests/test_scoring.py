@@ -155,5 +155,5 @@ def test_token_logprobs_refuses_unknown_logit_rescaling():
     from conflictlab.scoring import token_logprobs
 
     model = _Head(types.SimpleNamespace(logit_scale=0.0625), torch.nn.Linear(4, 10))
-    with pytest.raises(NotImplementedError, match="logit_scale"):
+    with pytest.raises(ValueError, match="logit_scale"):
         token_logprobs(model, torch.zeros(2, 4), torch.zeros(2, dtype=torch.long))
