@@ -70,7 +70,10 @@ def run_method(args) -> None:
     # method pays for kernel start-up (CUDA context, allocator) in its time.
     _, first = games[0]
     warm = [0, (1 << first.n) - 1]
-    reference_values(model, first, warm) if args.method == "paper" else scorer.values(first, warm)
+    if args.method == "paper":
+        reference_values(model, first, warm)
+    else:
+        scorer.values(first, warm)
     scorer.stats = ScoreStats()
     if device == "cuda":
         torch.cuda.synchronize()
