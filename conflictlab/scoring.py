@@ -403,11 +403,15 @@ def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab
 
     ``hidden``: final hidden states, shape (m, d); ``targets``: token ids,
     shape (m,). The logits are formed tile by tile (``row_tile`` ×
-    ``vocab_tile``; defaults 512 × 2048 on CPU, 4096 × 65536 on GPU) and
-    reduced by log-sum-exp per tile, then across tiles. The head's final logit
-    soft-capping (Gemma 2/3) is applied; other logit rescalings raise ValueError.
+    ``vocab_tile``; defaults 512 × 2048 on CPU, 4096 × 65536 on GPU; a head
+    packed by :func:`conflictlab.packed_linear.pack_linear_layers` brings its
+    own vocabulary blocks) and reduced by log-sum-exp per tile, then across
+    tiles. The head's final logit soft-capping (Gemma 2/3) is applied; other
+    logit rescalings raise ValueError.
     """
     import torch
+
+    from conflictlab.packed_linear import PackedLinear
 
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     for name in ("logit_scale", "logits_scaling"):
@@ -415,27 +419,31 @@ def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab
             raise ValueError(f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; only final_logit_softcapping is applied")
     cap = getattr(config, "final_logit_softcapping", None)
     head = model.get_output_embeddings()
-    weight, bias = head.weight, head.bias
     on_gpu = hidden.device.type == "cuda"
     row_tile = row_tile or (4096 if on_gpu else 512)
     vocab_tile = vocab_tile or (65536 if on_gpu else 2048)
 
-    def capped(logits):
-        logits = logits.float()
-        return logits if cap is None else torch.tanh(logits / cap) * cap
+    def logit_tiles(block):
+        """(first vocabulary id, logits) per vocabulary tile of ``block``."""
+        if isinstance(head, PackedLinear):
+            yield from head.block_outputs(block)
+            return
+        weight, bias = head.weight, head.bias
+        for v in range(0, weight.shape[0], vocab_tile):
+            yield v, torch.nn.functional.linear(block, weight[v : v + vocab_tile], None if bias is None else bias[v : v + vocab_tile])
 
-    vocab = weight.shape[0]
     out = torch.empty(hidden.shape[0], device=hidden.device)
     with torch.inference_mode():
         for r in range(0, hidden.shape[0], row_tile):
             block, wanted = hidden[r : r + row_tile], targets[r : r + row_tile]
-            parts = torch.empty(block.shape[0], -(-vocab // vocab_tile), device=hidden.device)
-            picked = torch.zeros(block.shape[0], device=hidden.device)
-            for c, v in enumerate(range(0, vocab, vocab_tile)):
-                logits = capped(torch.nn.functional.linear(block, weight[v : v + vocab_tile], None if bias is None else bias[v : v + vocab_tile]))
-                parts[:, c] = torch.logsumexp(logits, dim=-1)
+            parts, picked = [], torch.zeros(block.shape[0], device=hidden.device)
+            for v, logits in logit_tiles(block):
+                logits = logits.float()
+                if cap is not None:
+                    logits = torch.tanh(logits / cap) * cap
+                parts.append(torch.logsumexp(logits, dim=-1))
                 inside = (wanted >= v) & (wanted < v + logits.shape[1])
                 column = (wanted - v).clamp(0, logits.shape[1] - 1)
                 picked = torch.where(inside, logits.gather(1, column[:, None]).squeeze(1), picked)
-            out[r : r + row_tile] = picked - torch.logsumexp(parts, dim=-1)
+            out[r : r + row_tile] = picked - torch.logsumexp(torch.stack(parts, dim=1), dim=-1)
     return out

@@ -24,7 +24,7 @@ rule arbitration_evaluate:
         "results/arbitration/{model}/predictions.parquet",
     params:
         settings=config["arbitration"],
-        code=library_hash("arbitration", "models"),
+        code=library_hash("arbitration", "models", "packed_linear"),
     log:
         "results/logs/arbitration_evaluate/{model}.log",
     benchmark:

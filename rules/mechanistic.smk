@@ -11,7 +11,7 @@ rule activations:
     params:
         settings=config["mechanistic"],
         templates=config["generation"]["templates"],
-        code=library_hash("activations", "mechanistic", "prompts", "io"),
+        code=library_hash("activations", "mechanistic", "prompts", "models", "packed_linear", "io"),
     log:
         "results/logs/activations/{model}/{analysis}/{conflict_type}.log",
     benchmark:

@@ -9,7 +9,7 @@ rule shapley_values:
         skipped="results/shapley/{scorer}/{model}/{conflict_type}.skipped.parquet",
     params:
         settings=config["shapley"],
-        code=library_hash("scoring", "shapley", "io"),
+        code=library_hash("scoring", "shapley", "models", "packed_linear", "io"),
     log:
         "results/logs/shapley_values/{scorer}/{model}/{conflict_type}.log",
     benchmark:
@@ -91,7 +91,7 @@ rule causal_intervention:
         "results/metrics/{model}/causal.parquet",
     params:
         settings=config["shapley"],
-        code=library_hash("balance", "scoring", "prompts"),
+        code=library_hash("balance", "scoring", "prompts", "models", "packed_linear"),
     log:
         "results/logs/causal_intervention/{model}.log",
     threads: torch_threads

@@ -30,7 +30,7 @@ rule steering_directions:
         templates=config["generation"]["templates"],
         batch_size=config["steering"]["batch_size"],
         dtype=config["steering"]["dtype"],
-        code=library_hash("steering", "activations", "mechanistic", "prompts", "io"),
+        code=library_hash("steering", "activations", "mechanistic", "prompts", "models", "packed_linear", "io"),
     log:
         "results/logs/steering_directions/{model}.log",
     benchmark:

@@ -80,7 +80,13 @@ def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
 
     from conflictlab.models import load_model
 
+    from conflictlab.packed_linear import PackedLinear
+
+    # The scorer as the workflow runs it (linear layers packed on CPU)
+    # against the paper code's way as it runs (plain transformers model).
     model, tokenizer = load_model(request.getfixturevalue(model_fixture), dtype="float32")
+    plain, _ = load_model(request.getfixturevalue(model_fixture), dtype="float32", pack=False)
+    assert isinstance(model.get_output_embeddings(), PackedLinear)
     torch.manual_seed(0)
     samples = [s for s in load_released(DEMO, "perspective").tables()[0].to_pylist() if s["n_evidence"] >= 4][:1]
     samples += [load_released(DEMO, "ambiguity").tables()[0].to_pylist()[1]]
@@ -88,7 +94,7 @@ def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
         game = build_game(tokenizer, sample["question"], sample["evidence"], RESPONSE)
         scorer = SubsetScorer(model, token_budget=600)  # small budget: several chunks per node
         fast = scorer.values(game)
-        slow = reference_values(model, game)
+        slow = reference_values(plain, game)
         assert fast.keys() == slow.keys() == set(range(1 << game.n))
         assert max(abs(fast[m] - slow[m]) for m in slow) <= 1e-4
         assert scorer.stats.tokens_forwarded < scorer.stats.naive_tokens
@@ -106,12 +112,13 @@ def test_response_loglikelihoods_match_plain_forward(smollm2_dir):
     from conflictlab.models import load_model
 
     model, tokenizer = load_model(smollm2_dir, dtype="float32")
+    plain, _ = load_model(smollm2_dir, dtype="float32", pack=False)
     response = tokenizer(RESPONSE, add_special_tokens=False)["input_ids"]
     prompts = [tokenizer(t)["input_ids"] for t in ("Short prompt.", "A somewhat longer prompt with more words in it.")]
     got = response_loglikelihoods(model, prompts, response)
     for prompt, value in zip(prompts, got):
         game = Game(prefix=prompt, pieces=[], suffix=[], response=response)
-        assert value == pytest.approx(reference_values(model, game, [0])[0], abs=1e-4)
+        assert value == pytest.approx(reference_values(plain, game, [0])[0], abs=1e-4)
 
 
 class _Head:
@@ -124,17 +131,20 @@ class _Head:
         return self._head
 
 
+@pytest.mark.parametrize("packed", [False, True])
 @pytest.mark.parametrize("cap", [None, 3.0])
-def test_token_logprobs_tiles_equal_full_log_softmax(cap):
+def test_token_logprobs_tiles_equal_full_log_softmax(cap, packed):
     import types
 
     import torch
 
+    from conflictlab.packed_linear import PackedLinear
     from conflictlab.scoring import token_logprobs
 
     torch.manual_seed(0)
     head = torch.nn.Linear(16, 1000, bias=True)
-    model = _Head(types.SimpleNamespace(final_logit_softcapping=cap), head)
+    # A packed head brings its own vocabulary blocks (300: not a divisor of 1000).
+    model = _Head(types.SimpleNamespace(final_logit_softcapping=cap), PackedLinear(head, 300) if packed else head)
     hidden, targets = torch.randn(37, 16) * 4, torch.randint(0, 1000, (37,))
     with torch.no_grad():
         logits = head(hidden)

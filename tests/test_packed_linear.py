@@ -1,0 +1,53 @@
+import pytest
+import torch
+
+from conflictlab.packed_linear import PackedLinear, can_pack, pack_linear_layers
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("block", [None, 300])
+def test_packed_linear_equals_linear(bias, block):
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(48, 1000, bias=bias)
+    packed = PackedLinear(linear, block)
+    x = torch.randn(2, 7, 48)
+    with torch.inference_mode():
+        expected, got = linear(x), packed(x)
+        blocks = list(packed.block_outputs(x[0]))
+    assert got.shape == (2, 7, 1000) and torch.allclose(got, expected, rtol=1e-5, atol=1e-5)
+    starts = [0] if block is None else [0, 300, 600, 900]
+    assert [s for s, _ in blocks] == starts
+    assert [y.shape[1] for _, y in blocks] == ([1000] if block is None else [300, 300, 300, 100])
+    assert torch.allclose(torch.cat([y for _, y in blocks], dim=1), expected[0], rtol=1e-5, atol=1e-5)
+
+
+def _tiny_llama(dtype):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=500, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
+    return LlamaForCausalLM(config).to(dtype).eval()
+
+
+def test_pack_linear_layers_replaces_every_linear_and_keeps_the_outputs():
+    model = _tiny_llama(torch.float32)
+    linears = sum(isinstance(m, torch.nn.Linear) for m in model.modules())
+    ids = torch.randint(0, 500, (2, 9))
+    with torch.inference_mode():
+        before = model(ids).logits
+    assert pack_linear_layers(model, head_block=128) == linears == 2 * 7 + 1
+    assert not any(isinstance(m, torch.nn.Linear) for m in model.modules())
+    assert len(model.get_output_embeddings().blocks) == 4  # 500 vocabulary rows in blocks of 128
+    with torch.inference_mode():
+        after = model(ids).logits
+    assert torch.allclose(after, before, rtol=1e-5, atol=1e-5)
+    # The tied input embedding stays a dense parameter.
+    assert model.get_input_embeddings().weight.layout == torch.strided
+
+
+def test_pack_linear_layers_leaves_other_precisions_alone():
+    model = _tiny_llama(torch.bfloat16)
+    assert not can_pack(model)
+    assert pack_linear_layers(model) == 0
+    assert isinstance(model.get_output_embeddings(), torch.nn.Linear)
