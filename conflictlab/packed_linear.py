@@ -23,7 +23,10 @@ class PackedLinear(torch.nn.Module):
     ``forward`` takes (..., in_features) and returns (..., out_features),
     like the layer it replaces. :meth:`block_outputs` yields the output one
     block at a time, so a caller reducing over a large output (an LM head over
-    the vocabulary) never holds all of it.
+    the vocabulary) never holds all of it. Inputs and outputs are ordinary
+    dense tensors: oneDNN reads and writes them in place, with no conversion
+    to and from its own tensor type (which, at these sizes, would cost as much
+    as the product).
     """
 
     def __init__(self, linear: torch.nn.Linear, block: int | None = None):
@@ -37,24 +40,21 @@ class PackedLinear(torch.nn.Module):
         # cast or saved, and nothing should try.
         self.blocks = [
             (
-                weight[s : s + block].contiguous().to_mkldnn(),
-                None if bias is None else bias[s : s + block].contiguous().to_mkldnn(),
+                torch.ops.mkldnn._reorder_linear_weight(weight[s : s + block].contiguous(), None),
+                None if bias is None else bias[s : s + block].contiguous(),
             )
             for s in self.starts
         ]
 
     def block_outputs(self, x: torch.Tensor):
-        """(first output feature, output block) pairs for ``x`` of shape (m, in_features);
-        each block has shape (m, block)."""
-        packed = x.contiguous().to_mkldnn()
+        """(first output feature, output block) pairs; ``x`` has shape (..., in_features),
+        each block (..., block)."""
         for start, (weight, bias) in zip(self.starts, self.blocks):
-            yield start, torch.ops.aten.mkldnn_linear(packed, weight, bias).to_dense()
+            yield start, torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        flat = x.reshape(-1, self.in_features)
-        outputs = [y for _, y in self.block_outputs(flat)]
-        y = outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-1)
-        return y.reshape(*x.shape[:-1], self.out_features)
+        outputs = [y for _, y in self.block_outputs(x)]
+        return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-1)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, blocks={len(self.blocks)}"
@@ -63,7 +63,12 @@ class PackedLinear(torch.nn.Module):
 def can_pack(model) -> bool:
     """Whether :func:`pack_linear_layers` applies: float32 weights on the CPU, oneDNN built in."""
     parameter = next(model.parameters())
-    return parameter.device.type == "cpu" and parameter.dtype == torch.float32 and torch.backends.mkldnn.is_available()
+    return (
+        parameter.device.type == "cpu"
+        and parameter.dtype == torch.float32
+        and torch.backends.mkldnn.is_available()
+        and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+    )
 
 
 def pack_linear_layers(model, *, head_block: int = 2048) -> int:
