@@ -2,6 +2,12 @@
 per subset, batch 1, log-softmax over the whole sequence) against
 conflictlab's batched prefix-sharing scorer, on the same responses and scorer.
 
+On CPU each method runs twice: with PyTorch's default fp32 kernels (MKL; the
+paper's code as it runs) and with the linear layers packed for oneDNN
+(:mod:`conflictlab.packed_linear`; conflictlab as the workflow runs it), so
+the algorithm's gain (same kernels) and the kernels' gain (same method) are
+both printed, beside the total.
+
     python benchmarks/shapley.py [--scorer resources/models/smollm2-135m-instruct]
         [--responses results/responses/smollm2-135m-instruct] [--max-games 15]
 
@@ -10,11 +16,12 @@ random weights instead of loading them: the speed is the same, and a folder
 holding only the config and tokenizer files is small enough to send to a
 lent GPU machine (the trained weights are not).
 
-Each method runs in its own child process so that its peak memory (max RSS on
-CPU, max allocated on GPU) is its own. Prints the speedup, max |Δv| between
-the two, tokens forwarded against the naive count, the linear layers'
-floating-point operations of each method (the bound on the speedup when both
-run at the machine's matrix-multiply rate), and peak memory.
+Each run is its own child process so that its peak memory (max RSS on
+CPU, max allocated on GPU) is its own. Prints the speedups, max |Δv| against
+the paper code's way, tokens forwarded against the naive count, the linear
+layers' floating-point operations of each method (the bound on the
+algorithm's speedup when both run at the same matrix-multiply rate), and
+peak memory.
 """
 
 from __future__ import annotations
@@ -48,10 +55,11 @@ def load_games(scorer_dir: str, responses_dir: str, data_dir: str, max_games: in
 
 
 def run_method(args) -> None:
-    """Child process: score every game with one method, print JSON."""
+    """Child process: score every game with one method and kernel choice, print JSON."""
     import torch
     from transformers import AutoModelForCausalLM
 
+    from conflictlab.packed_linear import pack_linear_layers
     from conflictlab.scoring import ScoreStats, SubsetScorer, reference_values
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -64,6 +72,11 @@ def run_method(args) -> None:
     else:
         model = AutoModelForCausalLM.from_pretrained(args.scorer, dtype=dtype)
     model = model.to(device).eval()
+    # Weights counted before packing (packed layers hold no parameters).
+    body = sum(p.numel() for name, p in model.get_decoder().named_parameters() if "embed" not in name)
+    head = model.get_output_embeddings().weight.numel()
+    if args.kernels == "packed" and not pack_linear_layers(model):
+        raise SystemExit("--kernels packed: nothing to pack (needs float32 on the CPU with oneDNN)")
     games = load_games(args.scorer, args.responses, args.data, args.max_games)
     scorer = SubsetScorer(model, token_budget=args.token_budget)
     # One untimed pass over two subsets of the first game, so that neither
@@ -93,8 +106,6 @@ def run_method(args) -> None:
     # Multiply-adds of the linear layers (attention scores left out): the
     # decoder's weights once per forwarded token, the LM head's once per
     # position where logits are formed (every position for the paper's way).
-    body = sum(p.numel() for name, p in model.get_decoder().named_parameters() if "embed" not in name)
-    head = model.get_output_embeddings().weight.numel()
     if args.method == "paper":
         tokens = sum(game.naive_tokens(range(1 << game.n)) for _, game in games)
         flops = 2 * (body + head) * tokens
@@ -115,36 +126,50 @@ def main() -> None:
     parser.add_argument("--token-budget", type=int, default=4096)
     parser.add_argument("--random-init", action="store_true", help="seeded random weights from the scorer's config.json")
     parser.add_argument("--method", choices=["paper", "conflictlab"], help=argparse.SUPPRESS)
+    parser.add_argument("--kernels", choices=["default", "packed"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.method:
         run_method(args)
         return
 
-    results = {}
+    import torch
+
+    kernels = ["default"] if torch.cuda.is_available() or args.dtype != "float32" else ["default", "packed"]
+    runs = {}
     for method in ("paper", "conflictlab"):
-        out = subprocess.run(
-            [sys.executable, __file__, *sys.argv[1:], "--method", method], capture_output=True, text=True, check=True
-        )
-        results[method] = json.loads(out.stdout.strip().splitlines()[-1])
-    paper, ours = results["paper"], results["conflictlab"]
-    diffs = [
-        abs(paper["values"][s][m] - ours["values"][s][m]) for s in paper["values"] for m in paper["values"][s]
-    ]
-    stats = ours["stats"]
-    print(f"{len(paper['values'])} games, {len(diffs)} coalitions, scorer {args.scorer} ({args.dtype}, {ours['device']})")
-    print(f"{'method':<28}{'seconds':>10}{'peak MiB':>10}")
-    print(f"{'paper code (batch 1, full)':<28}{paper['seconds']:>10.2f}{paper['peak_mib']:>10.0f}")
-    print(f"{'conflictlab (shared prefix)':<28}{ours['seconds']:>10.2f}{ours['peak_mib']:>10.0f}")
-    print(f"speedup: {paper['seconds'] / ours['seconds']:.2f}x   max |dv|: {max(diffs):.2e}")
+        for kind in kernels:
+            out = subprocess.run(
+                [sys.executable, __file__, *sys.argv[1:], "--method", method, "--kernels", kind],
+                capture_output=True, text=True, check=True,
+            )
+            runs[method, kind] = json.loads(out.stdout.strip().splitlines()[-1])
+    reference = runs["paper", "default"]
+    best = runs["conflictlab", kernels[-1]]
+    print(f"{len(reference['values'])} games, {sum(map(len, reference['values'].values()))} coalitions, "
+          f"scorer {args.scorer} ({args.dtype}, {best['device']})")
+    label = {"paper": "paper code (batch 1, full)", "conflictlab": "conflictlab (shared prefix)",
+             "default": "default (MKL on CPU)", "packed": "oneDNN packed"}
+    print(f"{'method':<29}{'kernels':<21}{'seconds':>9}{'peak MiB':>10}{'max |dv|':>10}")
+    for (method, kind), run in runs.items():
+        dv = max(abs(reference["values"][s][m] - run["values"][s][m]) for s in reference["values"] for m in reference["values"][s])
+        print(f"{label[method]:<29}{label[kind]:<21}{run['seconds']:>9.2f}{run['peak_mib']:>10.0f}{dv:>10.1e}")
+    print(f"speedup, conflictlab ({label[kernels[-1]]}) against the paper code's way as it runs "
+          f"({label['default']}): {reference['seconds'] / best['seconds']:.2f}x")
+    for kind in kernels:
+        print(f"  same kernels, {label[kind]}: {runs['paper', kind]['seconds'] / runs['conflictlab', kind]['seconds']:.2f}x (the algorithm)")
+    if len(kernels) == 2:
+        for method in ("paper", "conflictlab"):
+            print(f"  same method, {label[method]}: {runs[method, 'default']['seconds'] / runs[method, 'packed']['seconds']:.2f}x (the kernels)")
+    stats = best["stats"]
     print(
         f"tokens forwarded: {stats['tokens_forwarded']} (+{stats['tokens_padded']} padding) "
         f"vs naive {stats['naive_tokens']}: {stats['naive_tokens'] / stats['tokens_forwarded']:.2f}x fewer; "
         f"{stats['forwards']} forwards"
     )
     print(
-        f"linear-layer FLOPs: paper {paper['linear_flops'] / 1e12:.2f} T, conflictlab {ours['linear_flops'] / 1e12:.2f} T "
-        f"({paper['linear_flops'] / ours['linear_flops']:.2f}x fewer); GFLOP/s: paper {paper['linear_flops'] / paper['seconds'] / 1e9:.0f}, "
-        f"conflictlab {ours['linear_flops'] / ours['seconds'] / 1e9:.0f}"
+        f"linear-layer FLOPs: paper {reference['linear_flops'] / 1e12:.2f} T, conflictlab {best['linear_flops'] / 1e12:.2f} T "
+        f"({reference['linear_flops'] / best['linear_flops']:.2f}x fewer); GFLOP/s: "
+        + ", ".join(f"{method} {kind} {run['linear_flops'] / run['seconds'] / 1e9:.0f}" for (method, kind), run in runs.items())
     )
 
 
