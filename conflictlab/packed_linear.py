@@ -1,11 +1,12 @@
 """fp32 linear layers held in oneDNN's layout, for CPU inference.
 
 On CPU, PyTorch runs a dense float32 ``nn.Linear`` through MKL's sgemm. On
-this project's reference machine (2 cores of an AMD EPYC) MKL reaches about
-215 GFLOP/s for a small decoder's shapes, while oneDNN's fp32 kernels on a
-weight converted once to oneDNN's own tensor format reach about 400–430
-GFLOP/s (``python benchmarks/shapley.py`` prints the whole-scorer effect).
-Both compute in IEEE float32; the outputs agree to float32 rounding.
+this project's reference machine (2 cores of an AMD EPYC) MKL reaches
+174–217 GFLOP/s for SmolLM2's layer shapes, while oneDNN's fp32 kernels on a
+weight reordered once to oneDNN's layout reach 413–507 GFLOP/s
+(``python benchmarks/linear_kernels.py``; ``benchmarks/shapley.py`` prints
+the whole-scorer effect). Both compute in IEEE float32; the outputs agree to
+float32 rounding.
 
 Packing is for inference on the CPU, and comes last: a packed model cannot be
 moved to another device or dtype, trained, or saved.
