@@ -160,21 +160,16 @@ def read_manifest(model_dir: str | os.PathLike) -> dict:
     return json.loads(path.read_text())
 
 
-def load_model(model_dir: str | os.PathLike, *, dtype: str = "float32", device: str | None = None, pack: bool = True):
-    """A prepared model for scoring or activations: (model in eval mode, tokenizer).
+def context_limit(model_dir: str | os.PathLike, configured: int | None) -> int:
+    """The context window to respect: configured, else the model's own."""
+    if configured:
+        return int(configured)
+    config = json.loads((Path(model_dir) / "config.json").read_text())
+    text_config = config.get("text_config", config)
+    return int(text_config["max_position_embeddings"])
 
-    ``device`` defaults to CUDA when available. With ``pack`` (the default), a
-    float32 model on the CPU gets its linear layers in oneDNN's layout
-    (:mod:`conflictlab.packed_linear`): same float32 results, about twice
-    the matrix-multiply rate on the reference machine.
-    """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from conflictlab.packed_linear import pack_linear_layers
-
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
-    if pack:
-        pack_linear_layers(model)
-    return model, AutoTokenizer.from_pretrained(model_dir)
+def weights_checksum(model_dir: str | os.PathLike) -> str:
+    """One string naming every weight file's SHA-256 (from the manifest)."""
+    manifest = read_manifest(model_dir)
+    return ",".join(f"{k}:{v}" for k, v in sorted(manifest["weights_sha256"].items()))

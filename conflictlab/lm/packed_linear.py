@@ -76,7 +76,7 @@ def pack_linear_layers(model, *, head_block: int = 2048) -> int:
     """Replace every ``nn.Linear`` of ``model`` by a :class:`PackedLinear`, in place.
 
     The output embedding (LM head) is packed in blocks of ``head_block``
-    vocabulary rows, the unit in which :func:`conflictlab.scoring.token_logprobs`
+    vocabulary rows, the unit in which :func:`conflictlab.lm.likelihood.token_logprobs`
     reduces it. A head tied to the input embedding keeps the embedding dense
     (the packed head is a copy). Does nothing unless :func:`can_pack`.
     Returns the number of layers replaced.

@@ -1,4 +1,4 @@
-"""Every prompt of the workflow, by name.
+"""Every ContextConflict prompt: the generation templates and the scorer's rendering.
 
 The five templates are the paper's (Appendix E, Figures 32-36), quoted
 verbatim: a system message and a user message. ``{evidence_text}`` is the
@@ -126,3 +126,25 @@ def encode_messages(tokenizer, messages: list[dict[str, str]]) -> tuple[str, lis
     by_role = {m["role"]: m["content"] for m in messages}
     text = PLAIN_TEXT_FORMAT.format(system=by_role.get("system", ""), user=by_role["user"])
     return text, tokenizer(text, add_special_tokens=True)["input_ids"]
+
+
+# --------------------------------------------------------------------------
+# The Shapley scorer's rendering (plain text, no chat template).
+#
+# What a reader must know to compare numbers: plain text,
+# no chat template, each segment tokenised on its own and the token ids
+# concatenated, so every segment has identical tokens in every subset::
+#
+#     [Question]: {question}\n            <- tokenizer's special tokens (BOS) once, here
+#     [Evidence {k}]: {e_i}\n             <- one segment per i in S, in the sample's order
+#     [Answer]:\n                         <- suffix
+#     {response}                          <- tokenised alone, no special tokens
+#
+# ``k`` numbers the pieces consecutively within the subset (1..|S|) by
+# default; ``renumber=False`` keeps each piece's original number. v(∅) is the
+# question, suffix and response alone. The question comes first so that every
+# subset of a sample shares one prefix.
+
+SCORER_QUESTION = "[Question]: {question}\n"
+SCORER_EVIDENCE = "[Evidence {k}]: {text}\n"
+SCORER_SUFFIX = "[Answer]:\n"

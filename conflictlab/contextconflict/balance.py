@@ -20,8 +20,7 @@ from collections import defaultdict
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.scoring import VALUE_SCHEMA
-from conflictlab.shapley import antithetic_permutations, balance, exact_shapley, sampled_shapley
+from conflictlab.contextconflict.shapley import antithetic_permutations, balance, exact_shapley, sampled_shapley
 from conflictlab.stats import bootstrap_mean_ci
 
 ATTRIBUTION_SCHEMA = pa.schema(
@@ -55,12 +54,10 @@ def attributions(
 ) -> pa.Table:
     """One row per scored (sample, response): φ, shares, Balance.
 
-    ``values`` is a VALUE_SCHEMA table; a game with all ``2**n`` masks is
+    ``values`` is a :data:`conflictlab.contextconflict.scoring.VALUE_SCHEMA` table; a game with all ``2**n`` masks is
     solved exactly, otherwise with the permutations that
     :func:`conflictlab.scoring.coalitions` drew for the same seed.
     """
-    if values.schema != VALUE_SCHEMA:
-        values = values.cast(VALUE_SCHEMA)
     meta = {row["sample_id"]: row for row in samples.select(["sample_id", "conflict_type", "subset"]).to_pylist()}
     games: dict[str, dict[int, float]] = defaultdict(dict)
     info = {}
@@ -216,66 +213,6 @@ def scorer_robustness(summary: pa.Table) -> tuple[pa.Table, pa.Table]:
         schema=pa.schema([("scorer_a", pa.string()), ("scorer_b", pa.string()), ("n_generators", pa.int64()), ("kendall_tau", pa.float64())]),
     )
     return wide, taus
-
-
-CAUSAL_SCHEMA = pa.schema(
-    [
-        pa.field("sample_id", pa.string(), nullable=False),
-        pa.field("model", pa.string(), nullable=False),
-        pa.field("scorer", pa.string(), nullable=False),
-        pa.field("conflict_type", pa.string(), nullable=False),
-        pa.field("high_piece", pa.int32(), nullable=False),  # 1-based
-        pa.field("low_piece", pa.int32(), nullable=False),
-        pa.field("ll_full", pa.float64(), nullable=False),
-        pa.field("ll_without_high", pa.float64(), nullable=False),
-        pa.field("ll_without_low", pa.float64(), nullable=False),
-        pa.field("delta_high", pa.float64(), nullable=False),
-        pa.field("delta_low", pa.float64(), nullable=False),
-    ]
-)
-
-
-def causal_intervention(attr: pa.Table, samples: pa.Table, responses: pa.Table, model, tokenizer, *, model_name: str) -> pa.Table:
-    """Table 3 rows: drop the highest- and the lowest-share piece and
-    recompute the *generating* model's own length-normalised log-likelihood
-    of its response under its generation prompt (same template, the remaining
-    evidence renumbered). Δ_high = ℓ_full − ℓ_high, Δ_low = ℓ_full − ℓ_low.
-    Ties in shares go to the earliest piece. Samples with undefined shares
-    are left out (they are counted in the Balance table)."""
-    from conflictlab.prompts import build_messages, encode_messages
-    from conflictlab.scoring import response_loglikelihoods
-
-    by_id = {r["sample_id"]: r for r in samples.to_pylist()}
-    replies = {r["sample_id"]: r for r in responses.to_pylist()}
-    rows = []
-    for a in attr.to_pylist():
-        if a["undefined"]:
-            continue
-        sample, reply = by_id[a["sample_id"]], replies[a["sample_id"]]
-        shares = np.array(a["shares"])
-        high, low = int(np.argmax(shares)), int(np.argmin(shares))
-        evidence = sample["evidence"]
-        prompts = [
-            encode_messages(tokenizer, build_messages(reply["template"], sample["question"], pieces))[1]
-            for pieces in (evidence, evidence[:high] + evidence[high + 1 :], evidence[:low] + evidence[low + 1 :])
-        ]
-        full, without_high, without_low = response_loglikelihoods(model, prompts, reply["response_token_ids"])
-        rows.append(
-            {
-                "sample_id": a["sample_id"],
-                "model": model_name,
-                "scorer": a["scorer"],
-                "conflict_type": a["conflict_type"],
-                "high_piece": high + 1,
-                "low_piece": low + 1,
-                "ll_full": full,
-                "ll_without_high": without_high,
-                "ll_without_low": without_low,
-                "delta_high": full - without_high,
-                "delta_low": full - without_low,
-            }
-        )
-    return pa.Table.from_pylist(rows, schema=CAUSAL_SCHEMA)
 
 
 def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:

@@ -1,42 +1,13 @@
-"""Figures: one figure per file, written as PNG and PDF, labelled axes, and a
-chance line wherever there is one."""
+"""ContextConflict's figures: position shares (Balance), probes (Figure 2),
+projections (Figure 3), spectral energy (Figure 4) and the steering sweep (Figure 31)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import numpy as np
+import pyarrow as pa
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-
-from conflictlab.io import atomic_path  # noqa: E402
-
-
-def panel_grid(n: int, *, width: float = 3.4, height: float = 3.0, ncols: int = 3, sharey: bool = True):
-    """A figure with ``n`` panels in rows of at most ``ncols``; unused axes hidden."""
-    cols = max(1, min(n, ncols))
-    rows = max(1, -(-n // cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, sharey=sharey)
-    flat = list(axes.flat)
-    for ax in flat[n:]:
-        ax.set_visible(False)
-    return fig, flat[:n]
-
-
-def save(fig, stem: str | os.PathLike) -> list[Path]:
-    """Write ``stem``.png and ``stem``.pdf atomically; close the figure."""
-    paths = []
-    for suffix in (".png", ".pdf"):
-        path = Path(f"{stem}{suffix}")
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=suffix[1:], dpi=150, bbox_inches="tight")
-        paths.append(path)
-    plt.close(fig)
-    return paths
+from conflictlab.contextconflict.steering import METHOD_LABELS, SWEEP_METHODS
+from conflictlab.report.figures import panel_grid, plt
 
 
 def position_share_bars(positions: pa.Table, *, title: str):
@@ -81,46 +52,6 @@ def position_share_pies(positions: pa.Table, *, title: str):
         ax.pie(shares / shares.sum(), labels=[f"Evidence {r['position']}" for r in group], autopct="%1.1f%%", textprops={"fontsize": 7})
         ax.set_title(f"{conflict_type} (n={n}, {group[0]['n_samples']} samples; chance {100 / n:.1f}% each)", fontsize=8)
     fig.suptitle(title, fontsize=10)
-    return fig
-
-
-def arbitration_panels(summary: pa.Table, *, settings: list[str], orders: list[str]):
-    """Figure 4 A–H: one panel per setting × evidence order; per model, bars
-    for each aligned source, conflict solid and unimodal reference hatched,
-    error bars = standard deviation over seeds, chance line at 0.5."""
-    rows = summary.to_pylist()
-    models = sorted({r["model"] for r in rows})
-    fig, axes = plt.subplots(len(orders), len(settings), figsize=(3.6 * len(settings), 3.2 * len(orders)), squeeze=False)
-    letters = iter("ABCDEFGHIJKLMNOP")
-    for col, setting in enumerate(settings):
-        for row_i, order in enumerate(orders):
-            ax = axes[row_i][col]
-            members = [r for r in rows if r["setting"] == setting and r["order"] == order]
-            sources = sorted({r["aligned_source"] for r in members})
-            bars = [(s, c) for s in sources for c in ("conflict", "unimodal")]
-            width = 0.8 / max(len(bars), 1)
-            for b, (source, condition) in enumerate(bars):
-                xs, ys, es = [], [], []
-                for m, model in enumerate(models):
-                    cell = next((r for r in members if r["model"] == model and r["aligned_source"] == source and r["condition"] == condition), None)
-                    if cell:
-                        xs.append(m + (b - (len(bars) - 1) / 2) * width)
-                        ys.append(cell["accuracy"])
-                        es.append(0.0 if cell["std"] != cell["std"] else cell["std"])
-                ax.bar(
-                    xs, ys, width=width, yerr=es, capsize=2, color=f"C{sources.index(source)}",
-                    alpha=1.0 if condition == "conflict" else 0.35, hatch=None if condition == "conflict" else "//",
-                    label=f"{source} aligned, {condition}",
-                )
-            ax.axhline(0.5, color="grey", linestyle="dashed", linewidth=1)
-            ax.set_xticks(range(len(models)))
-            ax.set_xticklabels(models, fontsize=7, rotation=10)
-            ax.set_ylim(0, 1)
-            ax.set_ylabel("accuracy")
-            ax.set_title(f"({next(letters)}) {setting}, {order.replace('_', ' ')}", fontsize=9)
-            ax.legend(fontsize=6)
-    fig.suptitle("Evidence arbitration: conflict (solid) vs unimodal reference (hatched); dashed line: chance", fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -202,7 +133,7 @@ def alpha_sweep_curves(results: pa.Table, *, model: str, columns: list[tuple[str
     schedule with 95% CI bars, the unsteered base as a dashed line and band."""
     rows = [r for r in results.to_pylist() if r["model"] == model]
     fig, axes = panel_grid(len(columns), sharey=False)
-    labels = {"all_tokens": "All-Tokens", "first_generated": "First-Generated"}
+    labels = {method: METHOD_LABELS[method] for method in SWEEP_METHODS}
     for ax, (metric, conflict_type) in zip(axes, columns):
         mine = [r for r in rows if r["metric"] == metric and r["conflict_type"] == conflict_type]
         for method, label in labels.items():

@@ -6,7 +6,7 @@ test (``round(fraction * n)``, at least one of each when the subset has two or
 more samples; a one-sample subset goes to test).
 
 Directions, per layer l (every decoder layer; residual stream = the layer's
-output at the prompt's final token, read by :func:`conflictlab.activations.last_token_states`):
+output at the prompt's final token, read by :func:`conflictlab.lm.hidden.hidden_states`):
 
 * ``mean_difference`` (the paper's Eq. 6): for calibration sample n with K
   pieces, a_{n,i} from the K single-evidence prompts and c_n from the combined
@@ -19,35 +19,67 @@ output at the prompt's final token, read by :func:`conflictlab.activations.last_
   q_bar||, 1e-8). Adding it moves a representation from "no context" toward
   "with context".
 
-Injection: h^(l) <- h^(l) + alpha * u^(l) on the output of decoder layer l, for
-the configured layers, at one position per sequence per forward pass:
-
-* ``first_generated``: only in the prefill pass, at the last prompt position
-  (the step that produces the first generated token);
-* ``all_tokens``: that position and, in every later decoding step, the
-  position of the token being fed (so every generated token's position
-  except the last one, which is never fed back).
-
-With left padding the last prompt position is the last column for every row,
-so padding and earlier prompt positions are never touched (checked: the hook
-refuses a batch whose last column is padding). Hooks are removed on exit,
-including on error.
+Injection: :class:`conflictlab.lm.steering.Steering` (the model layer's hooks).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import math
-from dataclasses import dataclass, field
+import re
 from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
 from conflictlab.io import atomic_path
 
-SCHEDULES = ("first_generated", "all_tokens")
+# --------------------------------------------------------------------------
+# Variants: a steered rerun is the pseudo-model "name@variant", so that the
+# accuracy, Shapley and attribution rules score it unchanged. A variant is
+# "base" (no steering, the same decoding as the steered runs) or
+# "<method>-a<alpha>".
+
+METHODS = ("all_tokens", "first_generated", "cas")
+SWEEP_METHODS = ("all_tokens", "first_generated")
+VARIANT_PATTERN = r"base|(" + "|".join(METHODS) + r")-a[0-9.]+"
+DIRECTION_OF_METHOD = {"all_tokens": "mean_difference", "first_generated": "mean_difference", "cas": "cas"}
+
+
+def variant_name(method: str, alpha: float) -> str:
+    return f"{method}-a{alpha:g}"
+
+
+def parse_variant(variant: str) -> tuple[str, float]:
+    """(method, alpha) of a variant name; ("base", 0.0) for the unsteered rerun."""
+    if variant == "base":
+        return "base", 0.0
+    if not re.fullmatch(VARIANT_PATTERN, variant):
+        raise ValueError(f"not a steering variant: {variant!r} (expected base or <method>-a<alpha>, method one of {METHODS})")
+    method, alpha = variant.rsplit("-a", 1)
+    return method, float(alpha)
+
+
+def table4_variants(alpha: float) -> list[str]:
+    """Table 4's rows: base and every method at ``alpha``."""
+    return ["base"] + [variant_name(m, alpha) for m in METHODS]
+
+
+def sweep_variants(alphas) -> list[str]:
+    """Figure 31: both schedules at every alpha of the sweep."""
+    return [variant_name(m, a) for m in SWEEP_METHODS for a in alphas]
+
+
+def all_variants(alpha: float, alphas) -> list[str]:
+    return list(dict.fromkeys(table4_variants(alpha) + sweep_variants(alphas)))
+
+
+def variant_schedule(variant: str, *, cas_schedule: str) -> str | None:
+    """The injection schedule of a variant (None for base)."""
+    method, _ = parse_variant(variant)
+    if method == "base":
+        return None
+    return cas_schedule if method == "cas" else method
 
 
 # --------------------------------------------------------------------------
@@ -119,8 +151,8 @@ def steering_directions(
 def direction_prompts(tokenizer, samples: list[dict], templates: dict[str, str]) -> list[dict]:
     """Per sample: the combined prompt, one prompt per piece (as in the
     projection analysis) and the question-only prompt (``question_only``)."""
-    from conflictlab.mechanistic import projection_prompts
-    from conflictlab.prompts import build_messages, encode_messages
+    from conflictlab.contextconflict.pairs import projection_prompts
+    from conflictlab.contextconflict.prompts import build_messages, encode_messages
 
     rows = []
     for sample, prompts in zip(samples, _by_sample(projection_prompts(tokenizer, samples, templates), samples)):
@@ -162,89 +194,6 @@ def save_directions(path, directions: dict[str, np.ndarray], calibration_ids: Se
 def load_directions(path) -> dict[str, np.ndarray]:
     with np.load(path) as data:
         return {key: data[key] for key in data.files}
-
-
-# --------------------------------------------------------------------------
-# Injection.
-
-
-@dataclass
-class InjectionLog:
-    """What the hooks did: one ``(forward, layer, rows, position, width)``
-    entry per addition, ``position`` being the sequence index in a pass of
-    ``width`` positions."""
-
-    forwards: int = 0
-    additions: list[tuple[int, int, int, int, int]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Steering:
-    """``alpha * direction[l]`` added to decoder layer l's output under ``schedule``.
-
-    ``direction``: (n_layers, hidden); ``layers``: 0-based decoder layers to
-    steer (None: all).
-    """
-
-    direction: np.ndarray
-    alpha: float
-    schedule: str
-    layers: tuple[int, ...] | None = None
-
-    def __post_init__(self):
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"unknown steering schedule {self.schedule!r}; known: {', '.join(SCHEDULES)}")
-
-    def key(self) -> str:
-        """A digest of everything that changes the steered output."""
-        digest = hashlib.sha256(np.ascontiguousarray(self.direction, dtype=np.float32).tobytes())
-        digest.update(repr((float(self.alpha), self.schedule, self.layers)).encode())
-        return digest.hexdigest()[:16]
-
-    @contextlib.contextmanager
-    def hooks(self, model, log: InjectionLog | None = None):
-        """Register the injection hooks on ``model`` (a transformers causal
-        LM) for the duration of the ``with`` block."""
-        import torch
-
-        decoder_layers = model.get_decoder().layers
-        if self.direction.shape[0] != len(decoder_layers):
-            raise ValueError(f"steering direction has {self.direction.shape[0]} layers, the model {len(decoder_layers)}")
-        layers = range(len(decoder_layers)) if self.layers is None else self.layers
-        bad = [layer for layer in layers if not 0 <= layer < len(decoder_layers)]
-        if bad:
-            raise ValueError(f"steering.layers {bad} outside the model's 0..{len(decoder_layers) - 1}")
-        param = next(model.parameters())
-        vectors = {layer: (self.alpha * torch.as_tensor(self.direction[layer])).to(param.device, param.dtype) for layer in layers}
-        log = log if log is not None else InjectionLog()
-        state = {"prefill": True}
-
-        def before_forward(module, args, kwargs):
-            cache = kwargs.get("past_key_values")
-            state["prefill"] = cache is None or cache.get_seq_length() == 0
-            mask = kwargs.get("attention_mask")
-            if state["prefill"] and mask is not None and mask.dim() == 2 and not bool(mask[:, -1].all()):
-                raise ValueError("steering needs left-padded prompts: the last position of some row is padding")
-            log.forwards += 1
-
-        def after_layer(layer):
-            def hook(module, inputs, output):
-                if self.schedule == "first_generated" and not state["prefill"]:
-                    return None
-                hidden = output[0] if isinstance(output, tuple) else output
-                hidden[:, -1, :] += vectors[layer]
-                log.additions.append((log.forwards - 1, layer, hidden.shape[0], hidden.shape[1] - 1, hidden.shape[1]))
-                return None
-
-            return hook
-
-        handles = [model.register_forward_pre_hook(before_forward, with_kwargs=True)]
-        try:
-            handles += [decoder_layers[layer].register_forward_hook(after_layer(layer)) for layer in layers]
-            yield log
-        finally:
-            for handle in handles:
-                handle.remove()
 
 
 # --------------------------------------------------------------------------
@@ -328,7 +277,7 @@ def table4(results: pa.Table, *, table_variants: Sequence[str], columns: Sequenc
             values = [math.nan if c is None or c["value"] is None else c["value"] for c in cells]
             marks = rank_marks(values, higher_is_better=HIGHER_IS_BETTER[metric])
             for row, cell, mark in zip(block, cells, marks):
-                row[f"{metric}:{conflict_type}"] = None if cell is None else {**cell, "mark": mark}
+                row[column_key(metric, conflict_type)] = None if cell is None else {**cell, "mark": mark}
             best = [c for c, m in zip(cells, marks) if m == "best"]
             second = [c for c, m in zip(cells, marks) if m == "second"]
             if best and second and any(_overlap(b, s) for b in best for s in second):
@@ -339,3 +288,28 @@ def table4(results: pa.Table, *, table_variants: Sequence[str], columns: Sequenc
 
 def _overlap(a: dict, b: dict) -> bool:
     return not (a["ci_low"] > b["ci_high"] or b["ci_low"] > a["ci_high"])
+
+
+def table4_columns(results: pa.Table) -> list[tuple[str, str]]:
+    """Table 4's (metric, conflict type) columns: accuracy then balance, the
+    types present for each metric in :data:`CONFLICT_TYPES` order."""
+    present = {(r["metric"], r["conflict_type"]) for r in results.select(["metric", "conflict_type"]).to_pylist()}
+    return [(m, t) for m in HIGHER_IS_BETTER for t in CONFLICT_TYPES if (m, t) in present]
+
+
+def column_key(metric: str, conflict_type: str) -> str:
+    return f"{metric}:{conflict_type}"
+
+
+def with_marks(results: pa.Table, rows: list[dict]) -> pa.Table:
+    """``results`` with a ``mark`` column (best/second/"") from :func:`table4`'s rows."""
+    marks = {
+        (row["model"], row["variant"], key): cell["mark"]
+        for row in rows
+        for key, cell in row.items()
+        if isinstance(cell, dict)
+    }
+    return results.append_column(
+        "mark",
+        pa.array([marks.get((r["model"], r["variant"], column_key(r["metric"], r["conflict_type"])), "") for r in results.to_pylist()]),
+    )

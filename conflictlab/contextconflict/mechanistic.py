@@ -1,75 +1,16 @@
-"""Inside the model: conflict/consistent pairs, probes, spectral energy and
-directional projections (the paper's Section 4 and Appendix D).
+"""Inside the model: probes, spectral energy and directional projections
+(the paper's Section 4 and Appendix D) over stored activations.
 
 All functions take plain arrays: activations ``H`` of shape
-(n_prompts, n_layers, d) from :func:`conflictlab.activations.last_token_states`.
+(n_prompts, n_layers, d) from :func:`conflictlab.lm.hidden.hidden_states`,
+read for the prompts of :mod:`conflictlab.contextconflict.pairs`.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from collections import Counter
 
 import numpy as np
-
-# --------------------------------------------------------------------------
-# Conflict / consistent pairs (Appendix D.1).
-
-_DATE = re.compile(r"\b(1[5-9]\d{2}|20\d{2}|21\d{2})\b")
-
-
-@dataclass(frozen=True)
-class PairRule:
-    """How the consistent counterpart of a sample was made."""
-
-    keep: tuple[int, ...]  # 0-based indices of the evidence kept
-    rule: str
-    ambiguous: bool
-
-
-def consistent_counterpart(sample: dict, *, drop_last: int = 1) -> PairRule:
-    """The evidence a consistent counterpart keeps, and the rule used.
-
-    - misinformation, inferential/medical_qa: the pieces whose
-      ``accuracy_labels`` are true (``labels_true``);
-    - inferential folio / entailment_bank: the release does not mark the
-      appended conflicting statements, so the last ``drop_last`` pieces are
-      dropped (``drop_last_k``); the paper added one or two statements, so a
-      pair is *ambiguous* when that many more could also be conflicting,
-      i.e. always for ``drop_last=1``, and when fewer than two pieces remain;
-    - temporal: the pieces whose latest year equals the latest year in the
-      sample (``latest_anchor``); without years, the last piece
-      (``fallback_last``, ambiguous);
-    - granularity, perspective, ambiguity: the release has no specificity,
-      stance or entity labels; the first piece alone (``first_piece``): one
-      level, one stance, one entity. Always marked ambiguous for perspective
-      and granularity, where a later piece may share the first one's view.
-    """
-    n = sample["n_evidence"]
-    kind, subset = sample["conflict_type"], sample["subset"]
-    labels = sample.get("accuracy_labels")
-    if kind == "misinformation" or (kind == "inferential" and subset == "medical_qa"):
-        if labels and any(labels) and not all(labels):
-            return PairRule(tuple(i for i, ok in enumerate(labels) if ok), "labels_true", False)
-        return PairRule((0,), "fallback_first", True)
-    if kind == "inferential":
-        keep = tuple(range(max(1, n - drop_last)))
-        return PairRule(keep, f"drop_last_{drop_last}", drop_last < 2 or len(keep) < 2)
-    if kind == "temporal":
-        years = [max((int(y) for y in _DATE.findall(text)), default=None) for text in sample["evidence"]]
-        known = [y for y in years if y is not None]
-        if known:
-            anchor = max(known)
-            keep = tuple(i for i, y in enumerate(years) if y == anchor)
-            if len(keep) < n:
-                return PairRule(keep, "latest_anchor", False)
-        return PairRule((n - 1,), "fallback_last", True)
-    return PairRule((0,), "first_piece", kind in ("perspective", "granularity"))
-
-
-# --------------------------------------------------------------------------
-# Probes (Figure 2, Table 8).
-
 
 def grouped_folds(labels: np.ndarray, groups: np.ndarray, n_splits: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     """Stratified folds that never split a group (both members of a pair
@@ -189,58 +130,6 @@ def directional_bias(c: np.ndarray, a: np.ndarray, eps: float = 1e-8, degenerate
 # Prompt sets for the activation rule.
 
 
-def pair_prompts(tokenizer, samples: list[dict], templates: dict[str, str], *, drop_last: int = 1) -> list[dict]:
-    """Two prompts per sample, same template: all evidence (``conflict``) and
-    the consistent counterpart's evidence (``consistent``)."""
-    from conflictlab.prompts import build_messages, encode_messages
-
-    rows = []
-    for sample in samples:
-        pair = consistent_counterpart(sample, drop_last=drop_last)
-        template = templates[sample["task_family"]]
-        kept = [sample["evidence"][i] for i in pair.keep]
-        for variant, evidence in (("conflict", sample["evidence"]), ("consistent", kept)):
-            _, ids = encode_messages(tokenizer, build_messages(template, sample["question"], evidence))
-            rows.append(
-                {
-                    "sample_id": sample["sample_id"],
-                    "variant": variant,
-                    "ids": ids,
-                    "n_evidence": len(evidence),
-                    "rule": pair.rule,
-                    "ambiguous": pair.ambiguous,
-                }
-            )
-    return rows
-
-
-SINGLE_TEMPLATE = {"reasoning_combined": "reasoning_single", "summarization_simple": "summarization_single",
-                   "summarization_neutral": "summarization_single"}
-
-
-def projection_prompts(tokenizer, samples: list[dict], templates: dict[str, str], *, matched: bool = False) -> list[dict]:
-    """Per sample the combined prompt (``combined``) and one single-evidence
-    prompt per piece (``single_1`` ...). With ``matched=True`` the combined
-    prompt takes the single template's system message, so that a system
-    prompt offset cannot explain the projections."""
-    from conflictlab.prompts import build_messages, encode_messages, get_template
-
-    rows = []
-    for sample in samples:
-        combined = templates[sample["task_family"]]
-        single = SINGLE_TEMPLATE[combined]
-        messages = build_messages(combined, sample["question"], sample["evidence"])
-        if matched:
-            messages[0] = {"role": "system", "content": get_template(single).system}
-        variants = [("combined", messages)] + [
-            (f"single_{i + 1}", build_messages(single, sample["question"], [piece])) for i, piece in enumerate(sample["evidence"])
-        ]
-        for variant, msgs in variants:
-            rows.append({"sample_id": sample["sample_id"], "variant": variant, "ids": encode_messages(tokenizer, msgs)[1],
-                         "n_evidence": sample["n_evidence"], "rule": "", "ambiguous": False})
-    return rows
-
-
 # --------------------------------------------------------------------------
 # Analyses over stored activations.
 
@@ -292,4 +181,66 @@ def projection_rows(combined: np.ndarray, singles: list[np.ndarray]) -> tuple[li
             skipped += skips
             for i, value in enumerate(b):
                 rows.append({"sample": s, "n_evidence": len(a), "layer": layer + 1, "position": i + 1, "b": float(value)})
+    return rows, skipped
+
+
+# --------------------------------------------------------------------------
+# The per-type analyses of the report.
+
+def pair_analysis(states: np.ndarray, index: list[dict], *, cv_folds: int, energy_k: int, svd: str,
+                  bootstrap_resamples: int, seed: int) -> tuple[list[dict], dict, list[dict]]:
+    """Probes, Table 8's row and ΔER of one type's conflict/consistent pairs.
+
+    ``states``: (prompts, layers, d) from the ``pairs`` prompts; ``index``:
+    their :data:`INDEX_SCHEMA` rows. Returns (probe rows, Table 8 row without
+    the type, spectral rows).
+    """
+    conflict = {r["sample_id"]: r for r in index if r["variant"] == "conflict"}
+    consistent = {r["sample_id"]: r for r in index if r["variant"] == "consistent"}
+    ids = sorted(conflict)
+    missing = [i for i in ids if i not in consistent]
+    if missing:
+        raise ValueError(f"pairs index: sample {missing[0]!r} has a conflict prompt but no consistent one")
+    rows = [conflict[i]["row"] for i in ids] + [consistent[i]["row"] for i in ids]
+    labels = np.array([1] * len(ids) + [0] * len(ids))
+    groups = np.array(list(range(len(ids))) * 2)
+    by_row = {r["row"]: r for r in index}
+    lengths = np.array([by_row[r]["n_prompt_tokens"] for r in rows])
+    n_evidence = np.array([by_row[r]["n_evidence"] for r in rows])
+    probes, info = probe_rows(states[rows], labels, groups, lengths, n_evidence, n_splits=cv_folds, seed=seed)
+    rules = Counter(conflict[i]["rule"] for i in ids)
+    table8 = {
+        "n_pairs": info["n_pairs"],
+        "n_ambiguous": sum(conflict[i]["ambiguous"] for i in ids),
+        "rules": ", ".join(f"{k} ({v})" for k, v in sorted(rules.items())),
+        "n_folds": info["n_folds"],
+        "test_fold_sizes": " ".join(map(str, info["test_fold_sizes"])),
+        "mean_tokens_conflict": float(lengths[labels == 1].mean()),
+        "mean_tokens_consistent": float(lengths[labels == 0].mean()),
+    }
+    spectral = spectral_rows(
+        states[[conflict[i]["row"] for i in ids]], states[[consistent[i]["row"] for i in ids]],
+        k=energy_k, method=svd, n_resamples=bootstrap_resamples, seed=seed,
+    )
+    return probes, table8, spectral
+
+
+def projection_analysis(states: np.ndarray, index: list[dict]) -> tuple[list[dict], int]:
+    """Mean and spread of b_i per (evidence count, layer, position) for one
+    type's ``projection`` prompts; and the count of degenerate (zeroed) b_i."""
+    by_sample: dict[str, dict[str, int]] = {}
+    for r in index:
+        by_sample.setdefault(r["sample_id"], {})[r["variant"]] = r["row"]
+    samples = sorted(by_sample)
+    combined = states[[by_sample[s]["combined"] for s in samples]]
+    singles = [states[[by_sample[s][f"single_{i}"] for i in range(1, len(by_sample[s]))]] for s in samples]
+    rows_b, skipped = projection_rows(combined, singles)
+    groups: dict[tuple, list[float]] = {}
+    for r in rows_b:
+        groups.setdefault((r["n_evidence"], r["layer"], r["position"]), []).append(r["b"])
+    rows = [
+        {"n_evidence": k, "layer": layer, "position": pos, "n_samples": len(v),
+         "mean_b": float(np.mean(v)), "std_b": float(np.std(v)), "n_degenerate": skipped}
+        for (k, layer, pos), v in sorted(groups.items())
+    ]
     return rows, skipped

@@ -1,0 +1,57 @@
+"""The arbitration read-out: the larger of the next-token logits of "A" and "B".
+
+Through the model layer's :func:`conflictlab.lm.choices.choice_logits` (one
+left-padded forward per batch, the head at the last position only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from conflictlab.arbitration.prompts import encode_arbitration_prompt
+from conflictlab.lm.choices import choice_logits, single_token_ids
+from conflictlab.lm.loading import LoadedModel
+
+
+def answer_token_ids(tokenizer, *, chat: bool) -> tuple[int, int]:
+    """Token ids of "A" and "B" as the model's next token.
+
+    After a chat template's generation prompt the answer starts a turn
+    ("A"); after the plain "Answer:" it follows a space (" A"). Each must be
+    exactly one token for this tokenizer, else the read-out is refused.
+    """
+    a, b = single_token_ids(tokenizer, ["A", "B"] if chat else [" A", " B"])
+    return a, b
+
+
+PREDICTION_SCHEMA = pa.schema(
+    [
+        pa.field("instance_id", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("logit_a", pa.float64(), nullable=False),
+        pa.field("logit_b", pa.float64(), nullable=False),
+        pa.field("predicted_letter", pa.string(), nullable=False),
+        pa.field("correct", pa.bool_(), nullable=False),
+    ]
+)
+
+
+def evaluate_instances(lm: LoadedModel, instances: pa.Table, *, model_name: str, batch_size: int = 8) -> pa.Table:
+    """A/B read-out for every instance (ties go to neither: counted wrong)."""
+    a_id, b_id = answer_token_ids(lm.tokenizer, chat=lm.has_chat_template)
+    prompts = [encode_arbitration_prompt(lm.tokenizer, p) for p in instances.column("prompt").to_pylist()]
+    logits = choice_logits(lm, prompts, (a_id, b_id), batch_size=batch_size)
+    letters = np.where(logits[:, 0] > logits[:, 1], "A", np.where(logits[:, 1] > logits[:, 0], "B", "tie"))
+    gold = instances.column("answer_letter").to_pylist()
+    return pa.table(
+        {
+            "instance_id": instances.column("instance_id"),
+            "model": [model_name] * instances.num_rows,
+            "logit_a": logits[:, 0],
+            "logit_b": logits[:, 1],
+            "predicted_letter": letters.tolist(),
+            "correct": [p == g for p, g in zip(letters.tolist(), gold)],
+        },
+        schema=PREDICTION_SCHEMA,
+    )

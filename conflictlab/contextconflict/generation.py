@@ -1,0 +1,129 @@
+"""ContextConflict generation: each sample rendered with the paper's prompt,
+checked against the context window, generated in resumable shards.
+
+The backends and the shard runner are the model layer's
+(:mod:`conflictlab.lm.generation`, :mod:`conflictlab.lm.shards`); this module
+only renders requests and names the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Callable
+
+import pyarrow as pa
+
+from conflictlab.contextconflict.prompts import build_messages, encode_messages
+from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
+from conflictlab.lm.generation import Backend, DecodingParams
+from conflictlab.lm.registry import context_limit, weights_checksum
+from conflictlab.lm.shards import STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded
+from conflictlab.lm.steering import Steering
+
+log = logging.getLogger(__name__)
+
+
+def build_request(
+    tokenizer,
+    sample: dict,
+    template: str,
+    *,
+    limit: int,
+    max_new_tokens: int,
+    on_too_long: str = "skip",
+) -> Request:
+    """Render one sample; never cut the question, never right-truncate silently.
+
+    A prompt whose length plus ``max_new_tokens`` exceeds ``limit`` gets
+    ``status=too_long``; with ``on_too_long="truncate_longest"`` the longest
+    evidence piece is shortened (by tokens, marked with ``[…]``) until the
+    prompt fits, and the cut is recorded in ``message``.
+    """
+    evidence = list(sample["evidence"])
+    budget = limit - max_new_tokens
+    cuts: list[str] = []
+    for _ in range(4 * len(evidence) + 4):
+        text, ids = encode_messages(tokenizer, build_messages(template, sample["question"], evidence))
+        over = len(ids) - budget
+        if over <= 0:
+            message = "; ".join(cuts) if cuts else None
+            return Request(sample["sample_id"], template, text, ids, STATUS_OK, message)
+        if on_too_long != "truncate_longest":
+            break
+        longest = max(range(len(evidence)), key=lambda i: len(evidence[i]))
+        piece_ids = tokenizer(evidence[longest], add_special_tokens=False)["input_ids"]
+        # Cut what is over (plus a margin: re-tokenising the cut text can
+        # merge tokens), keeping at least 16 tokens of this piece; if that is
+        # not enough the next pass cuts the then-longest piece.
+        keep = max(16, len(piece_ids) - over - 8)
+        if keep >= len(piece_ids):
+            break
+        evidence[longest] = tokenizer.decode(piece_ids[:keep]) + " […]"
+        cuts.append(f"evidence {longest + 1} truncated from {len(piece_ids)} to {keep} tokens")
+    return Request(
+        sample["sample_id"],
+        template,
+        text,
+        ids,
+        STATUS_TOO_LONG,
+        f"prompt has {len(ids)} tokens; with max_new_tokens={max_new_tokens} it exceeds the context of {limit}",
+    )
+
+
+def render_requests(tokenizer, samples: pa.Table, templates: dict[str, str], *, limit: int, max_new_tokens: int, on_too_long: str) -> list[Request]:
+    """One request per sample, with the template of its task family."""
+    requests = [
+        build_request(tokenizer, sample, templates[sample["task_family"]], limit=limit, max_new_tokens=max_new_tokens, on_too_long=on_too_long)
+        for sample in samples.to_pylist()
+    ]
+    too_long = sum(r.status == STATUS_TOO_LONG for r in requests)
+    log.info("%d requests, %d too long for a context of %d tokens", len(requests), too_long, limit)
+    return requests
+
+
+def generate_responses(
+    samples: pa.Table,
+    model_dir: str | os.PathLike,
+    *,
+    model: str,
+    settings: dict,
+    shard_dir: str | os.PathLike,
+    make_backend: Callable[[int], Backend],
+    steering_key: str | None = None,
+) -> pa.Table:
+    """All responses of one (model, samples table) job.
+
+    ``settings`` is the config's ``generation`` mapping (``backend``,
+    ``templates``, ``max_new_tokens``, ``max_model_len``, ``on_too_long``,
+    ``seed``, ``shard_size``, ``dtype``). ``make_backend(limit)`` builds the
+    backend for a context of ``limit`` tokens; it is called only when a shard
+    has to be generated. ``steering_key`` names the steering applied
+    (:meth:`conflictlab.lm.steering.Steering.key`), part of every shard's name.
+    """
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    limit = context_limit(model_dir, settings.get("max_model_len"))
+    params = DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"])
+    requests = render_requests(
+        tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=params.max_new_tokens, on_too_long=settings["on_too_long"]
+    )
+    job = GenerationJob(
+        model=model,
+        model_checksum=weights_checksum(model_dir),
+        backend=settings["backend"],
+        params=params,
+        shard_size=settings["shard_size"],
+        extra_key={"dtype": settings.get("dtype"), "limit": limit, "steering": steering_key},
+    )
+    return run_sharded(job, requests, lambda: make_backend(limit), shard_dir)
+
+
+def variant_steering(method: str, alpha: float, schedule: str | None, directions_path, *, layers=None) -> Steering | None:
+    """The hooks of one variant: its method's direction from ``directions_path``
+    (a :func:`save_directions` file) at ``alpha`` under ``schedule``; None for base."""
+    if method == "base":
+        return None
+    vectors = load_directions(directions_path)[DIRECTION_OF_METHOD[method]]
+    return Steering(vectors, alpha, schedule, None if layers is None else tuple(layers))

@@ -1,0 +1,27 @@
+"""The model layer: every benchmark runs models through these operations.
+
+* :func:`conflictlab.lm.loading.load`: a prepared model folder ->
+  :class:`~conflictlab.lm.loading.LoadedModel` (model, tokenizer, device,
+  dtype, pad and end-of-sequence ids, chat template);
+  :func:`conflictlab.lm.registry.prepare_model` materialises a configured
+  source into such a folder.
+* generation (:mod:`conflictlab.lm.generation`): ``HFBackend``,
+  ``VLLMBackend`` (:mod:`conflictlab.lm.vllm_engine`) and ``OpenAIBackend``
+  behind one ``generate(prompts, params)`` interface;
+  :func:`conflictlab.lm.backends.generation_backend` picks one from settings;
+  sharded, resumable jobs in :mod:`conflictlab.lm.shards`;
+  :func:`conflictlab.lm.server.serve_vllm` runs an OpenAI-compatible server.
+* :func:`conflictlab.lm.likelihood.loglikelihoods` of continuations, with
+  :class:`conflictlab.lm.subsets.SubsetScorer` as the prefix-sharing fast
+  path for coalition values.
+* :func:`conflictlab.lm.choices.choice_logits` over fixed answer tokens.
+* :func:`conflictlab.lm.hidden.hidden_states`: every layer's residual stream
+  at the last token, one forward.
+* :class:`conflictlab.lm.steering.Steering`: hooks that add a direction to
+  decoder layers.
+* :mod:`conflictlab.lm.batching`: the one batching helper and out-of-memory policy.
+
+The layer takes token ids (or rendered messages) and never imports a
+benchmark package. This file imports nothing, so that a rule's code hash and
+environment cover only the submodules its script uses.
+"""

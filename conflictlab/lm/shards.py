@@ -1,0 +1,150 @@
+"""Sharded, resumable generation jobs and the response table they write.
+
+A job's requests (token-id prompts, rendered by a benchmark) are cut into
+shards; each shard is written atomically under a name that hashes everything
+that determines its content, so a restarted job with the same inputs and
+settings reuses the shards it finds and generates only the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from conflictlab.io import write_parquet
+from conflictlab.lm.generation import Backend, Completion, DecodingParams
+
+log = logging.getLogger(__name__)
+
+RESPONSE_SCHEMA = pa.schema(
+    [
+        pa.field("sample_id", pa.string(), nullable=False),
+        pa.field("template", pa.string(), nullable=False),
+        pa.field("prompt", pa.string(), nullable=False),
+        pa.field("response", pa.string()),
+        pa.field("response_token_ids", pa.list_(pa.int32())),
+        pa.field("n_prompt_tokens", pa.int32(), nullable=False),
+        pa.field("n_response_tokens", pa.int32()),
+        pa.field("finish_reason", pa.string()),
+        pa.field("backend", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("model_checksum", pa.string(), nullable=False),
+        pa.field("decoding", pa.string(), nullable=False),
+        pa.field("seed", pa.int64(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("message", pa.string()),
+    ]
+)
+
+STATUS_OK, STATUS_TOO_LONG = "ok", "too_long"
+
+
+@dataclass
+class Request:
+    sample_id: str
+    template: str
+    prompt: str
+    prompt_ids: list[int]
+    status: str = STATUS_OK
+    message: str | None = None
+
+
+@dataclass
+class GenerationJob:
+    """Everything that fixes a job's output besides the requests themselves."""
+
+    model: str
+    model_checksum: str
+    backend: str
+    params: DecodingParams
+    shard_size: int = 64
+    extra_key: dict = field(default_factory=dict)
+
+    def shard_name(self, index: int, requests: Sequence[Request]) -> str:
+        digest = hashlib.sha256()
+        digest.update(json.dumps([self.model_checksum, self.backend, self.params.to_json(), self.extra_key], sort_keys=True).encode())
+        for r in requests:
+            digest.update(r.sample_id.encode() + b"\0" + bytes(str(r.prompt_ids), "ascii") + b"\0" + r.status.encode())
+        return f"shard-{index:05d}-{digest.hexdigest()[:16]}.parquet"
+
+
+def _rows(job: GenerationJob, requests: Sequence[Request], completions: Sequence[Completion | None]) -> list[dict]:
+    rows = []
+    for request, completion in zip(requests, completions):
+        rows.append(
+            {
+                "sample_id": request.sample_id,
+                "template": request.template,
+                "prompt": request.prompt,
+                "response": None if completion is None else completion.text,
+                "response_token_ids": None if completion is None else completion.token_ids,
+                "n_prompt_tokens": len(request.prompt_ids),
+                "n_response_tokens": None if completion is None else len(completion.token_ids),
+                "finish_reason": None if completion is None else completion.finish_reason,
+                "backend": job.backend,
+                "model": job.model,
+                "model_checksum": job.model_checksum,
+                "decoding": job.params.to_json(),
+                "seed": job.params.seed,
+                "status": request.status,
+                "message": request.message,
+            }
+        )
+    return rows
+
+
+def run_sharded(
+    job: GenerationJob,
+    requests: Sequence[Request],
+    make_backend: Callable[[], Backend],
+    shard_dir: str | os.PathLike,
+) -> pa.Table:
+    """Generate every ``ok`` request shard by shard; reuse finished shards.
+
+    ``make_backend`` is called at most once, when the first shard needs
+    generating, so a fully resumed job never loads the model. Returns the
+    table in request order.
+    """
+    backend: Backend | None = None
+    shard_dir = Path(shard_dir)
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    tables = []
+    reused = 0
+    for index, start in enumerate(range(0, len(requests), job.shard_size)):
+        shard = list(requests[start : start + job.shard_size])
+        path = shard_dir / job.shard_name(index, shard)
+        if path.exists():
+            tables.append(pq.read_table(path, schema=RESPONSE_SCHEMA))
+            reused += 1
+            continue
+        todo = [i for i, r in enumerate(shard) if r.status == STATUS_OK]
+        completions: list[Completion | None] = [None] * len(shard)
+        if todo:
+            if backend is None:
+                backend = make_backend()
+            for i, completion in zip(todo, backend.generate([shard[i].prompt_ids for i in todo], job.params)):
+                completions[i] = completion
+        table = pa.Table.from_pylist(_rows(job, shard, completions), schema=RESPONSE_SCHEMA)
+        write_parquet(table, path, RESPONSE_SCHEMA)
+        tables.append(table)
+        log.info("shard %d: %d requests (%d generated) -> %s", index, len(shard), len(todo), path.name)
+    log.info("%d shards reused from an earlier run", reused)
+    if not tables:
+        return RESPONSE_SCHEMA.empty_table()
+    return pa.concat_tables(tables)
+
+
+def finish_shards(shard_dir: str | os.PathLike) -> None:
+    """Remove a job's shards once its output file is written."""
+    shutil.rmtree(shard_dir, ignore_errors=True)
+
+

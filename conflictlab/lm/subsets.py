@@ -1,0 +1,228 @@
+"""Coalition values v(S) for Shapley attribution, batched and prefix-sharing.
+
+A game is one response R to a context made of a prefix, any subset S of n
+pieces, and a suffix, as token segments (:class:`Game`); how a benchmark
+renders them is its own (ContextConflict: :mod:`conflictlab.contextconflict.scoring`).
+The value of S is the length-normalised log-likelihood of R:
+
+    v(S) = (1/|R|) Σ_t log p(r_t | r_<t, prefix, E_S, suffix)
+
+:class:`SubsetScorer` walks the subsets depth-first in piece order. The
+first forward is the empty set's full row (prefix, suffix, response); its
+cache, cut back to the prefix, is the root. A node S holds the KV cache of
+``prefix + E_S``; all its children S ∪ {i} (i > max S) are scored in one
+batched forward of ``piece_i + suffix + response`` rows on top of that shared
+cache, right-padded (causal attention never looks at the padding), and each
+child's cache is the row's cache cropped after its piece. So each piece
+segment is forwarded once per trie node, never re-forwarded for every
+superset. Rows stop at the response's second-to-last token (the last one
+predicts nothing); the LM head runs only at the positions that predict
+response tokens (:func:`conflictlab.lm.likelihood.token_logprobs`). Rows are
+cut into forwards by :func:`conflictlab.lm.batching.batches` under a token
+budget (rows × row length; the shared cache is not counted).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from conflictlab.lm.batching import BatchPolicy, batches, pad_batch
+from conflictlab.lm.likelihood import response_means
+
+
+@dataclass(frozen=True)
+class Game:
+    """Token segments of one (sample, response) attribution game."""
+
+    prefix: list[int]
+    pieces: list[list[list[int]]]  # pieces[i][k - 1]: piece i rendered as the k-th of its subset
+    suffix: list[int]
+    response: list[int]
+
+    @property
+    def n(self) -> int:
+        return len(self.pieces)
+
+    def piece(self, i: int, k: int) -> list[int]:
+        return self.pieces[i][k - 1]
+
+    def sequence(self, mask: int) -> list[int]:
+        """The full token sequence of subset ``mask`` (the plain, unshared form)."""
+        ids = list(self.prefix)
+        k = 0
+        for i in range(self.n):
+            if mask >> i & 1:
+                k += 1
+                ids += self.piece(i, k)
+        return ids + self.suffix + self.response
+
+    def naive_tokens(self, masks: Iterable[int]) -> int:
+        return sum(len(self.sequence(m)) for m in masks)
+
+
+@dataclass
+class ScoreStats:
+    tokens_forwarded: int = 0  # real (unpadded) tokens through the model
+    tokens_padded: int = 0  # padding added to batch rows
+    naive_tokens: int = 0  # what one full forward per subset would process
+    forwards: int = 0
+    head_positions: int = 0  # positions where the LM head ran (those predicting response tokens)
+
+
+def _fork(cache, rows=None, keep: int | None = None, repeat: int | None = None):
+    """A new cache sharing ``cache``'s tensors: selected rows, cut to ``keep``
+    positions, or repeated ``repeat`` times along the batch.
+
+    The layers' ``update`` concatenates into new tensors, so a fork never
+    changes its parent.
+    """
+    new = copy.copy(cache)
+    new.layers = [copy.copy(layer) for layer in cache.layers]
+    for layer in new.layers:
+        keys, values = layer.keys, layer.values
+        if rows is not None:
+            keys, values = keys[rows], values[rows]
+        if keep is not None:
+            keys, values = keys[..., :keep, :], values[..., :keep, :]
+        if repeat is not None:
+            keys = keys.expand(repeat, *keys.shape[1:])
+            values = values.expand(repeat, *values.shape[1:])
+        layer.keys, layer.values = keys, values
+    return new
+
+
+@dataclass
+class _Row:
+    mask: int
+    tokens: list[int]
+    piece_len: int  # tokens of the new piece
+    scored: bool  # whether this row's subset needs a value
+
+
+@dataclass
+class SubsetScorer:
+    """Coalition values of many games under one causal LM.
+
+    ``token_budget`` bounds rows × row length of one batched forward (the
+    shared cache is not counted); it halves on out-of-memory.
+    """
+
+    model: object
+    token_budget: int = 4096
+    stats: ScoreStats = field(default_factory=ScoreStats)
+
+    def __post_init__(self):
+        import torch
+
+        self.device = next(self.model.parameters()).device
+        self.policy = BatchPolicy(token_budget=self.token_budget)
+        self._torch = torch
+
+    # -- one batched forward over rows sharing a cache ---------------------
+    def _forward_rows(self, cache, rows: list[_Row], game: Game):
+        torch = self._torch
+        # Right padding with any id: causal attention never looks at it.
+        ids, _ = pad_batch([r.tokens for r in rows], game.response[-1], side="right")
+        width = ids.shape[1]
+        batch_cache = _fork(cache, repeat=len(rows))
+        with torch.inference_mode():
+            out = self.model.get_decoder()(input_ids=ids.to(self.device), past_key_values=batch_cache, use_cache=True)
+        self.stats.forwards += 1
+        self.stats.tokens_forwarded += sum(len(r.tokens) for r in rows)
+        self.stats.tokens_padded += sum(width - len(r.tokens) for r in rows)
+        scored = [(j, r) for j, r in enumerate(rows) if r.scored]
+        self.stats.head_positions += len(scored) * len(game.response)
+        means = response_means(
+            self.model, out.last_hidden_state, [j for j, _ in scored],
+            [r.piece_len + len(game.suffix) for _, r in scored], game.response,
+        )
+        return {r.mask: m for (_, r), m in zip(scored, means)}, out.past_key_values
+
+    def _run_rows(self, cache, rows: list[_Row], game: Game):
+        """Rows in order, in forwards within the token budget; yields (chunk, values, cache)."""
+        run = lambda idx: self._forward_rows(cache, [rows[i] for i in idx], game)  # noqa: E731
+        for idx, (values, new_cache) in batches([len(r.tokens) for r in rows], run, self.policy, order=range(len(rows))):
+            yield [rows[i] for i in idx], values, new_cache
+
+    # -- the depth-first walk ---------------------------------------------
+    def values(self, game: Game, masks: Iterable[int] | None = None) -> dict[int, float]:
+        """v(S) for every mask in ``masks`` (default: all 2**n subsets)."""
+        torch = self._torch
+        from transformers import DynamicCache
+
+        if not game.response:
+            raise ValueError("cannot score an empty response")
+        wanted = set(range(1 << game.n)) if masks is None else set(masks)
+        # Trie nodes to visit: every wanted mask and each of its prefixes in
+        # evidence order (drop the highest piece repeatedly).
+        visit = set()
+        for m in wanted:
+            while m:
+                visit.add(m)
+                m &= ~(1 << (m.bit_length() - 1))
+        self.stats.naive_tokens += game.naive_tokens(wanted)
+
+        # The root forward is the empty set's row, prefix + tail, whose cache
+        # is then cut back to the prefix: v(∅) costs no forward and no padding
+        # of its own. A cache without per-layer config: full (non-sliding)
+        # layers that keep every position, so crops are always valid.
+        tail = game.suffix + game.response[:-1]  # the last response token predicts nothing
+        first_row = game.prefix + (tail if 0 in wanted else [])
+        cache = DynamicCache()
+        with torch.inference_mode():
+            out = self.model.get_decoder()(input_ids=torch.tensor([first_row], device=self.device), past_key_values=cache, use_cache=True)
+        self.stats.forwards += 1
+        self.stats.tokens_forwarded += len(first_row)
+        results: dict[int, float] = {}
+        if 0 in wanted:
+            self.stats.head_positions += len(game.response)
+            start = len(game.prefix) + len(game.suffix)
+            results[0] = response_means(self.model, out.last_hidden_state, [0], [start], game.response)[0]
+
+        stack = [(0, _fork(out.past_key_values, keep=len(game.prefix)), len(game.prefix), 0)]  # (mask, cache, cache length, depth)
+        while stack:
+            mask, node_cache, node_len, depth = stack.pop()
+            first = mask.bit_length()  # children add pieces after the last one in S
+            rows = []
+            for i in range(first, game.n):
+                child = mask | 1 << i
+                if child not in visit:
+                    continue
+                piece = game.piece(i, depth + 1)
+                scored = child in wanted
+                rows.append(_Row(child, piece + tail if scored else piece, len(piece), scored))
+            if not rows:
+                continue
+            children = []
+            for chunk, values, batch_cache in self._run_rows(node_cache, rows, game):
+                results.update(values)
+                for j, r in enumerate(chunk):
+                    if r.mask.bit_length() < game.n and any(
+                        (r.mask | 1 << i) in visit for i in range(r.mask.bit_length(), game.n)
+                    ):
+                        children.append((r.mask, _fork(batch_cache, rows=slice(j, j + 1), keep=node_len + r.piece_len), node_len + r.piece_len, depth + 1))
+            stack.extend(reversed(children))
+        return {m: results[m] for m in sorted(wanted)}
+
+
+def reference_values(model, game: Game, masks: Iterable[int] | None = None) -> dict[int, float]:
+    """The plain way (the paper code's): one full forward per subset, batch 1,
+    log-softmax over the whole sequence. Slow; used to check the scorer."""
+    import torch
+
+    masks = range(1 << game.n) if masks is None else masks
+    device = next(model.parameters()).device
+    values = {}
+    for mask in masks:
+        ids = game.sequence(mask)
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([ids], device=device)).logits[0].float()
+        logprobs = torch.log_softmax(logits, dim=-1)
+        start = len(ids) - len(game.response)
+        target = torch.tensor(game.response, device=device)
+        values[mask] = float(logprobs[start - 1 : len(ids) - 1].gather(1, target[:, None]).mean())
+    return values
+
+

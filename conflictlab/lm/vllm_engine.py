@@ -1,0 +1,57 @@
+"""The in-process vLLM backend (see :mod:`conflictlab.lm.generation` for the interface)."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from conflictlab.lm.generation import Completion, DecodingParams, strip_stop
+from conflictlab.lm.loading import end_of_sequence_ids
+
+
+class VLLMBackend:
+    """vLLM ``LLM.generate`` on token-id prompts, all of them in one call."""
+
+    name = "vllm"
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike,
+        *,
+        dtype: str = "bfloat16",
+        max_model_len: int | None = None,
+        tensor_parallel_size: int = 1,
+        seed: int = 0,
+        **engine_args,
+    ):
+        from vllm import LLM
+
+        self.llm = LLM(
+            model=str(model_dir),
+            dtype=dtype,
+            max_model_len=max_model_len,
+            tensor_parallel_size=tensor_parallel_size,
+            seed=seed,
+            **engine_args,
+        )
+        self.eos_ids = frozenset(self.llm.get_tokenizer().all_special_ids) & _generation_eos(model_dir)
+
+    def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
+        from vllm import SamplingParams
+
+        sampling = SamplingParams(temperature=0.0, max_tokens=params.max_new_tokens, seed=params.seed)
+        outputs = self.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], sampling, use_tqdm=True)
+        completions = []
+        for output in outputs:
+            best = output.outputs[0]
+            tokens, _ = strip_stop(best.token_ids, self.eos_ids)
+            completions.append(Completion(tokens, best.text, best.finish_reason))
+        return completions
+
+
+def _generation_eos(model_dir) -> frozenset[int]:
+    from transformers import AutoTokenizer, GenerationConfig
+
+    return end_of_sequence_ids(GenerationConfig.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir))
+
+

@@ -1,3 +1,0 @@
-#!/usr/bin/env bash
-set -euo pipefail
-bash envs/library.post-deploy.sh
