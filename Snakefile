@@ -21,7 +21,7 @@ include: "rules/common.smk"
 
 wildcard_constraints:
     conflict_type=f"({'|'.join(CONFLICT_TYPES)})(-shuffled)?",
-    model=f"[A-Za-z0-9][A-Za-z0-9._-]*(@({STEERING_VARIANT}))?",
+    model=f"[A-Za-z0-9][A-Za-z0-9._-]*(@({VARIANT_PATTERN}))?",
 
 
 include: "rules/data.smk"

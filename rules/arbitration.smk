@@ -1,15 +1,18 @@
+ARBITRATION_INSTANCE_KEYS = ("n_per_setting", "seeds", "domain", "answer_choices", "trajectory", "tool_min_distance", "sensitivity")
+
+
 rule arbitration_generate:
     """The synthetic arbitration instances: main settings and sensitivity sweeps."""
     output:
         main="results/arbitration/instances.parquet",
         sensitivity="results/arbitration/sensitivity_instances.parquet",
     params:
-        settings=config["arbitration"],
-        code=library_hash("arbitration", "io"),
+        settings=subset(config["arbitration"], *ARBITRATION_INSTANCE_KEYS),
+        code=code_hash("arbitration_generate.py"),
     log:
         "results/logs/arbitration_generate.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/arbitration_generate.py"
 
@@ -21,10 +24,10 @@ rule arbitration_evaluate:
         sensitivity="results/arbitration/sensitivity_instances.parquet",
         model="resources/models/{model}",
     output:
-        "results/arbitration/{model}/predictions.parquet",
+        predictions="results/arbitration/{model}/predictions.parquet",
     params:
-        settings=config["arbitration"],
-        code=library_hash("arbitration", "models", "packed_linear"),
+        settings=subset(config["arbitration"], "batch_size", "dtype"),
+        code=code_hash("arbitration_evaluate.py"),
     log:
         "results/logs/arbitration_evaluate/{model}.log",
     benchmark:
@@ -34,7 +37,7 @@ rule arbitration_evaluate:
         gpu=GPU_FOR_GENERATION,
         mem_mb=16000,
     conda:
-        "../envs/generate.yaml"
+        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/arbitration_evaluate.py"
 
@@ -46,15 +49,16 @@ rule arbitration_report:
         sensitivity="results/arbitration/sensitivity_instances.parquet",
         predictions=expand("results/arbitration/{model}/predictions.parquet", model=config["arbitration"]["models"]),
     output:
-        [
-            reported(p, ARBITRATION_CAPTIONS[p], "Evidence arbitration") if p in ARBITRATION_CAPTIONS else p
-            for p in ARBITRATION_REPORT
-        ],
+        **flagged(
+            arbitration_outputs(),
+            {"fig4_png": "arbitration_fig4", "accuracy_csv": "arbitration_accuracy", "sensitivity_csv": "arbitration_sensitivity"},
+            "Evidence arbitration",
+        ),
     params:
-        code=library_hash("arbitration", "figures", "tables"),
+        code=code_hash("arbitration_report.py"),
     log:
         "results/logs/arbitration_report.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/arbitration_report.py"

@@ -1,25 +1,39 @@
-import hashlib
+# Helpers shared by every rule file: names imported from the library (defined
+# once there), config subsets per rule, code hashes, and the target lists that
+# `rule all` and the HTML report collect.
+
 import json
 import sys
 from pathlib import Path
 
+from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES, TASK_FAMILY
+from conflictlab.contextconflict.steering import (
+    VARIANT_PATTERN,
+    all_variants,
+    parse_variant,
+    table4_variants,
+    variant_schedule,
+)
+from conflictlab.provenance import code_hash as _code_hash
+
 REPO = Path(workflow.basedir)
-CONFLICT_TYPES = ("ambiguity", "granularity", "perspective", "inferential", "misinformation", "temporal")
-REASONING_TYPES = [t for t in ("inferential", "misinformation", "temporal") if t in config["conflict_types"]]
-SUMMARIZATION_TYPES = [t for t in ("ambiguity", "granularity", "perspective") if t in config["conflict_types"]]
-ARBITRATION_REPORT = [
-    "results/figures/arbitration_fig4.png",
-    "results/figures/arbitration_fig4.pdf",
-    "results/tables/arbitration_accuracy.md",
-    "results/tables/arbitration_accuracy.csv",
-    "results/tables/arbitration_sensitivity.md",
-    "results/tables/arbitration_sensitivity.csv",
-]
-ARBITRATION_CAPTIONS = {
-    "results/figures/arbitration_fig4.png": "arbitration_fig4",
-    "results/tables/arbitration_accuracy.csv": "arbitration_accuracy",
-    "results/tables/arbitration_sensitivity.csv": "arbitration_sensitivity",
-}
+REASONING_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "reasoning"]
+SUMMARIZATION_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "summarization"]
+
+
+def code_hash(script):
+    """Digest of every conflictlab module workflow/scripts/<script> imports,
+    directly or transitively (conflictlab.provenance), so that an edit to any
+    of them reruns the rule and an edit elsewhere does not."""
+    return _code_hash(REPO / "workflow" / "scripts" / script, REPO)
+
+
+def subset(mapping, *keys):
+    """Only ``keys`` of a config mapping: a rule's params hold exactly the
+    settings it reads, so editing another key reruns nothing."""
+    return {key: mapping[key] for key in keys if key in mapping}
+
+
 # Model jobs take half the cores (Snakemake sets OMP_NUM_THREADS, which torch
 # follows), so two run side by side: their start-up (imports, model load) is
 # single-threaded, and on the 2-core demo machine two 1-thread jobs finish the
@@ -37,51 +51,59 @@ def generation_threads(wildcards):
 GPU_FOR_GENERATION = 1 if config["generation"]["backend"] == "vllm" else 0
 
 
+def generation_params():
+    """The generation settings the chosen backend reads."""
+    generation = config["generation"]
+    common = ("backend", "templates", "max_new_tokens", "max_model_len", "on_too_long", "seed", "shard_size", "dtype")
+    own = {"hf": ("batch_size",), "vllm": ("tensor_parallel_size", "vllm"), "openai": ("endpoint",)}
+    return subset(generation, *common, *own[generation["backend"]])
+
+
+def data_params():
+    """The data settings build_subset reads for the configured source."""
+    data = config["data"]
+    source = ("root",) if data["source"] == "released" else ("hf_dataset", "hf_revision")
+    return subset(data, "source", *source, "max_per_subset", "seed", "on_error")
+
+
 def reported(path, caption, category):
     """``path`` flagged for the HTML report, with report/<caption>.rst as caption."""
     return report(path, caption=f"../report/{caption}.rst", category=category)
 
 
-def reported_pngs(paths, caption, category):
-    """Every PNG of ``paths`` flagged for the report; other files as they are."""
-    return [reported(p, caption, category) if p.endswith(".png") else p for p in paths]
+def flagged(outputs, captions, category):
+    """``outputs`` with the keys in ``captions`` flagged for the report (each
+    path of a list value)."""
+
+    def flag(key, value):
+        if key not in captions:
+            return value
+        if isinstance(value, list):
+            return [reported(p, captions[key], category) for p in value]
+        return reported(value, captions[key], category)
+
+    return {key: flag(key, value) for key, value in outputs.items()}
 
 
-def library_hash(*modules):
-    """Digest of the conflictlab modules behind a job, so that code edits rerun it."""
-    digest = hashlib.sha256()
-    for module in modules:
-        digest.update((REPO / "conflictlab" / f"{module}.py").read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def check_model_names():
-    named = (
-        config["generators"]
-        + config["scorers"]
-        + config["arbitration"]["models"]
-        + config["mechanistic"]["models"]
-        + config["steering"]["models"]
-    )
-    unknown = sorted(set(named) - set(config["models"]))
-    if unknown:
-        raise ValueError(
-            "config: generators/scorers/arbitration.models/mechanistic.models/steering.models name models missing from 'models': "
-            + ", ".join(unknown)
-        )
-
-
-check_model_names()
+MODEL_LISTS = ("generators", "scorers")
+SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering")
 
 
 def used_models():
-    return sorted(
-        set(config["generators"])
-        | set(config["scorers"])
-        | set(config["arbitration"]["models"])
-        | set(config["mechanistic"]["models"])
-        | set(config["steering"]["models"])
-    )
+    """Every model a configured rule runs (each is prepared once)."""
+    named = [m for key in MODEL_LISTS for m in config[key]]
+    named += [m for section in SECTION_MODEL_LISTS for m in config[section]["models"]]
+    return sorted(set(named))
+
+
+def check_model_names():
+    unknown = sorted(set(used_models()) - set(config["models"]))
+    if unknown:
+        lists = "/".join(list(MODEL_LISTS) + [f"{s}.models" for s in SECTION_MODEL_LISTS])
+        raise ValueError(f"config: {lists} name models missing from 'models': " + ", ".join(unknown))
+
+
+check_model_names()
 
 
 def model_config(wildcards):
@@ -108,105 +130,111 @@ def subset_inputs(wildcards):
     return sorted(str(p) for p in folder.rglob("*.json"))
 
 
-def all_targets():
-    return report_inputs() + ["results/report.html"]
-
-
-def report_inputs():
-    """Every result of the configured workflow (the HTML report waits for all of them)."""
-    targets = expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"])
-    targets += [model_dir(name) for name in used_models()]
-    targets += expand(
-        "results/responses/{model}/{conflict_type}.parquet",
-        model=config["generators"],
-        conflict_type=config["conflict_types"],
-    )
-    if REASONING_TYPES:
-        targets += ["results/tables/accuracy.md", "results/tables/accuracy.csv"]
-    if SUMMARIZATION_TYPES and config["scorers"]:
-        targets += balance_targets()
-    if config["arbitration"]["models"]:
-        targets += ARBITRATION_REPORT
-    for model in config["mechanistic"]["models"]:
-        targets += mechanistic_outputs(model)
-    if config["steering"]["models"]:
-        targets += steering_outputs()
-    return targets
-
-
-def mechanistic_outputs(model):
-    figures = [f"results/figures/fig{n}_{name}_{model}.{ext}" for n, name in ((2, "probes"), (3, "projection"), (4, "spectral")) for ext in ("png", "pdf")]
-    tables = [f"results/tables/table8_{model}.{ext}" for ext in ("md", "csv")]
-    data = [f"results/mechanistic/{model}/{name}.parquet" for name in ("probes", "spectral", "projection")]
-    return data + tables + figures
-
-
-def balance_targets():
-    targets = expand("results/tables/{table}.{ext}", table=["balance", "table3", "table6"], ext=["md", "csv"])
-    targets += expand(
-        "results/figures/position_{kind}_{model}.{ext}",
-        kind=["bars", "pies"],
-        model=config["generators"],
-        ext=["png", "pdf"],
-    )
-    targets += expand(
-        "results/tables/table{n}_{model}.{ext}", n=[9, 10], model=config["generators"], ext=["md", "csv"]
-    )
-    return targets
-
-
 def default_scorer():
     """The first configured scorer: the one the figures, Table 3 and the shuffle
     tables use (None without scorers; those targets are then not requested)."""
     return config["scorers"][0] if config["scorers"] else None
 
 
-# Steering variants. A steered rerun is a pseudo-model "name@variant" so that the
-# accuracy, Shapley and attribution rules score it unchanged: "base" (no
-# steering, same decoding as the steered runs) or "<method>-a<alpha>".
-STEERING_METHODS = ("all_tokens", "first_generated", "cas")
-STEERING_VARIANT = r"base|(all_tokens|first_generated|cas)-a[0-9.]+"
+# --------------------------------------------------------------------------
+# Output paths that more than one rule names (the producing rule and a
+# collector), written once here.
 
 
-def steering_variant(method, alpha):
-    return f"{method}-a{alpha:g}"
+def accuracy_outputs():
+    return {"md": "results/tables/accuracy.md", "csv": "results/tables/accuracy.csv"}
 
 
-def table4_variants():
-    alpha = config["steering"]["alpha"]
-    return ["base"] + [steering_variant(m, alpha) for m in STEERING_METHODS]
+def balance_outputs():
+    generators = config["generators"]
+    figures = lambda kind, ext: [f"results/figures/position_{kind}_{m}.{ext}" for m in generators]  # noqa: E731
+    return {
+        "balance_md": "results/tables/balance.md",
+        "balance_csv": "results/tables/balance.csv",
+        "table6_md": "results/tables/table6.md",
+        "table6_csv": "results/tables/table6.csv",
+        "positions": "results/tables/position_shares.csv",
+        "bars_png": figures("bars", "png"),
+        "bars_pdf": figures("bars", "pdf"),
+        "pies_png": figures("pies", "png"),
+        "pies_pdf": figures("pies", "pdf"),
+    }
 
 
-def sweep_variants():
-    return [steering_variant(m, a) for m in ("all_tokens", "first_generated") for a in config["steering"]["alpha_sweep"]]
+def table3_outputs():
+    return {"table3_md": "results/tables/table3.md", "table3_csv": "results/tables/table3.csv"}
+
+
+def shuffle_outputs(model):
+    return {
+        "presented_md": f"results/tables/table9_{model}.md",
+        "presented_csv": f"results/tables/table9_{model}.csv",
+        "original_md": f"results/tables/table10_{model}.md",
+        "original_csv": f"results/tables/table10_{model}.csv",
+    }
+
+
+def arbitration_outputs():
+    return {
+        "fig4_png": "results/figures/arbitration_fig4.png",
+        "fig4_pdf": "results/figures/arbitration_fig4.pdf",
+        "accuracy_md": "results/tables/arbitration_accuracy.md",
+        "accuracy_csv": "results/tables/arbitration_accuracy.csv",
+        "sensitivity_md": "results/tables/arbitration_sensitivity.md",
+        "sensitivity_csv": "results/tables/arbitration_sensitivity.csv",
+    }
+
+
+def mechanistic_outputs(model):
+    figure = lambda n, name, ext: f"results/figures/fig{n}_{name}_{model}.{ext}"  # noqa: E731
+    return {
+        "probes": f"results/mechanistic/{model}/probes.parquet",
+        "spectral": f"results/mechanistic/{model}/spectral.parquet",
+        "projection": f"results/mechanistic/{model}/projection.parquet",
+        "table8_md": f"results/tables/table8_{model}.md",
+        "table8_csv": f"results/tables/table8_{model}.csv",
+        "fig2_png": figure(2, "probes", "png"),
+        "fig2_pdf": figure(2, "probes", "pdf"),
+        "fig3_png": figure(3, "projection", "png"),
+        "fig3_pdf": figure(3, "projection", "pdf"),
+        "fig4_png": figure(4, "spectral", "png"),
+        "fig4_pdf": figure(4, "spectral", "pdf"),
+    }
+
+
+def table4_outputs():
+    models = config["steering"]["models"]
+    return {
+        "table4_md": "results/tables/table4.md",
+        "table4_tex": "results/tables/table4.tex",
+        "table4_csv": "results/tables/table4.csv",
+        "fig31_png": [f"results/figures/fig31_alpha_{m}.png" for m in models],
+        "fig31_pdf": [f"results/figures/fig31_alpha_{m}.pdf" for m in models],
+    }
+
+
+def flatten(outputs):
+    paths = []
+    for value in outputs.values():
+        paths += value if isinstance(value, list) else [value]
+    return paths
+
+
+# --------------------------------------------------------------------------
+# Steering variants (names and parsing live in conflictlab.contextconflict.steering).
 
 
 def steering_variants():
-    return list(dict.fromkeys(table4_variants() + sweep_variants()))
+    return all_variants(config["steering"]["alpha"], config["steering"]["alpha_sweep"])
 
 
-def parse_variant(variant):
-    """(method, alpha) of a variant name; ("base", 0.0) for the unsteered rerun."""
-    if variant == "base":
-        return "base", 0.0
-    method, alpha = variant.rsplit("-a", 1)
-    return method, float(alpha)
-
-
-def variant_schedule(variant):
-    """The injection schedule of a variant (None for base)."""
-    method, _ = parse_variant(variant)
-    if method == "base":
-        return None
-    return config["steering"]["cas_schedule"] if method == "cas" else method
-
-
-def steering_generation_settings():
+def steering_generation_params():
     """The generation settings of steered reruns: hf, with steering's length,
     batch size and precision."""
     steering = config["steering"]
+    generation = subset(config["generation"], "templates", "max_model_len", "on_too_long", "seed", "shard_size")
     return {
-        **config["generation"],
+        **generation,
         "backend": "hf",
         "max_new_tokens": steering["max_new_tokens"],
         "batch_size": steering["batch_size"],
@@ -230,9 +258,33 @@ def steering_metric_inputs(wildcards=None):
     return inputs
 
 
-def steering_outputs():
-    targets = expand("results/tables/table4.{ext}", ext=["md", "tex", "csv"])
+# --------------------------------------------------------------------------
+# What `rule all` and the HTML report collect: every result of the
+# configured workflow, from the output helpers above.
+
+
+def report_inputs():
+    targets = expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"])
+    targets += [model_dir(name) for name in used_models()]
     targets += expand(
-        "results/figures/fig31_alpha_{model}.{ext}", model=config["steering"]["models"], ext=["png", "pdf"]
+        "results/responses/{model}/{conflict_type}.parquet",
+        model=config["generators"],
+        conflict_type=config["conflict_types"],
     )
+    if REASONING_TYPES:
+        targets += flatten(accuracy_outputs())
+    if SUMMARIZATION_TYPES and config["scorers"]:
+        targets += flatten(balance_outputs()) + flatten(table3_outputs())
+        for model in config["generators"]:
+            targets += flatten(shuffle_outputs(model))
+    if config["arbitration"]["models"]:
+        targets += flatten(arbitration_outputs())
+    for model in config["mechanistic"]["models"]:
+        targets += flatten(mechanistic_outputs(model))
+    if config["steering"]["models"]:
+        targets += flatten(table4_outputs())
     return targets
+
+
+def all_targets():
+    return report_inputs() + ["results/report.html"]

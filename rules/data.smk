@@ -8,8 +8,8 @@ rule build_subset:
     wildcard_constraints:
         conflict_type="|".join(CONFLICT_TYPES),
     params:
-        data=config["data"],
-        code=library_hash("dataset", "io"),
+        data=data_params(),
+        code=code_hash("build_subset.py"),
     log:
         "results/logs/build_subset/{conflict_type}.log",
     benchmark:
@@ -17,7 +17,7 @@ rule build_subset:
     resources:
         mem_mb=2000,
     conda:
-        "../envs/data.yaml"
+        "../envs/datasets.yaml"
     script:
         "../workflow/scripts/build_subset.py"
 
@@ -25,17 +25,17 @@ rule build_subset:
 rule shuffle_evidence:
     """A summarization type with every sample's evidence in a seeded random order."""
     input:
-        "results/data/{conflict_type}.parquet",
+        samples="results/data/{conflict_type}.parquet",
     output:
-        "results/data/{conflict_type}-shuffled.parquet",
+        samples="results/data/{conflict_type}-shuffled.parquet",
     wildcard_constraints:
         conflict_type="|".join(CONFLICT_TYPES),
     params:
         seed=config["data"]["seed"],
-        code=library_hash("dataset", "io"),
+        code=code_hash("shuffle_evidence.py"),
     log:
         "results/logs/shuffle_evidence/{conflict_type}.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/datasets.yaml"
     script:
         "../workflow/scripts/shuffle_evidence.py"

@@ -4,13 +4,13 @@ rule generate:
         samples="results/data/{conflict_type}.parquet",
         model="resources/models/{model}",
     output:
-        "results/responses/{model}/{conflict_type}.parquet",
+        responses="results/responses/{model}/{conflict_type}.parquet",
     wildcard_constraints:
         model="[A-Za-z0-9][A-Za-z0-9._-]*",  # steered reruns (name@variant) come from steered_generate
     params:
-        generation=config["generation"],
+        generation=generation_params(),
         shard_dir=lambda wildcards: f"results/responses/{wildcards.model}/.shards/{wildcards.conflict_type}",
-        code=library_hash("generation", "prompts", "models", "io"),
+        code=code_hash("generate.py"),
     log:
         "results/logs/generate/{model}/{conflict_type}.log",
     benchmark:
@@ -20,6 +20,6 @@ rule generate:
         gpu=GPU_FOR_GENERATION,
         mem_mb=16000,
     conda:
-        "../envs/generate.yaml"
+        "../envs/vllm.yaml"
     script:
         "../workflow/scripts/generate.py"

@@ -1,59 +1,66 @@
+ACTIVATION_KEYS = {"pairs": ("dtype", "batch_size", "drop_last"), "projection": ("dtype", "batch_size", "matched_templates")}
+
+
 rule activations:
-    """Last-token residual stream after every layer, one forward per batch of prompts."""
+    """Last-token residual stream after every layer for one analysis's prompts
+    of every type, one forward per batch, the model loaded once."""
     input:
-        samples="results/data/{conflict_type}.parquet",
+        samples=expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
         model="resources/models/{model}",
     output:
-        states="results/activations/{model}/{analysis}/{conflict_type}.npy",
-        index="results/activations/{model}/{analysis}/{conflict_type}.index.parquet",
+        states=expand("results/activations/{{model}}/{{analysis}}/{conflict_type}.npy", conflict_type=config["conflict_types"]),
+        index=expand(
+            "results/activations/{{model}}/{{analysis}}/{conflict_type}.index.parquet", conflict_type=config["conflict_types"]
+        ),
     wildcard_constraints:
-        analysis="pairs|projection",
+        analysis="|".join(ACTIVATION_KEYS),
     params:
-        settings=config["mechanistic"],
+        settings=lambda wildcards: subset(config["mechanistic"], *ACTIVATION_KEYS[wildcards.analysis]),
         templates=config["generation"]["templates"],
-        code=library_hash("activations", "mechanistic", "prompts", "models", "packed_linear", "io"),
+        code=code_hash("activations.py"),
     log:
-        "results/logs/activations/{model}/{analysis}/{conflict_type}.log",
+        "results/logs/activations/{model}/{analysis}.log",
     benchmark:
-        "results/benchmarks/activations/{model}/{analysis}/{conflict_type}.tsv"
+        "results/benchmarks/activations/{model}/{analysis}.tsv"
     threads: torch_threads
     resources:
         gpu=GPU_FOR_GENERATION,
         mem_mb=16000,
     conda:
-        "../envs/generate.yaml"
+        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/activations.py"
+
+
+def activation_files(analysis, ext):
+    return expand(
+        "results/activations/{{model}}/{analysis}/{conflict_type}.{ext}",
+        analysis=analysis,
+        conflict_type=config["conflict_types"],
+        ext=ext,
+    )
 
 
 rule mechanistic_report:
     """Figure 2 (probes), Table 8, Figure 4 (spectral energy), Figure 3 (projections)."""
     input:
-        pairs=expand(
-            "results/activations/{{model}}/pairs/{conflict_type}.{ext}",
-            conflict_type=config["conflict_types"],
-            ext=["npy", "index.parquet"],
-        ),
-        projection=expand(
-            "results/activations/{{model}}/projection/{conflict_type}.{ext}",
-            conflict_type=config["conflict_types"],
-            ext=["npy", "index.parquet"],
-        ),
+        pairs_states=activation_files("pairs", "npy"),
+        pairs_index=activation_files("pairs", "index.parquet"),
+        projection_states=activation_files("projection", "npy"),
+        projection_index=activation_files("projection", "index.parquet"),
     output:
-        probes="results/mechanistic/{model}/probes.parquet",
-        spectral="results/mechanistic/{model}/spectral.parquet",
-        projection="results/mechanistic/{model}/projection.parquet",
-        table8=["results/tables/table8_{model}.md", reported("results/tables/table8_{model}.csv", "table8", "Inside the model")],
-        fig2=[reported("results/figures/fig2_probes_{model}.png", "fig2", "Inside the model"), "results/figures/fig2_probes_{model}.pdf"],
-        fig3=[reported("results/figures/fig3_projection_{model}.png", "fig3", "Inside the model"), "results/figures/fig3_projection_{model}.pdf"],
-        fig4=[reported("results/figures/fig4_spectral_{model}.png", "fig4", "Inside the model"), "results/figures/fig4_spectral_{model}.pdf"],
+        **flagged(
+            mechanistic_outputs("{model}"),
+            {"table8_csv": "table8", "fig2_png": "fig2", "fig3_png": "fig3", "fig4_png": "fig4"},
+            "Inside the model",
+        ),
     params:
-        settings=config["mechanistic"],
+        settings=subset(config["mechanistic"], "cv_folds", "energy_k", "svd", "bootstrap_resamples", "seed"),
         conflict_types=config["conflict_types"],
-        code=library_hash("mechanistic", "figures", "tables"),
+        code=code_hash("mechanistic_report.py"),
     log:
         "results/logs/mechanistic_report/{model}.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/mechanistic_report.py"

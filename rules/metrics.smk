@@ -9,12 +9,12 @@ rule accuracy:
         per_sample="results/metrics/{model}/accuracy.parquet",
         summary="results/metrics/{model}/accuracy_summary.parquet",
     params:
-        settings=config["accuracy"],
-        code=library_hash("accuracy", "stats", "io"),
+        settings=subset(config["accuracy"], "bootstrap_resamples", "seed"),
+        code=code_hash("accuracy.py"),
     log:
         "results/logs/accuracy/{model}.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/accuracy.py"
 
@@ -22,13 +22,14 @@ rule accuracy:
 rule accuracy_table:
     """The accuracy table over every generator."""
     input:
-        expand("results/metrics/{model}/accuracy_summary.parquet", model=config["generators"]),
+        summaries=expand("results/metrics/{model}/accuracy_summary.parquet", model=config["generators"]),
     output:
-        md="results/tables/accuracy.md",
-        csv=reported("results/tables/accuracy.csv", "accuracy", "Generation and accuracy"),
+        **flagged(accuracy_outputs(), {"csv": "accuracy"}, "Generation and accuracy"),
+    params:
+        code=code_hash("accuracy_table.py"),
     log:
         "results/logs/accuracy_table.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/accuracy_table.py"

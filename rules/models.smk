@@ -1,10 +1,10 @@
 rule prepare_model:
     """A configured model materialised once as a standard Hugging Face folder."""
     output:
-        directory("resources/models/{model}"),
+        folder=directory("resources/models/{model}"),
     params:
         spec=model_config,
-        code=library_hash("models", "io"),
+        code=code_hash("prepare_model.py"),
     log:
         "results/logs/prepare_model/{model}.log",
     benchmark:
@@ -12,6 +12,6 @@ rule prepare_model:
     resources:
         mem_mb=8000,
     conda:
-        "../envs/models.yaml"
+        "../envs/gguf.yaml"
     script:
         "../workflow/scripts/prepare_model.py"

@@ -8,7 +8,7 @@ rule html_report:
     input:
         report_inputs(),
     output:
-        "results/report.html",
+        html="results/report.html",
     params:
         python=sys.executable,
         snakefile=workflow.main_snakefile,
@@ -17,7 +17,7 @@ rule html_report:
         "results/logs/html_report.log",
     conda:
         # The command itself runs the outer Snakemake (params.python).
-        "../envs/data.yaml"
+        "../envs/snakemake.yaml"
     shell:
         """
         tmp=$(mktemp -d results/.report.XXXXXX)

@@ -1,25 +1,31 @@
 rule shapley_values:
-    """v(S) of every evidence subset of every response, under one scorer."""
+    """v(S) of every evidence subset of every summarization response of one
+    generator (suffix "-shuffled": its shuffled-evidence responses), under one
+    scorer loaded once."""
     input:
-        samples=lambda wildcards: samples_path(wildcards.model, wildcards.conflict_type),
-        responses="results/responses/{model}/{conflict_type}.parquet",
+        samples=lambda wildcards: [samples_path(wildcards.model, t + wildcards.suffix) for t in SUMMARIZATION_TYPES],
+        responses=expand("results/responses/{{model}}/{conflict_type}{{suffix}}.parquet", conflict_type=SUMMARIZATION_TYPES),
         scorer="resources/models/{scorer}",
     output:
-        values="results/shapley/{scorer}/{model}/{conflict_type}.parquet",
-        skipped="results/shapley/{scorer}/{model}/{conflict_type}.skipped.parquet",
+        values=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}{{suffix}}.parquet", conflict_type=SUMMARIZATION_TYPES),
+        skipped=expand(
+            "results/shapley/{{scorer}}/{{model}}/{conflict_type}{{suffix}}.skipped.parquet", conflict_type=SUMMARIZATION_TYPES
+        ),
+    wildcard_constraints:
+        suffix="(-shuffled)?",
     params:
-        settings=config["shapley"],
-        code=library_hash("scoring", "shapley", "models", "packed_linear", "io"),
+        settings=subset(config["shapley"], "renumber", "exact_max_n", "n_permutations", "seed", "dtype", "token_budget"),
+        code=code_hash("shapley_values.py"),
     log:
-        "results/logs/shapley_values/{scorer}/{model}/{conflict_type}.log",
+        "results/logs/shapley_values/{scorer}/{model}{suffix}.log",
     benchmark:
-        "results/benchmarks/shapley_values/{scorer}/{model}/{conflict_type}.tsv"
+        "results/benchmarks/shapley_values/{scorer}/{model}{suffix}.tsv"
     threads: torch_threads
     resources:
         gpu=config["shapley"]["gpu"],
         mem_mb=16000,
     conda:
-        "../envs/generate.yaml"
+        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/shapley_values.py"
 
@@ -32,14 +38,14 @@ rule attributions:
         ),
         samples=lambda wildcards: [samples_path(wildcards.model, t) for t in SUMMARIZATION_TYPES],
     output:
-        "results/metrics/{model}/attributions_{scorer}.parquet",
+        attributions="results/metrics/{model}/attributions_{scorer}.parquet",
     params:
-        settings=config["shapley"],
-        code=library_hash("balance", "shapley", "stats", "io"),
+        settings=subset(config["shapley"], "n_permutations", "seed"),
+        code=code_hash("attributions.py"),
     log:
         "results/logs/attributions/{model}/{scorer}.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/attributions.py"
 
@@ -47,33 +53,26 @@ rule attributions:
 rule balance_report:
     """The Balance table, Table 6 (scorer robustness) and the position-share figures."""
     input:
-        expand(
+        attributions=expand(
             "results/metrics/{model}/attributions_{scorer}.parquet",
             model=config["generators"],
             scorer=config["scorers"],
         ),
     output:
-        balance=["results/tables/balance.md", reported("results/tables/balance.csv", "balance", "Balance")],
-        table6=["results/tables/table6.md", reported("results/tables/table6.csv", "table6", "Balance")],
-        positions="results/tables/position_shares.csv",
-        figures=reported_pngs(
-            expand(
-                "results/figures/position_{kind}_{model}.{ext}",
-                kind=["bars", "pies"],
-                model=config["generators"],
-                ext=["png", "pdf"],
-            ),
-            "position_shares",
+        **flagged(
+            balance_outputs(),
+            {"balance_csv": "balance", "table6_csv": "table6", "bars_png": "position_shares", "pies_png": "position_shares"},
             "Balance",
         ),
     params:
-        settings=config["shapley"],
+        settings=subset(config["shapley"], "bootstrap_resamples", "seed"),
         default_scorer=default_scorer(),
-        code=library_hash("balance", "figures", "tables", "stats"),
+        models=config["generators"],
+        code=code_hash("balance_report.py"),
     log:
         "results/logs/balance_report.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/balance_report.py"
 
@@ -88,10 +87,10 @@ rule causal_intervention:
         ),
         model="resources/models/{model}",
     output:
-        "results/metrics/{model}/causal.parquet",
+        causal="results/metrics/{model}/causal.parquet",
     params:
-        settings=config["shapley"],
-        code=library_hash("balance", "scoring", "prompts", "models", "packed_linear"),
+        dtype=config["shapley"]["dtype"],
+        code=code_hash("causal_intervention.py"),
     log:
         "results/logs/causal_intervention/{model}.log",
     threads: torch_threads
@@ -99,7 +98,7 @@ rule causal_intervention:
         gpu=config["shapley"]["gpu"],
         mem_mb=16000,
     conda:
-        "../envs/generate.yaml"
+        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/causal_intervention.py"
 
@@ -107,16 +106,16 @@ rule causal_intervention:
 rule table3:
     """Table 3: mean Δ_high and Δ_low over every generator."""
     input:
-        expand("results/metrics/{model}/causal.parquet", model=config["generators"]),
+        causal=expand("results/metrics/{model}/causal.parquet", model=config["generators"]),
     output:
-        "results/tables/table3.md",
-        reported("results/tables/table3.csv", "table3", "Balance"),
+        **flagged(table3_outputs(), {"table3_csv": "table3"}, "Balance"),
     params:
-        settings=config["shapley"],
+        settings=subset(config["shapley"], "bootstrap_resamples", "seed"),
+        code=code_hash("table3.py"),
     log:
         "results/logs/table3.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/table3.py"
 
@@ -132,14 +131,13 @@ rule shuffle_report:
             conflict_type=SUMMARIZATION_TYPES,
         ),
     output:
-        table9=["results/tables/table9_{model}.md", reported("results/tables/table9_{model}.csv", "table9", "Balance")],
-        table10=["results/tables/table10_{model}.md", reported("results/tables/table10_{model}.csv", "table10", "Balance")],
+        **flagged(shuffle_outputs("{model}"), {"presented_csv": "table9", "original_csv": "table10"}, "Balance"),
     params:
-        settings=config["shapley"],
-        code=library_hash("balance", "shapley", "tables"),
+        settings=subset(config["shapley"], "n_permutations", "seed", "bootstrap_resamples"),
+        code=code_hash("shuffle_report.py"),
     log:
         "results/logs/shuffle_report/{model}.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/shuffle_report.py"

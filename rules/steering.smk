@@ -1,18 +1,18 @@
 rule steering_split:
     """Seeded calibration (directions) / test (steered reruns) split of one type, per subset."""
     input:
-        "results/data/{conflict_type}.parquet",
+        samples="results/data/{conflict_type}.parquet",
     output:
         calibration="results/steering/split/{conflict_type}.calibration.parquet",
         test="results/steering/split/{conflict_type}.test.parquet",
     params:
         calibration_fraction=config["steering"]["calibration_fraction"],
         seed=config["steering"]["seed"],
-        code=library_hash("steering", "io"),
+        code=code_hash("steering_split.py"),
     log:
         "results/logs/steering_split/{conflict_type}.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/steering_split.py"
 
@@ -30,7 +30,7 @@ rule steering_directions:
         templates=config["generation"]["templates"],
         batch_size=config["steering"]["batch_size"],
         dtype=config["steering"]["dtype"],
-        code=library_hash("steering", "activations", "mechanistic", "prompts", "models", "packed_linear", "io"),
+        code=code_hash("steering_directions.py"),
     log:
         "results/logs/steering_directions/{model}.log",
     benchmark:
@@ -40,7 +40,7 @@ rule steering_directions:
         gpu=config["steering"]["gpu"],
         mem_mb=16000,
     conda:
-        "../envs/generate.yaml"
+        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/steering_directions.py"
 
@@ -63,17 +63,17 @@ rule steered_generate:
         expand("results/responses/{{model}}@{{variant}}/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
     wildcard_constraints:
         model="[A-Za-z0-9][A-Za-z0-9._-]*",
-        variant=STEERING_VARIANT,
+        variant=VARIANT_PATTERN,
     params:
         # Only what this variant depends on, so that editing steering.alpha
         # reruns only the variants whose name changes.
         method=lambda wildcards: parse_variant(wildcards.variant)[0],
         alpha=lambda wildcards: parse_variant(wildcards.variant)[1],
-        schedule=lambda wildcards: variant_schedule(wildcards.variant),
+        schedule=lambda wildcards: variant_schedule(wildcards.variant, cas_schedule=config["steering"]["cas_schedule"]),
         layers=config["steering"]["layers"],
-        generation=steering_generation_settings(),
+        generation=steering_generation_params(),
         shard_dir=lambda wildcards: f"results/responses/{wildcards.model}@{wildcards.variant}/.shards",
-        code=library_hash("steering", "generation", "prompts", "models", "io"),
+        code=code_hash("steered_generate.py"),
     log:
         "results/logs/steered_generate/{model}@{variant}.log",
     benchmark:
@@ -83,7 +83,7 @@ rule steered_generate:
         gpu=config["steering"]["gpu"],
         mem_mb=16000,
     conda:
-        "../envs/generate.yaml"
+        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/steered_generate.py"
 
@@ -93,29 +93,19 @@ rule table4:
     input:
         unpack(steering_metric_inputs),
     output:
-        table4=[
-            "results/tables/table4.md",
-            "results/tables/table4.tex",
-            reported("results/tables/table4.csv", "table4", "Steering"),
-        ],
-        fig31=reported_pngs(
-            expand("results/figures/fig31_alpha_{model}.{ext}", model=config["steering"]["models"], ext=["png", "pdf"]),
-            "fig31",
-            "Steering",
-        ),
+        **flagged(table4_outputs(), {"table4_csv": "table4", "fig31_png": "fig31"}, "Steering"),
     params:
         models=config["steering"]["models"],
         alpha=config["steering"]["alpha"],
-        alpha_sweep=config["steering"]["alpha_sweep"],
-        table4_variants=table4_variants(),
+        table4_variants=table4_variants(config["steering"]["alpha"]),
         variants={variant: list(parse_variant(variant)) for variant in steering_variants()},
         scorer=default_scorer(),
         bootstrap=config["shapley"]["bootstrap_resamples"],
         seed=config["shapley"]["seed"],
-        code=library_hash("steering", "balance", "tables", "figures", "stats"),
+        code=code_hash("table4.py"),
     log:
         "results/logs/table4.log",
     conda:
-        "../envs/data.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/table4.py"

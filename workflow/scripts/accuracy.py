@@ -3,7 +3,7 @@
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conflictlab.accuracy import ACCURACY_SCHEMA, SUMMARY_SCHEMA, score_responses, summarize_accuracy
+from conflictlab.contextconflict.accuracy import ACCURACY_SCHEMA, SUMMARY_SCHEMA, score_responses, summarize_accuracy
 from conflictlab.io import write_parquet
 from conflictlab.logs import configure_logging
 

@@ -4,10 +4,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from conflictlab.logs import configure_logging
-from conflictlab.tables import write_markdown_and_csv
+from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "accuracy_table")
-table = pa.concat_tables(pq.read_table(path) for path in snakemake.input)
+table = pa.concat_tables(pq.read_table(path) for path in snakemake.input.summaries)
 write_markdown_and_csv(
     table,
     snakemake.output.md,

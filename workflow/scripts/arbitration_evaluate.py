@@ -3,16 +3,16 @@
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conflictlab.arbitration import PREDICTION_SCHEMA, evaluate_instances
+from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA, evaluate_instances
 from conflictlab.io import write_parquet
+from conflictlab.lm.loading import load
 from conflictlab.logs import configure_logging
-from conflictlab.models import load_model
 
 name = snakemake.wildcards.model
 log = configure_logging(snakemake.log[0], f"arbitration_evaluate.{name}")
 settings = snakemake.params.settings
-model, tokenizer = load_model(snakemake.input.model, dtype=settings["dtype"])
+lm = load(snakemake.input.model, dtype=settings["dtype"])
 instances = pa.concat_tables([pq.read_table(snakemake.input.main), pq.read_table(snakemake.input.sensitivity)])
-predictions = evaluate_instances(model, tokenizer, instances, model_name=name, batch_size=settings["batch_size"])
-write_parquet(predictions, snakemake.output[0], PREDICTION_SCHEMA)
+predictions = evaluate_instances(lm, instances, model_name=name, batch_size=settings["batch_size"])
+write_parquet(predictions, snakemake.output.predictions, PREDICTION_SCHEMA)
 log.info("%d prompts read out, accuracy %.3f", predictions.num_rows, sum(predictions.column("correct").to_pylist()) / max(predictions.num_rows, 1))

@@ -2,7 +2,7 @@
 
 import pyarrow as pa
 
-from conflictlab.arbitration import INSTANCE_SCHEMA, config_from_mapping, generate_instances, sensitivity_variants
+from conflictlab.arbitration.prompts import INSTANCE_SCHEMA, config_from_mapping, generate_instances, sensitivity_variants
 from conflictlab.io import write_parquet
 from conflictlab.logs import configure_logging
 

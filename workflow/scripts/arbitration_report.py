@@ -3,15 +3,17 @@
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from conflictlab.arbitration import ORDERS, SETTINGS, accuracy_by_cell, mean_over_seeds, sensitivity_table
-from conflictlab.figures import arbitration_panels, save
+from conflictlab.arbitration.prompts import ORDERS, SETTINGS
+from conflictlab.arbitration.report import accuracy_by_cell, arbitration_panels, mean_over_seeds, sensitivity_table
 from conflictlab.logs import configure_logging
-from conflictlab.tables import write_markdown_and_csv
+from conflictlab.report.figures import save
+from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "arbitration_report")
+out = snakemake.output
 main = pq.read_table(snakemake.input.main)
 sensitivity = pq.read_table(snakemake.input.sensitivity)
 predictions = pa.concat_tables(pq.read_table(p) for p in snakemake.input.predictions)
@@ -19,18 +21,17 @@ ids = set(main.column("instance_id").to_pylist())
 is_main = pa.array([i in ids for i in predictions.column("instance_id").to_pylist()])
 
 summary = mean_over_seeds(accuracy_by_cell(main, predictions.filter(is_main)))
-out = dict(zip(("png", "pdf", "acc_md", "acc_csv", "sens_md", "sens_csv"), snakemake.output))
-save(arbitration_panels(summary, settings=list(SETTINGS), orders=list(ORDERS)), Path(out["png"]).with_suffix(""))
+save(arbitration_panels(summary, settings=list(SETTINGS), orders=list(ORDERS)), Path(out.fig4_png).with_suffix(""))
 write_markdown_and_csv(
-    summary, out["acc_md"], out["acc_csv"],
+    summary, out.accuracy_md, out.accuracy_csv,
     caption="Arbitration accuracy per setting, evidence order and condition (mean over seeds; std across seeds). "
     "Unimodal references show only the aligned source and are repeated under both orders. "
     "calibrated_accuracy (not the paper's protocol): 'A' when logit_A - logit_B exceeds the model's median margin, "
     "which removes a constant answer-letter bias.",
 )
-sens = sensitivity_table(sensitivity, predictions.filter(pa.compute.invert(is_main)))
+sens = sensitivity_table(sensitivity, predictions.filter(pc.invert(is_main)))
 write_markdown_and_csv(
-    sens, out["sens_md"], out["sens_csv"],
+    sens, out.sensitivity_md, out.sensitivity_csv,
     caption="Sensitivity (modality setting): mean ± std of |accuracy(variant) − accuracy(default)| over the factor's values, seeds and orders.",
 )
 log.info("summary %d rows, sensitivity %d rows", summary.num_rows, sens.num_rows)

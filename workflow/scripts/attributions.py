@@ -3,7 +3,7 @@
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conflictlab.balance import ATTRIBUTION_SCHEMA, attributions
+from conflictlab.contextconflict.balance import ATTRIBUTION_SCHEMA, attributions
 from conflictlab.io import write_parquet
 from conflictlab.logs import configure_logging
 
@@ -16,6 +16,6 @@ table = attributions(
     n_permutations=settings["n_permutations"],
     seed=settings["seed"],
 )
-write_parquet(table, snakemake.output[0], ATTRIBUTION_SCHEMA)
+write_parquet(table, snakemake.output.attributions, ATTRIBUTION_SCHEMA)
 undefined = sum(table.column("undefined").to_pylist())
 log.info("%d samples attributed, %d with undefined shares (every phi <= 0)", table.num_rows, undefined)

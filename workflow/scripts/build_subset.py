@@ -1,6 +1,6 @@
-"""Rule build_subset: one conflict type's samples -> results/data/{type}.parquet."""
+"""Rule build_subset: one conflict type's samples -> its unified Parquet table (and the rejections)."""
 
-from conflictlab.dataset import REJECTION_SCHEMA, SAMPLE_SCHEMA, load_hub, load_released
+from conflictlab.contextconflict.dataset import REJECTION_SCHEMA, SAMPLE_SCHEMA, load_hub, load_released
 from conflictlab.io import write_parquet
 from conflictlab.logs import configure_logging
 

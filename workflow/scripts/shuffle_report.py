@@ -3,9 +3,9 @@
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conflictlab.balance import attributions, shuffled_shares
+from conflictlab.contextconflict.balance import attributions, shuffled_shares
 from conflictlab.logs import configure_logging
-from conflictlab.tables import write_markdown_and_csv
+from conflictlab.report.tables import write_markdown_and_csv
 
 model = snakemake.wildcards.model
 log = configure_logging(snakemake.log[0], f"shuffle_report.{model}")
@@ -20,11 +20,11 @@ attr = attributions(
 )
 presented, original = shuffled_shares(attr, samples, n_resamples=settings["bootstrap_resamples"], seed=settings["seed"])
 write_markdown_and_csv(
-    presented, *snakemake.output.table9,
+    presented, snakemake.output.presented_md, snakemake.output.presented_csv,
     caption=f"Table 9 ({model}, shuffled evidence): mean Shapley share by presented position (what the model saw first, second, ...).",
 )
 write_markdown_and_csv(
-    original, *snakemake.output.table10,
+    original, snakemake.output.original_md, snakemake.output.original_csv,
     caption=f"Table 10 ({model}, shuffled evidence): the same shares by original piece (the release's source_1, source_2, ...).",
 )
 log.info("%d shuffled samples attributed", attr.num_rows)

@@ -3,21 +3,20 @@
 import numpy as np
 import pyarrow.parquet as pq
 
-from conflictlab.activations import ExtractionStats, last_token_states
+from conflictlab.contextconflict.steering import direction_prompts, directions_from_states, save_directions
+from conflictlab.lm.hidden import ExtractionStats, hidden_states
+from conflictlab.lm.loading import load
 from conflictlab.logs import configure_logging
-from conflictlab.models import load_model
-from conflictlab.steering import direction_prompts, directions_from_states, save_directions
 
 log = configure_logging(snakemake.log[0], f"steering_directions.{snakemake.wildcards.model}")
-model, tokenizer = load_model(snakemake.input.model, dtype=snakemake.params.dtype)
-pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+lm = load(snakemake.input.model, dtype=snakemake.params.dtype)
 for calibration_path, out in zip(snakemake.input.calibration, snakemake.output):
     samples = pq.read_table(calibration_path).to_pylist()
     if not samples:
         raise ValueError(f"{calibration_path}: no calibration samples (every subset has fewer than 2 samples)")
-    prompts = direction_prompts(tokenizer, samples, snakemake.params.templates)
+    prompts = direction_prompts(lm.tokenizer, samples, snakemake.params.templates)
     stats = ExtractionStats()
-    states = last_token_states(model, [p["ids"] for p in prompts], batch_size=snakemake.params.batch_size, pad_id=pad, stats=stats)
+    states = hidden_states(lm, [p["ids"] for p in prompts], batch_size=snakemake.params.batch_size, stats=stats)
     directions = directions_from_states(prompts, states)
     save_directions(out, directions, [s["sample_id"] for s in samples])
     log.info(
