@@ -16,8 +16,11 @@ import time
 import pyarrow as pa
 from transformers import AutoTokenizer
 
-from conflictlab.dataset import CONFLICT_TYPES, TASK_FAMILY, load_released
-from conflictlab.generation import DecodingParams, HFBackend, VLLMBackend, build_request
+from conflictlab.contextconflict.dataset import CONFLICT_TYPES, TASK_FAMILY, load_released
+from conflictlab.contextconflict.generation import build_request
+from conflictlab.lm.batching import BatchPolicy
+from conflictlab.lm.generation import DecodingParams, HFBackend
+from conflictlab.lm.loading import load
 
 TEMPLATE = {"reasoning": "reasoning_combined", "summarization": "summarization_simple"}
 
@@ -52,14 +55,16 @@ def main() -> None:
     prompts = demo_prompts(tokenizer, args.n_prompts, args.data)
     params = DecodingParams(max_new_tokens=args.max_new_tokens)
     results = {}
-    hf = HFBackend(args.model, dtype=args.dtype, batch_size=1)
+    hf = HFBackend(load(args.model, dtype=args.dtype), batch_size=1)
     hf.generate(prompts[:1], DecodingParams(max_new_tokens=2))  # warm-up
     results["hf batch 1"] = timed(hf, prompts, params)
-    hf.batch_size = args.batch_size
+    hf.policy = BatchPolicy(batch_size=args.batch_size)
     results[f"hf batched ({args.batch_size})"] = timed(hf, prompts, params)
     del hf
     if not args.no_vllm:
         extra = {k: ast.literal_eval(v) for k, v in (a.split("=", 1) for a in args.vllm_arg)}
+        from conflictlab.lm.vllm_engine import VLLMBackend
+
         vllm = VLLMBackend(args.model, dtype=args.dtype or "bfloat16", max_model_len=4096, **extra)
         vllm.generate(prompts[:1], DecodingParams(max_new_tokens=2))  # warm-up
         results["vllm"] = timed(vllm, prompts, params)

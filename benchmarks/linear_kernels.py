@@ -1,6 +1,6 @@
 """fp32 matrix products of a decoder's linear layers: PyTorch's default CPU
 kernel (MKL's sgemm) against the same layer packed for oneDNN
-(:class:`conflictlab.packed_linear.PackedLinear`), side by side.
+(:class:`conflictlab.lm.packed_linear.PackedLinear`), side by side.
 
     python benchmarks/linear_kernels.py [--model resources/models/smollm2-135m-instruct]
         [--rows 256 1024 2048 4096]
@@ -40,7 +40,7 @@ def main() -> None:
     import torch
     from transformers import AutoConfig
 
-    from conflictlab.packed_linear import PackedLinear
+    from conflictlab.lm.packed_linear import PackedLinear
 
     config = AutoConfig.from_pretrained(args.model)
     config = config.get_text_config() if hasattr(config, "get_text_config") else config

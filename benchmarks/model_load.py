@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM
 
-from conflictlab.models import ModelSource, locate_gguf, read_manifest
+from conflictlab.lm.registry import ModelSource, locate_gguf, read_manifest
 
 
 def best_of(fn, repeats: int) -> float:

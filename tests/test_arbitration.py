@@ -3,16 +3,10 @@ import re
 import numpy as np
 import pytest
 
-from conflictlab.arbitration import (
-    ArbitrationConfig,
-    TrajectoryConfig,
-    answer_token_ids,
-    encode_arbitration_prompt,
-    generate_instances,
-    next_token_logits,
-    sample_trajectory,
-    sensitivity_variants,
-)
+from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA, answer_token_ids
+from conflictlab.arbitration.prompts import ArbitrationConfig, encode_arbitration_prompt, generate_instances, sensitivity_variants
+from conflictlab.arbitration.report import accuracy_by_cell
+from conflictlab.arbitration.trajectories import TrajectoryConfig, sample_trajectory
 
 TIMESTAMP = re.compile(r"\b\d{2}:\d{2}\b")
 
@@ -119,13 +113,15 @@ def test_sensitivity_variants_change_one_factor():
 def test_logit_readout_equals_argmax_of_full_forward(smollm2_dir):
     import torch
 
-    from conflictlab.models import load_model
+    from conflictlab.lm.choices import choice_logits
+    from conflictlab.lm.loading import load
 
-    model, tokenizer = load_model(smollm2_dir, dtype="float32")
+    lm = load(smollm2_dir, dtype="float32")
+    model, tokenizer = lm.model, lm.tokenizer
     ids = answer_token_ids(tokenizer, chat=True)
     rows = generate_instances(ArbitrationConfig(n_per_setting=2, seeds=(0,))).to_pylist()[:5]
     prompts = [encode_arbitration_prompt(tokenizer, r["prompt"]) for r in rows]
-    batched = next_token_logits(model, prompts, ids, batch_size=3, pad_id=tokenizer.pad_token_id)
+    batched = choice_logits(lm, prompts, ids, batch_size=3)
     for prompt, got in zip(prompts, batched):
         with torch.inference_mode():
             full = model(input_ids=torch.tensor([prompt])).logits[0, -1]
@@ -135,8 +131,6 @@ def test_logit_readout_equals_argmax_of_full_forward(smollm2_dir):
 
 def test_calibrated_readout_removes_a_constant_letter_bias():
     import pyarrow as pa
-
-    from conflictlab.arbitration import PREDICTION_SCHEMA, accuracy_by_cell
 
     instances = generate_instances(ArbitrationConfig(n_per_setting=4, seeds=(0,), settings=("modality",)))
     rows = instances.to_pylist()

@@ -3,7 +3,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from conflictlab.dataset import (
+from conflictlab.contextconflict.dataset import (
     CONFLICT_TYPES,
     SAMPLE_SCHEMA,
     SUBSETS,
@@ -193,7 +193,7 @@ def test_parquet_bytes_are_reproducible(tmp_path):
 
 
 def test_shuffle_evidence_stores_a_reproducible_permutation():
-    from conflictlab.dataset import shuffle_evidence
+    from conflictlab.contextconflict.dataset import shuffle_evidence
 
     table, _ = load_released(DEMO, "misinformation").tables()
     once, again = shuffle_evidence(table, seed=3), shuffle_evidence(table, seed=3)

@@ -1,15 +1,10 @@
 import pyarrow.parquet as pq
 import pytest
 
-from conflictlab.generation import (
-    Completion,
-    DecodingParams,
-    GenerationJob,
-    HFBackend,
-    Request,
-    build_request,
-    run_sharded,
-)
+from conflictlab.contextconflict.generation import build_request
+from conflictlab.lm.batching import BatchPolicy
+from conflictlab.lm.generation import Completion, DecodingParams, HFBackend
+from conflictlab.lm.shards import GenerationJob, Request, run_sharded
 
 from .conftest import DEMO
 
@@ -87,7 +82,7 @@ def test_too_long_requests_are_recorded_not_generated(tmp_path):
 
 def test_batch_size_halves_on_out_of_memory():
     backend = HFBackend.__new__(HFBackend)
-    backend.batch_size = 8
+    backend.policy = BatchPolicy(batch_size=8)
     sizes = []
 
     def fake_batch(prompts, params):
@@ -100,13 +95,13 @@ def test_batch_size_halves_on_out_of_memory():
     prompts = [[0] * n for n in (3, 9, 1, 5, 7)]
     out = backend.generate(prompts, DecodingParams())
     assert [c.text for c in out] == ["3", "9", "1", "5", "7"]  # input order restored
-    assert backend.batch_size == 2
+    assert backend.policy.batch_size == 2
     assert sizes == [5, 4, 2, 2, 1]  # 8 -> 4 -> 2, then longest-first batches of 2
 
 
 def test_other_runtime_errors_are_not_swallowed():
     backend = HFBackend.__new__(HFBackend)
-    backend.batch_size = 4
+    backend.policy = BatchPolicy(batch_size=4)
 
     def broken(prompts, params):
         raise RuntimeError("shape mismatch")
@@ -120,7 +115,7 @@ def test_other_runtime_errors_are_not_swallowed():
 def test_too_long_prompt_is_flagged_or_truncated_never_cut_silently(smollm2_dir):
     from transformers import AutoTokenizer
 
-    from conflictlab.dataset import load_released
+    from conflictlab.contextconflict.dataset import load_released
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
     sample = load_released(DEMO, "perspective").tables()[0].to_pylist()[0]
@@ -144,14 +139,17 @@ def test_too_long_prompt_is_flagged_or_truncated_never_cut_silently(smollm2_dir)
 def test_hf_batched_left_padded_equals_one_by_one(smollm2_dir):
     from transformers import AutoTokenizer
 
-    from conflictlab.dataset import load_released
+    from conflictlab.contextconflict.dataset import load_released
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
     samples = load_released(DEMO, "temporal").tables()[0].to_pylist()[:4]
     prompts = [build_request(tokenizer, s, "reasoning_combined", limit=8192, max_new_tokens=8).prompt_ids for s in samples]
     assert len({len(p) for p in prompts}) > 1  # real padding happens
     params = DecodingParams(max_new_tokens=8)
-    batched = HFBackend(smollm2_dir, dtype="float32", batch_size=4).generate(prompts, params)
-    single = HFBackend(smollm2_dir, dtype="float32", batch_size=1).generate(prompts, params)
+    from conflictlab.lm.loading import load
+
+    lm = load(smollm2_dir, dtype="float32")
+    batched = HFBackend(lm, batch_size=4).generate(prompts, params)
+    single = HFBackend(lm, batch_size=1).generate(prompts, params)
     assert [c.token_ids for c in batched] == [c.token_ids for c in single]
     assert all(len(c.token_ids) == 8 and c.finish_reason == "length" for c in batched)

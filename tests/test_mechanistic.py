@@ -2,9 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from conflictlab.activations import last_token_index, last_token_states
-from conflictlab.mechanistic import (
-    consistent_counterpart,
+from conflictlab.contextconflict.mechanistic import (
     delta_er,
     directional_bias,
     energy_ratio,
@@ -12,6 +10,8 @@ from conflictlab.mechanistic import (
     mean_difference_auc,
     probe_auc,
 )
+from conflictlab.contextconflict.pairs import consistent_counterpart
+from conflictlab.lm.hidden import hidden_states, last_token_index
 
 
 def test_last_token_index_left_and_right_padding():
@@ -105,11 +105,12 @@ def test_consistent_counterpart_rules():
 @pytest.mark.slow
 @pytest.mark.parametrize("padding_side", ["left", "right"])
 def test_one_pass_states_equal_per_layer_hooks(smollm2_dir, padding_side):
-    from conflictlab.models import load_model
+    from conflictlab.lm.loading import load
 
-    model, tokenizer = load_model(smollm2_dir, dtype="float32")
+    lm = load(smollm2_dir, dtype="float32")
+    model, tokenizer = lm.model, lm.tokenizer
     prompts = [tokenizer(t)["input_ids"] for t in ("Short one.", "A noticeably longer prompt, so that padding is needed here.", "Mid length prompt text.")]
-    got = last_token_states(model, prompts, batch_size=3, pad_id=tokenizer.pad_token_id, padding_side=padding_side)
+    got = hidden_states(lm, prompts, batch_size=3, padding_side=padding_side)
     layers = model.model.layers
     assert got.shape == (3, len(layers), model.config.hidden_size)
     for i, prompt in enumerate(prompts):
@@ -132,7 +133,7 @@ def test_one_pass_states_equal_per_layer_hooks(smollm2_dir, padding_side):
 
 
 def test_spectral_rows_flag_rank_limited_k():
-    from conflictlab.mechanistic import spectral_rows
+    from conflictlab.contextconflict.mechanistic import spectral_rows
 
     rng = np.random.default_rng(3)
     few = rng.normal(size=(6, 2, 16))

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from conflictlab.io import atomic_path
-from conflictlab.models import MANIFEST, ModelSource, locate_gguf, prepare_model, read_manifest, sha256_file
+from conflictlab.lm.registry import MANIFEST, ModelSource, locate_gguf, prepare_model, read_manifest, sha256_file
 
 
 @pytest.mark.parametrize(

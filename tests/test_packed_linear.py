@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from conflictlab.packed_linear import PackedLinear, can_pack, pack_linear_layers
+from conflictlab.lm.packed_linear import PackedLinear, can_pack, pack_linear_layers
 
 
 @pytest.mark.parametrize("bias", [False, True])

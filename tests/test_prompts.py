@@ -1,6 +1,6 @@
 import pytest
 
-from conflictlab.prompts import TEMPLATES, build_messages, encode_messages, evidence_text
+from conflictlab.contextconflict.prompts import TEMPLATES, build_messages, encode_messages, evidence_text
 
 
 def test_paper_templates_verbatim():

@@ -2,18 +2,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conflictlab.balance import attributions
-from conflictlab.dataset import load_released
-from conflictlab.scoring import (
-    VALUE_SCHEMA,
-    Game,
-    SubsetScorer,
-    build_game,
-    coalitions,
-    reference_values,
-    response_loglikelihoods,
-)
-from conflictlab.shapley import exact_shapley
+from conflictlab.contextconflict.balance import attributions
+from conflictlab.contextconflict.dataset import load_released
+from conflictlab.contextconflict.scoring import VALUE_SCHEMA, build_game, coalitions
+from conflictlab.contextconflict.shapley import exact_shapley
+from conflictlab.lm.subsets import SubsetScorer, reference_values
 
 from .conftest import DEMO
 
@@ -78,14 +71,14 @@ def test_attributions_exact_and_sampled_paths():
 def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
     import torch
 
-    from conflictlab.models import load_model
-
-    from conflictlab.packed_linear import PackedLinear
+    from conflictlab.lm.loading import load
+    from conflictlab.lm.packed_linear import PackedLinear
 
     # The scorer as the workflow runs it (linear layers packed on CPU)
     # against the paper code's way as it runs (plain transformers model).
-    model, tokenizer = load_model(request.getfixturevalue(model_fixture), dtype="float32")
-    plain, _ = load_model(request.getfixturevalue(model_fixture), dtype="float32", pack=False)
+    lm = load(request.getfixturevalue(model_fixture), dtype="float32")
+    model, tokenizer = lm.model, lm.tokenizer
+    plain = load(request.getfixturevalue(model_fixture), dtype="float32", pack=False).model
     assert isinstance(model.get_output_embeddings(), PackedLinear)
     torch.manual_seed(0)
     samples = [s for s in load_released(DEMO, "perspective").tables()[0].to_pylist() if s["n_evidence"] >= 4][:1]
@@ -107,20 +100,6 @@ def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
         assert sparse.keys() == wanted and max(abs(sparse[m] - slow[m]) for m in wanted) <= 1e-4
 
 
-@pytest.mark.slow
-def test_response_loglikelihoods_match_plain_forward(smollm2_dir):
-    from conflictlab.models import load_model
-
-    model, tokenizer = load_model(smollm2_dir, dtype="float32")
-    plain, _ = load_model(smollm2_dir, dtype="float32", pack=False)
-    response = tokenizer(RESPONSE, add_special_tokens=False)["input_ids"]
-    prompts = [tokenizer(t)["input_ids"] for t in ("Short prompt.", "A somewhat longer prompt with more words in it.")]
-    got = response_loglikelihoods(model, prompts, response)
-    for prompt, value in zip(prompts, got):
-        game = Game(prefix=prompt, pieces=[], suffix=[], response=response)
-        assert value == pytest.approx(reference_values(plain, game, [0])[0], abs=1e-4)
-
-
 class _Head:
     """The two things token_logprobs reads from a model: its config and LM head."""
 
@@ -138,8 +117,8 @@ def test_token_logprobs_tiles_equal_full_log_softmax(cap, packed):
 
     import torch
 
-    from conflictlab.packed_linear import PackedLinear
-    from conflictlab.scoring import token_logprobs
+    from conflictlab.lm.packed_linear import PackedLinear
+    from conflictlab.lm.likelihood import token_logprobs
 
     torch.manual_seed(0)
     head = torch.nn.Linear(16, 1000, bias=True)
@@ -162,7 +141,7 @@ def test_token_logprobs_refuses_unknown_logit_rescaling():
 
     import torch
 
-    from conflictlab.scoring import token_logprobs
+    from conflictlab.lm.likelihood import token_logprobs
 
     model = _Head(types.SimpleNamespace(logit_scale=0.0625), torch.nn.Linear(4, 10))
     with pytest.raises(ValueError, match="logit_scale"):

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from conflictlab.shapley import (
+from conflictlab.contextconflict.shapley import (
     antithetic_permutations,
     balance,
     exact_shapley,

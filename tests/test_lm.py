@@ -1,0 +1,161 @@
+"""The model layer: the batching policy, and every operation against a plain
+transformers forward on both real models (SmolLM2, Gemma-3)."""
+
+import numpy as np
+import pytest
+import torch
+
+from conflictlab.lm.batching import BatchPolicy, batches, map_batches
+
+PROMPTS = [
+    "The capital of France is",
+    "Water boils at a temperature of one hundred degrees Celsius at sea level, which",
+    "Hi",
+    "Evidence one says the bridge opened in 1932; evidence two says 1936. The bridge opened in",
+]
+
+
+# --------------------------------------------------------------------------
+# Batching: one helper, one out-of-memory policy.
+
+
+def test_batches_are_longest_first_and_respect_both_limits():
+    lengths = [3, 9, 1, 5, 7, 2]
+    seen = [chunk for chunk, _ in batches(lengths, lambda chunk: None, BatchPolicy(batch_size=3, token_budget=16))]
+    assert [i for chunk in seen for i in chunk] == [1, 4, 3, 0, 5, 2]  # every row once, longest first
+    for chunk in seen:
+        assert len(chunk) <= 3 and len(chunk) * max(lengths[i] for i in chunk) <= 16 or len(chunk) == 1
+    assert seen[0] == [1]  # 2 rows x 9 tokens > 16
+
+
+def test_map_batches_restores_input_order_and_halves_on_out_of_memory():
+    sizes = []
+
+    def run(chunk):
+        sizes.append(len(chunk))
+        if len(chunk) > 2:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return [f"row{i}" for i in chunk]
+
+    policy = BatchPolicy(batch_size=8, token_budget=1000)
+    assert map_batches([3, 9, 1, 5, 7], run, policy) == [f"row{i}" for i in range(5)]
+    assert sizes == [5, 4, 2, 2, 1] and policy.batch_size == 2 and policy.token_budget == 250
+
+
+def test_other_errors_and_out_of_memory_on_one_row_propagate():
+    def broken(chunk):
+        raise RuntimeError("shape mismatch")
+
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        map_batches([1, 2], broken, BatchPolicy(batch_size=2))
+
+    def always_oom(chunk):
+        raise MemoryError("out of memory")
+
+    with pytest.raises(MemoryError):
+        map_batches([4, 4], always_oom, BatchPolicy(batch_size=2))
+    with pytest.raises(ValueError, match="batch_size"):
+        BatchPolicy()
+
+
+# --------------------------------------------------------------------------
+# Operations against plain transformers, fp32, on SmolLM2 (chat, Llama) and
+# Gemma-3 (base, sliding-window attention, soft-capped head).
+
+
+@pytest.fixture(scope="module", params=["smollm2_dir", "gemma_dir"])
+def models(request):
+    """(LoadedModel as the workflow runs it: fp32, packed on CPU; a plain
+    unpacked transformers model of the same folder)."""
+    from transformers import AutoModelForCausalLM
+
+    from conflictlab.lm.loading import load
+
+    folder = request.getfixturevalue(request.param)
+    lm = load(folder, dtype="float32")
+    plain = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    return lm, plain
+
+
+def _ids(lm, texts):
+    return [lm.tokenizer(t)["input_ids"] for t in texts]
+
+
+@pytest.mark.slow
+def test_load_records_what_every_operation_needs(models):
+    lm, _ = models
+    assert lm.device == "cpu" and lm.dtype == "float32" and lm.packed_layers > 0
+    assert lm.eos_ids and lm.pad_id is not None
+    assert lm.has_chat_template == bool(lm.tokenizer.chat_template)
+    assert lm.n_layers == lm.model.config.get_text_config().num_hidden_layers
+
+
+@pytest.mark.slow
+def test_generate_equals_plain_greedy_one_by_one(models):
+    from conflictlab.lm.generation import DecodingParams, HFBackend
+
+    lm, plain = models
+    prompts = _ids(lm, PROMPTS)
+    got = HFBackend(lm, batch_size=4).generate(prompts, DecodingParams(max_new_tokens=12))
+    for prompt, completion in zip(prompts, got):
+        with torch.inference_mode():
+            out = plain.generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False, pad_token_id=lm.pad_id)
+        expected = out[0, len(prompt):].tolist()
+        stop = next((i for i, t in enumerate(expected) if t in lm.eos_ids), None)
+        assert completion.token_ids == (expected if stop is None else expected[:stop])
+
+
+@pytest.mark.slow
+def test_loglikelihoods_equal_plain_log_softmax(models):
+    from conflictlab.lm.batching import BatchPolicy
+    from conflictlab.lm.likelihood import loglikelihoods
+
+    lm, plain = models
+    contexts = _ids(lm, PROMPTS)
+    continuations = [lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in (" Paris.", " is well known", " there", " 1936.")]
+    got = loglikelihoods(lm, contexts, continuations, policy=BatchPolicy(token_budget=64))  # several forwards
+    for context, continuation, values in zip(contexts, continuations, got):
+        ids = context + continuation
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(plain(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
+        expected = logprobs[len(context) - 1 : len(ids) - 1].gather(1, torch.tensor(continuation)[:, None])[:, 0].numpy()
+        assert values.shape == (len(continuation),)
+        np.testing.assert_allclose(values, expected, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_choice_logits_equal_plain_last_position(models):
+    from conflictlab.lm.choices import choice_logits, single_token_ids
+
+    lm, plain = models
+    prompts = _ids(lm, PROMPTS)
+    tokens = single_token_ids(lm.tokenizer, [" A", " B", " C", " D"])
+    got = choice_logits(lm, prompts, tokens, batch_size=3)
+    assert got.shape == (len(prompts), 4)
+    for prompt, row in zip(prompts, got):
+        with torch.inference_mode():
+            expected = plain(input_ids=torch.tensor([prompt])).logits[0, -1, tokens].numpy()
+        np.testing.assert_allclose(row, expected, atol=1e-4)
+    with pytest.raises(ValueError, match="exactly one"):
+        single_token_ids(lm.tokenizer, [" Antidisestablishmentarianism"])
+
+
+@pytest.mark.slow
+def test_hidden_states_equal_plain_per_layer_outputs(models):
+    from conflictlab.lm.hidden import hidden_states
+
+    lm, plain = models
+    prompts = _ids(lm, PROMPTS)
+    got = hidden_states(lm, prompts, batch_size=3)
+    layers = plain.get_decoder().layers
+    assert got.shape == (len(prompts), len(layers), lm.hidden_size)
+    for prompt, states in zip(prompts, got):
+        with torch.inference_mode():
+            hidden = plain(input_ids=torch.tensor([prompt]), output_hidden_states=True).hidden_states
+        # hidden_states[l + 1] is layer l's output, except the last, which
+        # transformers returns after the final norm.
+        expected = torch.stack([h[0, -1] for h in hidden[1:-1]]).numpy()
+        # Within 1e-4 on the scale of each layer's residual stream (its RMS,
+        # which grows with depth; float32 rounding is relative to it).
+        scale = np.maximum(1.0, np.sqrt((expected**2).mean(axis=1)))
+        assert (np.abs(states[:-1] - expected).max(axis=1) / scale).max() <= 1e-4
