@@ -1,6 +1,3 @@
-ARBITRATION_INSTANCE_KEYS = ("n_per_setting", "seeds", "domain", "answer_choices", "trajectory", "tool_min_distance", "sensitivity")
-
-
 rule arbitration_generate:
     """The synthetic arbitration instances: main settings and sensitivity sweeps."""
     output:

@@ -1,6 +1,6 @@
-# Helpers shared by every rule file: names imported from the library (defined
+# Helpers shared by the rule files. Names imported from the library (defined
 # once there), config subsets per rule, code hashes, and the target lists that
-# `rule all` and the HTML report collect.
+# the target `all` and the HTML report collect.
 
 import json
 import sys
@@ -99,8 +99,8 @@ def used_models():
 def check_model_names():
     unknown = sorted(set(used_models()) - set(config["models"]))
     if unknown:
-        lists = "/".join(list(MODEL_LISTS) + [f"{s}.models" for s in SECTION_MODEL_LISTS])
-        raise ValueError(f"config: {lists} name models missing from 'models': " + ", ".join(unknown))
+        lists = ", ".join(list(MODEL_LISTS) + [f"{s}.models" for s in SECTION_MODEL_LISTS])
+        raise ValueError(f"config: models named in {lists} are missing from 'models': " + ", ".join(unknown))
 
 
 check_model_names()
@@ -174,6 +174,9 @@ def shuffle_outputs(model):
     }
 
 
+ARBITRATION_INSTANCE_KEYS = ("n_per_setting", "seeds", "domain", "answer_choices", "trajectory", "tool_min_distance", "sensitivity")
+
+
 def arbitration_outputs():
     return {
         "fig4_png": "results/figures/arbitration_fig4.png",
@@ -183,6 +186,18 @@ def arbitration_outputs():
         "sensitivity_md": "results/tables/arbitration_sensitivity.md",
         "sensitivity_csv": "results/tables/arbitration_sensitivity.csv",
     }
+
+
+ACTIVATION_KEYS = {"pairs": ("dtype", "batch_size", "drop_last"), "projection": ("dtype", "batch_size", "matched_templates")}
+
+
+def activation_files(analysis, ext):
+    return expand(
+        "results/activations/{{model}}/{analysis}/{conflict_type}.{ext}",
+        analysis=analysis,
+        conflict_type=config["conflict_types"],
+        ext=ext,
+    )
 
 
 def mechanistic_outputs(model):
@@ -259,7 +274,7 @@ def steering_metric_inputs(wildcards=None):
 
 
 # --------------------------------------------------------------------------
-# What `rule all` and the HTML report collect: every result of the
+# What the target `all` and the HTML report collect, every result of the
 # configured workflow, from the output helpers above.
 
 

@@ -1,6 +1,3 @@
-ACTIVATION_KEYS = {"pairs": ("dtype", "batch_size", "drop_last"), "projection": ("dtype", "batch_size", "matched_templates")}
-
-
 rule activations:
     """Last-token residual stream after every layer for one analysis's prompts
     of every type, one forward per batch, the model loaded once."""
@@ -30,15 +27,6 @@ rule activations:
         "../envs/transformers.yaml"
     script:
         "../workflow/scripts/activations.py"
-
-
-def activation_files(analysis, ext):
-    return expand(
-        "results/activations/{{model}}/{analysis}/{conflict_type}.{ext}",
-        analysis=analysis,
-        conflict_type=config["conflict_types"],
-        ext=ext,
-    )
 
 
 rule mechanistic_report:

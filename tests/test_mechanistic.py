@@ -142,3 +142,42 @@ def test_spectral_rows_flag_rank_limited_k():
     assert all(abs(r["delta_er"]) < 1e-9 and abs(r["er_conflict"] - 1) < 1e-9 for r in rows)
     rows = spectral_rows(few, rng.normal(size=(6, 2, 16)), k=2, method="exact", n_resamples=20, seed=0)
     assert not any(r["trivial"] for r in rows)
+
+
+def _index(rows):
+    return [{"sample_id": s, "variant": v, "row": i, "n_prompt_tokens": n, "n_evidence": k, "rule": "r", "ambiguous": False}
+            for i, (s, v, n, k) in enumerate(rows)]
+
+
+def test_pair_analysis_pairs_rows_by_sample_and_counts_table8():
+    from conflictlab.contextconflict.mechanistic import pair_analysis
+
+    rng = np.random.default_rng(0)
+    ids = [f"t/s/{i}" for i in range(6)]
+    # Interleaved and out of order: conflict prompts are longer (10 tokens) than consistent ones (6).
+    rows = [(s, "consistent", 6, 1) for s in reversed(ids)] + [(s, "conflict", 10, 2) for s in ids]
+    states = rng.normal(size=(len(rows), 2, 8))
+    for i, (_, variant, _, _) in enumerate(rows):
+        states[i] += 3.0 if variant == "conflict" else 0.0  # separable at every layer
+    probes, table8, spectral = pair_analysis(states, _index(rows), cv_folds=3, energy_k=1, svd="exact", bootstrap_resamples=20, seed=0)
+    assert table8["n_pairs"] == 6 and table8["rules"] == "r (6)" and table8["n_folds"] == 3
+    assert table8["mean_tokens_conflict"] == 10 and table8["mean_tokens_consistent"] == 6
+    assert [r["layer"] for r in probes] == [1, 2] and all(r["probe_auc"] == 1.0 for r in probes)
+    assert all(r["length_only_auc"] == 1.0 for r in probes)  # length alone separates them here, and the table says so
+    assert [r["n_pairs"] for r in spectral] == [6, 6]
+    with pytest.raises(ValueError, match="no consistent"):
+        pair_analysis(states[6:], _index(rows[6:]), cv_folds=3, energy_k=1, svd="exact", bootstrap_resamples=20, seed=0)
+
+
+def test_projection_analysis_groups_b_by_evidence_count_layer_and_position():
+    from conflictlab.contextconflict.mechanistic import projection_analysis
+
+    # Sample a: 2 pieces; combined = single_1 exactly, so b_1 = 1 and b_2 = -1 (K = 2: b_1 = -b_2).
+    e1, e2 = np.eye(3)[0], np.eye(3)[1]
+    rows = [("a", "combined", 5, 2), ("a", "single_1", 3, 2), ("a", "single_2", 3, 2)]
+    states = np.stack([np.stack([e1, e1]), np.stack([e1, e1]), np.stack([e2, e2])])
+    out, skipped = projection_analysis(states, _index(rows))
+    assert skipped == 0
+    assert [(r["n_evidence"], r["layer"], r["position"]) for r in out] == [(2, 1, 1), (2, 1, 2), (2, 2, 1), (2, 2, 2)]
+    by_position = {r["position"]: r["mean_b"] for r in out if r["layer"] == 1}
+    assert by_position[1] == pytest.approx(-by_position[2]) and by_position[1] > 0

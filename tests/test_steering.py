@@ -178,3 +178,57 @@ def test_backend_applies_steering(smollm2_dir, smollm2):
     strong = HFBackend(lm, batch_size=2, steering=Steering(direction, 200.0, "all_tokens")).generate(prompts, params)
     assert [c.token_ids for c in zero] == [c.token_ids for c in plain]
     assert [c.token_ids for c in strong] != [c.token_ids for c in plain]
+
+
+def test_variant_names_round_trip_and_pick_their_direction(tmp_path):
+    from conflictlab.contextconflict.generation import variant_steering
+    from conflictlab.contextconflict.steering import (
+        all_variants,
+        parse_variant,
+        save_directions,
+        table4_variants,
+        variant_name,
+        variant_schedule,
+    )
+
+    assert table4_variants(1.0) == ["base", "all_tokens-a1", "first_generated-a1", "cas-a1"]
+    assert all_variants(1.0, [0.5, 1.0]) == ["base", "all_tokens-a1", "first_generated-a1", "cas-a1", "all_tokens-a0.5", "first_generated-a0.5"]
+    for method, alpha in (("all_tokens", 0.5), ("cas", 2.0), ("first_generated", 1.5)):
+        assert parse_variant(variant_name(method, alpha)) == (method, alpha)
+    assert parse_variant("base") == ("base", 0.0)
+    with pytest.raises(ValueError, match="not a steering variant"):
+        parse_variant("sideways-a1")
+    assert variant_schedule("cas-a1", cas_schedule="first_generated") == "first_generated"
+    assert variant_schedule("all_tokens-a2", cas_schedule="first_generated") == "all_tokens"
+    assert variant_schedule("base", cas_schedule="all_tokens") is None
+
+    md, cas = np.eye(2, 4, dtype=np.float32), np.eye(2, 4, k=2, dtype=np.float32)
+    path = tmp_path / "d.npz"
+    save_directions(path, {"mean_difference": md, "cas": cas, "mean_difference_norm": np.ones(2), "cas_norm": np.ones(2)}, ["x"])
+    assert variant_steering("base", 0.0, None, path) is None
+    steered = variant_steering("cas", 2.0, "all_tokens", path, layers=[1])
+    np.testing.assert_array_equal(steered.direction, cas)
+    assert (steered.alpha, steered.schedule, steered.layers) == (2.0, "all_tokens", (1,))
+    np.testing.assert_array_equal(variant_steering("first_generated", 1.0, "first_generated", path).direction, md)
+
+
+def test_table4_columns_order_and_marks_column():
+    from conflictlab.contextconflict.steering import STEERING_RESULT_SCHEMA, table4, table4_columns, with_marks
+
+    def row(variant, method, metric, conflict_type, value):
+        return {"model": "m", "variant": variant, "method": method, "alpha": 1.0, "metric": metric, "conflict_type": conflict_type,
+                "value": value, "ci_low": value - 0.01, "ci_high": value + 0.01, "n": 4}
+
+    results = pa.Table.from_pylist(
+        [row(v, m, "balance", "perspective", b) for v, m, b in (("base", "base", 0.5), ("cas-a1", "cas", 0.3))]
+        + [row(v, m, "accuracy", t, a) for t in ("temporal", "inferential") for v, m, a in (("base", "base", 0.2), ("cas-a1", "cas", 0.4))],
+        schema=STEERING_RESULT_SCHEMA,
+    )
+    columns = table4_columns(results)
+    assert columns == [("accuracy", "inferential"), ("accuracy", "temporal"), ("balance", "perspective")]
+    rows, _ = table4(results, table_variants=["base", "cas-a1"], columns=columns)
+    marked = with_marks(results, rows).to_pylist()
+    marks = {(r["variant"], r["metric"], r["conflict_type"]): r["mark"] for r in marked}
+    assert marks[("cas-a1", "accuracy", "temporal")] == "best" and marks[("base", "accuracy", "temporal")] == "second"
+    assert marks[("cas-a1", "balance", "perspective")] == "best"  # lower Balance is better
+    assert len(marked) == results.num_rows
