@@ -18,12 +18,12 @@ def shared_sample() -> Path:
     return SHARED_SAMPLE
 
 
-def snakemake_cmd(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
+def snakemake_cmd(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
     """Run the snakemake of this interpreter's environment in ``cwd``."""
     exe = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
     env = dict(os.environ, **(env or {}))
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run([exe, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run([exe, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def copy_workflow(dest: Path) -> Path:

@@ -58,6 +58,20 @@ def test_other_errors_and_out_of_memory_on_one_row_propagate():
         BatchPolicy()
 
 
+def test_auto_dtype_follows_native_bfloat16_support():
+    from conflictlab.lm.loading import resolve_dtype
+
+    intel = "processor\t: 0\nflags\t\t: fpu avx512f avx512_vnni avx512_bitalg\n"
+    amd = "processor\t: 0\nflags\t\t: fpu avx512f avx512_bf16 avx512_vnni\n"
+    assert resolve_dtype("auto", "cpu", cpuinfo=intel) == "float32"
+    assert resolve_dtype("auto", "cpu", cpuinfo=amd) == "bfloat16"
+    assert resolve_dtype("auto", "cuda", cpuinfo=intel) == "bfloat16"
+    assert resolve_dtype(None, "cpu") == "float32" and resolve_dtype(None, "cuda") == "bfloat16"
+    assert resolve_dtype("float16", "cpu") == "float16"
+    with pytest.raises(ValueError, match="not one of"):
+        resolve_dtype("fp8", "cpu")
+
+
 # --------------------------------------------------------------------------
 # Operations against plain transformers, fp32, on SmolLM2 (chat, Llama) and
 # Gemma-3 (base, sliding-window attention, soft-capped head).

@@ -119,7 +119,7 @@ def smoke_run(tmp_path_factory, smollm2_dir, gemma_dir):
     models.mkdir(parents=True)
     (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
     (models / "gemma3-270m").symlink_to(gemma_dir, target_is_directory=True)
-    run = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", cwd=workflow)
+    run = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", cwd=workflow, timeout=2400)
     return workflow, run
 
 

@@ -71,6 +71,17 @@ def build_request(
     )
 
 
+def _shard_dtype(settings: dict) -> str | None:
+    """The precision a job generates in, for its shard names: ``auto``
+    resolved on this machine, so shards made in another precision are not reused."""
+    dtype = settings.get("dtype")
+    if dtype != "auto":
+        return dtype
+    from conflictlab.lm.loading import default_device, resolve_dtype
+
+    return resolve_dtype(dtype, default_device())
+
+
 def render_requests(tokenizer, samples: pa.Table, templates: dict[str, str], *, limit: int, max_new_tokens: int, on_too_long: str) -> list[Request]:
     """One request per sample, with the template of its task family."""
     requests = [
@@ -115,7 +126,7 @@ def generate_responses(
         backend=settings["backend"],
         params=params,
         shard_size=settings["shard_size"],
-        extra_key={"dtype": settings.get("dtype"), "limit": limit, "steering": steering_key},
+        extra_key={"dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key},
     )
     return run_sharded(job, requests, lambda: make_backend(limit), shard_dir)
 

@@ -12,7 +12,8 @@ BACKENDS = ("hf", "vllm", "openai")
 def generation_backend(model_dir: str | os.PathLike, settings: dict, *, limit: int) -> Backend:
     """The backend ``settings["backend"]`` names, for a context of ``limit`` tokens.
 
-    ``settings``: ``backend``; ``dtype`` (null: the model layer's default);
+    ``settings``: ``backend``; ``dtype`` (null: the model layer's default,
+    bfloat16 for vllm; ``auto``: :func:`conflictlab.lm.loading.resolve_dtype`);
     ``batch_size`` (hf); ``seed``, ``tensor_parallel_size`` and ``vllm``
     (extra engine arguments) for vllm; ``endpoint`` (``base_url``, ``model``,
     ``api_key_env``) for openai.
@@ -23,11 +24,13 @@ def generation_backend(model_dir: str | os.PathLike, settings: dict, *, limit: i
 
         return HFBackend(load(model_dir, dtype=settings.get("dtype")), batch_size=settings["batch_size"])
     if name == "vllm":
+        from conflictlab.lm.loading import default_device, resolve_dtype
         from conflictlab.lm.vllm_engine import VLLMBackend
 
+        dtype = settings.get("dtype")
         return VLLMBackend(
             model_dir,
-            dtype=settings.get("dtype") or "bfloat16",
+            dtype="bfloat16" if dtype is None else resolve_dtype(dtype, default_device()),
             max_model_len=limit,
             tensor_parallel_size=settings.get("tensor_parallel_size", 1),
             seed=settings["seed"],
