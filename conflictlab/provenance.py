@@ -49,8 +49,8 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
     """Every conflictlab module ``script`` imports, directly or transitively,
     and the third-party top-level modules imported anywhere in that closure.
 
-    Importing ``conflictlab.a.b`` also runs ``conflictlab/a/__init__.py``; it
-    is included when it exists.
+    Importing ``conflictlab.a.b`` also runs ``conflictlab/__init__.py`` and
+    ``conflictlab/a/__init__.py``; they are included.
     """
     root = Path(root)
     seen: set[Path] = set()
@@ -65,7 +65,7 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
                     third_party.add(top)
                 continue
             parts = name.split(".")
-            for depth in range(2, len(parts) + 1):  # parent packages' __init__ files run too
+            for depth in range(1, len(parts) + 1):  # parent packages' __init__ files run too
                 found = _module_file(".".join(parts[:depth]), root)
                 if found is not None and found not in seen:
                     seen.add(found)

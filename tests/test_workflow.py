@@ -280,11 +280,13 @@ def test_every_rule_has_a_conda_env_that_provides_what_its_script_imports():
 def test_touching_a_library_module_reruns_exactly_the_rules_that_run_it(smoke_run):
     workflow_copy, run = smoke_run
     assert run.returncode == 0, run.stderr[-4000:]
-    scripts = {rule: script for rule, (script, _) in rules_and_scripts().items() if script}
+    # prepare_model is left out: the smoke run's model folders are prepared
+    # once per test session, without Snakemake metadata, so it never reruns there.
+    scripts = {rule: script for rule, (script, _) in rules_and_scripts().items() if script and rule != "prepare_model"}
     runs = {rule: {Path(f).resolve().relative_to(REPO_ROOT) for f in library_modules_run_by(script)} for rule, script in scripts.items()}
     modules = sorted(p.relative_to(workflow_copy) for p in (workflow_copy / "conflictlab").rglob("*.py"))
     assert len(modules) > 30
-    touched_any = set()
+    rerun_by_some_module = set()
     for module in modules:
         path = workflow_copy / module
         original = path.read_bytes()
@@ -296,12 +298,18 @@ def test_touching_a_library_module_reruns_exactly_the_rules_that_run_it(smoke_ru
         assert plan.returncode == 0, plan.stderr[-2000:]
         expected = {rule for rule, files in runs.items() if module in files}
         output = plan.stdout + plan.stderr
-        assert changed_rules(output) == expected, (str(module), changed_rules(output), expected)
-        for rule, reasons in reasons_by_rule(output).items():  # the rest only because their inputs change
+        planned = set(reasons_by_rule(output))
+        # Every rule that runs the module is planned; Snakemake names the params
+        # change only for jobs not already planned because an upstream job reruns.
+        assert expected <= planned, (str(module), expected - planned)
+        assert changed_rules(output) <= expected, (str(module), changed_rules(output) - expected)
+        assert not expected or changed_rules(output), str(module)
+        for rule, reasons in reasons_by_rule(output).items():  # the rest run only because their inputs change
             if rule not in expected:
-                assert reasons <= {"Input files updated by another job: " + r.split(": ", 1)[1] for r in reasons}, (module, rule, reasons)
-        touched_any |= expected
-    assert touched_any == set(scripts) - {"prepare_model"} or touched_any == set(scripts)
+                parts = {part for reason in reasons for part in reason.split("; ")}
+                assert all(part.startswith("Input files updated by another job") for part in parts), (str(module), rule, parts)
+        rerun_by_some_module |= expected
+    assert rerun_by_some_module == set(scripts)  # every script rule depends on some module
 
 
 @pytest.mark.parametrize(
