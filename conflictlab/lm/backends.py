@@ -37,14 +37,14 @@ def generation_backend(model_dir: str | os.PathLike, settings: dict, *, limit: i
             **settings.get("vllm", {}),
         )
     if name == "openai":
-        from transformers import AutoTokenizer, GenerationConfig
+        from transformers import AutoTokenizer
 
-        from conflictlab.lm.loading import end_of_sequence_ids
+        from conflictlab.lm.loading import folder_eos_ids
 
         endpoint = settings.get("endpoint")
         if not endpoint:
             raise ValueError("generation.backend is 'openai' but generation.endpoint (base_url, model) is not set")
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        eos = end_of_sequence_ids(GenerationConfig.from_pretrained(model_dir), tokenizer)
+        eos = folder_eos_ids(model_dir, tokenizer)
         return OpenAIBackend(Endpoint(**endpoint), eos_ids=eos, tokenizer=tokenizer)
     raise ValueError(f"unknown generation backend {name!r}; known: {', '.join(BACKENDS)}")

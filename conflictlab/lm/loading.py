@@ -104,6 +104,14 @@ def end_of_sequence_ids(generation_config, tokenizer) -> frozenset[int]:
     return frozenset(eos if isinstance(eos, (list, tuple)) else [eos])
 
 
+def folder_eos_ids(model_dir: str | os.PathLike, tokenizer=None) -> frozenset[int]:
+    """:func:`end_of_sequence_ids` of a prepared folder, without loading its weights."""
+    from transformers import AutoTokenizer, GenerationConfig
+
+    tokenizer = tokenizer or AutoTokenizer.from_pretrained(model_dir)
+    return end_of_sequence_ids(GenerationConfig.from_pretrained(model_dir), tokenizer)
+
+
 def padding_id(tokenizer, eos_ids: frozenset[int]) -> int:
     if tokenizer.pad_token_id is not None:
         return int(tokenizer.pad_token_id)

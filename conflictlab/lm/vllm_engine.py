@@ -6,7 +6,7 @@ import os
 from typing import Sequence
 
 from conflictlab.lm.generation import Completion, DecodingParams, strip_stop
-from conflictlab.lm.loading import end_of_sequence_ids
+from conflictlab.lm.loading import folder_eos_ids
 
 
 class VLLMBackend:
@@ -34,7 +34,7 @@ class VLLMBackend:
             seed=seed,
             **engine_args,
         )
-        self.eos_ids = frozenset(self.llm.get_tokenizer().all_special_ids) & _generation_eos(model_dir)
+        self.eos_ids = frozenset(self.llm.get_tokenizer().all_special_ids) & folder_eos_ids(model_dir)
 
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         from vllm import SamplingParams
@@ -47,11 +47,3 @@ class VLLMBackend:
             tokens, _ = strip_stop(best.token_ids, self.eos_ids)
             completions.append(Completion(tokens, best.text, best.finish_reason))
         return completions
-
-
-def _generation_eos(model_dir) -> frozenset[int]:
-    from transformers import AutoTokenizer, GenerationConfig
-
-    return end_of_sequence_ids(GenerationConfig.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir))
-
-
