@@ -133,23 +133,35 @@ def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: 
                 raise FileNotFoundError(f"model {name!r}: source folder {location} does not exist")
             model, tokenizer = _load_pretrained(location, dtype)
 
-        with atomic_path(out_dir, directory=True) as tmp:
-            model.save_pretrained(tmp)
-            tokenizer.save_pretrained(tmp)
-            weights = sorted(Path(tmp).glob("*.safetensors"))
-            manifest = {
-                "name": name,
-                "source": str(parsed),
-                "source_sha256": source_sha256,
-                "source_revision": getattr(model.config, "_commit_hash", None),
-                "dtype": dtype,
-                "architecture": type(model).__name__,
-                "num_hidden_layers": model.config.num_hidden_layers,
-                "hidden_size": model.config.hidden_size,
-                "has_chat_template": bool(getattr(tokenizer, "chat_template", None)),
-                "weights_sha256": {p.name: sha256_file(p) for p in weights},
-            }
-            write_json(manifest, Path(tmp) / MANIFEST)
+        return save_model_folder(
+            model,
+            tokenizer,
+            out_dir,
+            {"name": name, "source": str(parsed), "source_sha256": source_sha256, "dtype": dtype},
+        )
+
+
+def save_model_folder(model, tokenizer, out_dir: str | os.PathLike, fields: dict) -> dict:
+    """Save ``model`` and ``tokenizer`` as a prepared model folder, atomically.
+
+    The manifest holds ``fields`` (name, source, dtype and any provenance)
+    plus what every folder records: the hub revision, architecture, shape,
+    chat template presence and each weight file's SHA-256. Returns it.
+    """
+    with atomic_path(out_dir, directory=True) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        weights = sorted(Path(tmp).glob("*.safetensors"))
+        manifest = {
+            **fields,
+            "source_revision": getattr(model.config, "_commit_hash", None),
+            "architecture": type(model).__name__,
+            "num_hidden_layers": model.config.num_hidden_layers,
+            "hidden_size": model.config.hidden_size,
+            "has_chat_template": bool(getattr(tokenizer, "chat_template", None)),
+            "weights_sha256": {p.name: sha256_file(p) for p in weights},
+        }
+        write_json(manifest, Path(tmp) / MANIFEST)
     return manifest
 
 

@@ -1,0 +1,322 @@
+"""ConflictBank: loader, the authors' prompt settings, the A-D read-out, the
+released metrics and the continued pre-training."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from conflictlab.conflictbank.dataset import HUB_FIELDS, RecordError, build_records, read_jsonl
+from conflictlab.conflictbank.metrics import entropy_bits, memorization_ratio, setting_metrics
+from conflictlab.conflictbank.prompts import AUTHOR_SETTINGS, SETTINGS_BY_NAME, render_prompt
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "resources" / "demo" / "conflictbank" / "QA_dataset.jsonl"
+SAMPLE = REPO.parent / "shared" / "conflictbank_sample" / "QA_dataset.sample.jsonl"
+
+
+@pytest.fixture
+def sample_record() -> dict:
+    """The real hub record (a third-party copy that lost its ``subject``)."""
+    if not SAMPLE.is_file():
+        pytest.skip(f"the real ConflictBank sample record is not present at {SAMPLE}")
+    return json.loads(SAMPLE.read_text().splitlines()[0])
+
+
+def demo_records() -> list[dict]:
+    return [json.loads(line) for line in DEMO.read_text().splitlines()]
+
+
+def write_jsonl(path: Path, records) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+    return path
+
+
+# --------------------------------------------------------------------------
+# Loader.
+
+
+def test_sample_record_needs_its_subject_and_then_loads(sample_record, tmp_path):
+    with pytest.raises(RecordError, match="field 'subject': is missing"):
+        build_records(read_jsonl(write_jsonl(tmp_path / "a.jsonl", [sample_record])), source="sample")
+    record = {**sample_record, "subject": "Kim Kardashian"}
+    table, rejected = build_records(read_jsonl(write_jsonl(tmp_path / "b.jsonl", [record])), source="sample").tables()
+    row = table.to_pylist()[0]
+    assert rejected.num_rows == 0
+    assert row["misinformation_evidence"] == sample_record["misinformation_conflict_evidence_evidence"]
+    assert row["temporal_span"] == ["10 April, 2028", "21 July, 2036"]
+    assert (row["correct_letter"], row["replaced_letter"], row["uncertain_letter"]) == ("A", "C", "D")
+    assert row["semantic_style"] == "news"  # the hub's "new"
+    assert row["options"][3] == "uncertain"
+
+
+def test_demo_covers_relations_styles_and_spans():
+    table, rejected = build_records(read_jsonl(DEMO), source="demo").tables()
+    assert table.num_rows >= 12 and rejected.num_rows == 0
+    assert len(set(table.column("relation").to_pylist())) >= 4
+    for kind in ("default", "misinformation", "temporal", "semantic"):
+        assert set(table.column(f"{kind}_style").to_pylist()) == {"wikipedia", "news", "book"}
+    assert {len(span) for span in table.column("temporal_span").to_pylist()} == {1, 2}
+    assert set(HUB_FIELDS) == set(demo_records()[0])  # the hub's exact field set
+
+
+def test_pipeline_names_are_accepted_and_must_agree(tmp_path):
+    record = demo_records()[0]
+    renamed = dict(record)
+    renamed["correct_evidence"] = renamed.pop("default_evidence")
+    renamed["replaced_option"] = renamed.pop("replace_option")
+    table, _ = build_records(read_jsonl(write_jsonl(tmp_path / "a.jsonl", [renamed])), source="x").tables()
+    assert table.column("default_evidence").to_pylist() == [record["default_evidence"]]
+    clash = {**record, "correct_evidence": "something else"}
+    with pytest.raises(RecordError, match="correct_evidence"):
+        build_records(read_jsonl(write_jsonl(tmp_path / "b.jsonl", [clash])), source="x")
+
+
+BROKEN = [
+    ("missing field", lambda r: r.pop("question"), "question", "is missing"),
+    ("three options", lambda r: r.update(options=r["options"][:3]), "options", "not 4"),
+    ("letter outside A-D", lambda r: r.update(correct_option="E"), "correct_option", "not one of A, B, C, D"),
+    ("letters collide", lambda r: r.update(replace_option=r["correct_option"]), "replace_option", "is also correct_option"),
+    ("empty time span", lambda r: r.update(temporal_conflict_time_span=[]), "temporal_conflict_time_span", "0 dates"),
+    ("three dates", lambda r: r.update(temporal_conflict_time_span=["1 May, 2030"] * 3), "temporal_conflict_time_span", "3 dates"),
+    ("unknown style", lambda r: r.update(default_evidence_category="blog"), "default_evidence_category", "'blog'"),
+    ("options not a list", lambda r: r.update(options="A or B"), "options", "list of strings"),
+]
+
+
+@pytest.mark.parametrize("label,breaks,field,reason", BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_records_fail_or_are_rejected(tmp_path, label, breaks, field, reason):
+    records = demo_records()[:3]
+    breaks(records[1])
+    path = write_jsonl(tmp_path / "broken.jsonl", records)
+    with pytest.raises(RecordError, match=f"record 1: field '{field}'.*{reason}"):
+        build_records(read_jsonl(path), source=str(path))
+    table, rejected = build_records(read_jsonl(path), source=str(path), on_error="reject").tables()
+    assert table.column("record_id").to_pylist() == [0, 2]
+    assert rejected.to_pylist() == [{"record_id": 1, "source": str(path), "field": field, "reason": rejected.column("reason")[0].as_py()}]
+    assert reason in rejected.column("reason")[0].as_py()
+
+
+def test_a_line_that_is_not_json_is_named(tmp_path):
+    path = write_jsonl(tmp_path / "bad.jsonl", [demo_records()[0], "{not json"])
+    with pytest.raises(RecordError, match="record 1: field '<line>': is not JSON"):
+        build_records(read_jsonl(path), source=str(path))
+    _, rejected = build_records(read_jsonl(path), source=str(path), on_error="reject").tables()
+    assert rejected.column("record_id").to_pylist() == [1]
+
+
+def test_max_per_relation_is_a_seeded_sample_per_relation():
+    pairs = list(read_jsonl(DEMO))
+    one = build_records(pairs, source="d", max_per_relation=1, seed=0).tables()[0]
+    again = build_records(pairs, source="d", max_per_relation=1, seed=0).tables()[0]
+    relations = one.column("relation").to_pylist()
+    assert sorted(relations) == sorted(set(r["relation"] for r in demo_records()))
+    assert one.equals(again)
+    picks = {tuple(build_records(pairs, source="d", max_per_relation=1, seed=s).tables()[0].column("record_id").to_pylist()) for s in range(6)}
+    assert len(picks) > 1
+
+
+# --------------------------------------------------------------------------
+# Prompts: the authors' format strings (zhaochen0110/conflictbank, prompt.py,
+# commit 3024a20ed69e290d616649547c3e533bcaf3c841), applied to the sample
+# record under the names their pipeline reads, against render_prompt.
+
+NO_EVIDENCE = "According to your knowledge, choose the best choice from the following options."
+WITH_EVIDENCE = "According to the evidence provided and your knowledge, choose the best choice from the following options."
+
+
+def released_prompts(d: dict) -> dict[str, str]:
+    o = d["options"]
+    span = d["conflict_time_span"]
+    one = "\n\nEvidence: {0}\nQuestion: {1}\nA. {2}\nB. {3}\nC. {4}\nD. {5}\nAnswer:"
+    two = "\n\nEvidence: {0}\n{1}\nQuestion: {2}\nA. {3}\nB. {4}\nC. {5}\nD. {6}\nAnswer:"
+    sem = "\n\nEvidence: {0}\nQuestion: {1}\n{2} in this quesion means {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:"
+    sem2 = "\n\nEvidence: {0}\n{1}\nQuestion: {2}\n{3} in this quesion means {4}\nA. {5}\nB. {6}\nC. {7}\nD. {8}\nAnswer:"
+    if len(span) == 1:
+        tmp = WITH_EVIDENCE + "\n\nEvidence: {0}\nQuestion: {1} in {2}\nA. {3}\nB. {4}\nC. {5}\nD. {6}\nAnswer:".format(d["temporal_conflict_evidence"], d["question"], span[0], *o)
+        tmp2 = WITH_EVIDENCE + "\n\nEvidence: {0}\n{1}\nQuestion: {2} in {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:".format(d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], *o)
+    else:
+        tmp = WITH_EVIDENCE + "\n\nEvidence: {0}\nQuestion: {1} from {2} to {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:".format(d["temporal_conflict_evidence"], d["question"], span[0], span[1], *o)
+        tmp2 = WITH_EVIDENCE + "\n\nEvidence: {0}\n{1}\nQuestion: {2} from {3} to {4}\nA. {5}\nB. {6}\nC. {7}\nD. {8}\nAnswer:".format(d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], span[1], *o)
+    return {
+        "default": NO_EVIDENCE + "\n\nQuestion: {0}\nA. {1}\nB. {2}\nC. {3}\nD. {4}\nAnswer:".format(d["question"], *o),
+        "correct": WITH_EVIDENCE + one.format(d["correct_evidence"], d["question"], *o),
+        "temporal": WITH_EVIDENCE + one.format(d["temporal_conflict_evidence"], d["question"], *o),
+        "temporal_description": tmp,
+        "semantic": WITH_EVIDENCE + one.format(d["semantic_conflict_evidence"], d["question"], *o),
+        "semantic_description": WITH_EVIDENCE + sem.format(d["semantic_conflict_evidence"], d["question"], d["subject"], d["semantic_description"], *o),
+        "misinformation": WITH_EVIDENCE + one.format(d["fact_conflict_evidence"], d["question"], *o),
+        "correct_misinformation": WITH_EVIDENCE + two.format(d["correct_evidence"], d["fact_conflict_evidence"], d["question"], *o),
+        "correct_semantic": WITH_EVIDENCE + two.format(d["correct_evidence"], d["semantic_conflict_evidence"], d["question"], *o),
+        "correct_semantic_description": WITH_EVIDENCE + sem2.format(d["correct_evidence"], d["semantic_conflict_evidence"], d["question"], d["subject"], d["semantic_description"], *o),
+        "correct_temporal": WITH_EVIDENCE + two.format(d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], *o),
+        "correct_temporal_description": tmp2,
+    }
+
+
+def pipeline_names(hub: dict) -> dict:
+    d = dict(hub)
+    d["correct_evidence"] = d["default_evidence"]
+    d["fact_conflict_evidence"] = d["misinformation_conflict_evidence_evidence"]
+    d["conflict_time_span"] = d["temporal_conflict_time_span"]
+    return d
+
+
+@pytest.mark.parametrize("span", [None, ["1 January, 2030"]], ids=["sample span", "one date"])
+def test_twelve_settings_equal_the_released_strings(sample_record, tmp_path, span):
+    record = {**sample_record, "subject": "Kim Kardashian"}
+    if span:
+        record["temporal_conflict_time_span"] = span
+    row = build_records(read_jsonl(write_jsonl(tmp_path / "s.jsonl", [record])), source="s").tables()[0].to_pylist()[0]
+    expected = released_prompts(pipeline_names(record))
+    assert set(expected) == set(AUTHOR_SETTINGS)
+    for name in AUTHOR_SETTINGS:
+        assert render_prompt(row, SETTINGS_BY_NAME[name]) == expected[name], name
+
+
+def test_reversed_settings_put_the_conflicting_evidence_first():
+    row = build_records(read_jsonl(DEMO), source="d").tables()[0].to_pylist()[0]
+    for name in AUTHOR_SETTINGS:
+        setting = SETTINGS_BY_NAME[name]
+        if not setting.mixed:
+            continue
+        rev = render_prompt(row, SETTINGS_BY_NAME[f"{name}_reversed"])
+        conflict = row[f"{setting.conflict}_evidence"]
+        assert f"Evidence: {conflict}\n{row['default_evidence']}\nQuestion:" in rev
+        assert SETTINGS_BY_NAME[f"{name}_reversed"].conflict_first and not setting.conflict_first
+        # the same text otherwise
+        assert sorted(rev) == sorted(render_prompt(row, setting))
+
+
+# --------------------------------------------------------------------------
+# Metrics on a hand-computed prediction table.
+
+
+def _predictions(rows):
+    """rows: (record, setting, predicted, probabilities); gold A, replaced B, uncertain D."""
+    from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
+
+    return pa.Table.from_pylist(
+        [
+            {"record_id": r, "setting": s, "model": "m", "probabilities": p, "predicted_letter": x, "correct_letter": "A", "replaced_letter": "B", "uncertain_letter": "D"}
+            for r, s, x, p in rows
+        ],
+        schema=PREDICTION_SCHEMA,
+    )
+
+
+def test_metrics_on_a_hand_computed_table():
+    quarter, sure = [0.25] * 4, [1.0, 0.0, 0.0, 0.0]
+    rows = [
+        # records 0-2 right in default and correct; record 3 wrong in correct -> not scored
+        (0, "default", "A", sure), (1, "default", "A", sure), (2, "default", "A", sure), (3, "default", "A", sure),
+        (0, "correct", "A", sure), (1, "correct", "A", sure), (2, "correct", "A", sure), (3, "correct", "C", sure),
+        (0, "misinformation", "A", quarter), (1, "misinformation", "B", sure), (2, "misinformation", "D", quarter), (3, "misinformation", "A", sure),
+        (0, "semantic", "D", sure), (1, "semantic", "C", sure), (2, "semantic", "D", sure), (3, "semantic", "B", sure),
+    ]
+    table = {r["setting"]: r for r in setting_metrics(_predictions(rows), n_resamples=200).to_pylist()}
+    mis = table["misinformation"]
+    assert (mis["n_records"], mis["n_scored"]) == (4, 3)
+    assert mis["oar"] == pytest.approx(100 / 3) and mis["car"] == pytest.approx(100 / 3) and mis["uncertain"] == pytest.approx(100 / 3)
+    assert mis["mr"] == pytest.approx(50.0)
+    assert mis["entropy"] == pytest.approx((2.0 + 0.0 + 2.0) / 3)
+    assert mis["oar_low"] <= mis["oar"] <= mis["oar_high"]
+    # no OAR and no CAR: MR is 0, not NaN
+    assert table["semantic"]["mr"] == 0.0 and table["semantic"]["oar"] == 0.0
+    assert table["default"]["oar"] == 100.0 and table["default"]["mr"] == 100.0
+
+
+def test_metric_helpers_and_empty_subset():
+    assert memorization_ratio(np.array([0.0, 30.0]), np.array([0.0, 10.0])).tolist() == [0.0, 75.0]
+    np.testing.assert_allclose(entropy_bits(np.array([[0.5, 0.5, 0, 0], [1, 0, 0, 0]])), [1.0, 0.0])
+    rows = [(0, "default", "B", [0, 1, 0, 0]), (0, "correct", "A", [1, 0, 0, 0]), (0, "misinformation", "A", [1, 0, 0, 0])]
+    out = {r["setting"]: r for r in setting_metrics(_predictions(rows), n_resamples=100).to_pylist()}
+    assert out["misinformation"]["n_scored"] == 0 and out["misinformation"]["mr"] is None
+    with pytest.raises(ValueError, match="default and correct"):
+        setting_metrics(_predictions([(0, "misinformation", "A", [1, 0, 0, 0])]))
+
+
+# --------------------------------------------------------------------------
+# The read-out and training on real small models.
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", ["smollm2_dir", "gemma_dir"])
+def test_read_out_equals_softmax_of_a_full_forward(request, folder):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from conflictlab.conflictbank.evaluation import letter_token_ids, read_out
+    from conflictlab.lm.loading import load
+
+    path = request.getfixturevalue(folder)
+    lm = load(path, dtype="float32")
+    plain = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+    records = build_records(read_jsonl(DEMO), source="d").tables()[0].slice(0, 3)
+    settings = [SETTINGS_BY_NAME[name] for name in ("default", "correct_misinformation_reversed")]
+    got = read_out(lm, records, settings, model_name="m", batch_size=4)
+    ids = [lm.tokenizer(f" {x}", add_special_tokens=False)["input_ids"][-1] for x in "ABCD"]
+    assert ids == letter_token_ids(lm.tokenizer)
+    for row in got.to_pylist():
+        record = next(r for r in records.to_pylist() if r["record_id"] == row["record_id"])
+        prompt = lm.tokenizer(render_prompt(record, SETTINGS_BY_NAME[row["setting"]]))["input_ids"]
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(plain(input_ids=torch.tensor([prompt])).logits[0, -1].double(), dim=-1)[ids]
+        expected = torch.softmax(logprobs, dim=-1).numpy()
+        np.testing.assert_allclose(row["probabilities"], expected, atol=1e-4)
+        assert row["predicted_letter"] == "ABCD"[int(np.argmax(expected))]
+
+
+@pytest.mark.slow
+def test_training_lowers_loss_saves_a_registry_folder_and_resumes(smollm2_dir, tmp_path):
+    from transformers import TrainerCallback
+
+    from conflictlab.conflictbank.training import TrainingSettings, continue_pretraining, mixture_corpus, parse_ratio
+    from conflictlab.lm.loading import load
+    from conflictlab.lm.registry import read_manifest
+
+    records = build_records(read_jsonl(DEMO), source="d").tables()[0]
+    texts = mixture_corpus(records.slice(0, 2), parse_ratio("2:1"), seed=0)
+    assert len(texts) == 3
+    settings = TrainingSettings(max_steps=6, learning_rate=5e-4, batch_size=1, max_length=48, save_steps=3)
+
+    class Killed(RuntimeError):
+        pass
+
+    class KillAfterCheckpoint(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):
+            raise Killed(f"killed after saving step {state.global_step}")
+
+    checkpoints, out = tmp_path / "ckpt", tmp_path / "trained"
+    with pytest.raises(Killed, match="step 3"):
+        continue_pretraining(smollm2_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t", callbacks=[KillAfterCheckpoint()])
+    assert (checkpoints / "checkpoint-3").is_dir() and not out.exists()
+
+    manifest = continue_pretraining(smollm2_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t")
+    training = manifest["training"]
+    assert training["resumed_from"] == "checkpoint-3"
+    assert len(training["loss"]) == 6  # steps 1-3 from the checkpoint's state, 4-6 after resuming
+    # three texts, batch 1: each epoch sees each text once, so compare epochs
+    assert sum(training["loss"][3:]) < sum(training["loss"][:3])
+    assert read_manifest(out)["training"]["corpus_sha256"] == training["corpus_sha256"]
+    assert not checkpoints.exists()
+    lm = load(out, dtype="float32")
+    assert lm.model.config.num_hidden_layers == load(smollm2_dir, dtype="float32").model.config.num_hidden_layers
+
+
+def test_ratio_parsing_and_corpus_size():
+    from conflictlab.conflictbank.training import mixture_corpus, parse_ratio
+
+    records = build_records(read_jsonl(DEMO), source="d").tables()[0]
+    assert parse_ratio("2:3") == (2, 3)
+    for bad in ("0:1", "2", "a:b", "1:-1"):
+        with pytest.raises(ValueError, match="ratio"):
+            parse_ratio(bad)
+    corpus = mixture_corpus(records, (2, 3), seed=0)
+    defaults = set(records.column("default_evidence").to_pylist())
+    assert len(corpus) == 12 + 18 and sum(t in defaults for t in corpus) == 12
+    assert len(mixture_corpus(records, (1, 0), seed=0)) == 12
+    with pytest.raises(ValueError, match="needs 48"):
+        mixture_corpus(records, (1, 4), seed=0)
