@@ -22,6 +22,7 @@ include: "rules/common.smk"
 wildcard_constraints:
     conflict_type=f"({'|'.join(CONFLICT_TYPES)})(-shuffled)?",
     model=f"[A-Za-z0-9][A-Za-z0-9._-]*(@({VARIANT_PATTERN}))?",
+    ratio=r"\d+-\d+",
 
 
 include: "rules/data.smk"
@@ -32,6 +33,7 @@ include: "rules/shapley.smk"
 include: "rules/arbitration.smk"
 include: "rules/mechanistic.smk"
 include: "rules/steering.smk"
+include: "rules/conflictbank.smk"
 include: "rules/report.smk"
 
 

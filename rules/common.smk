@@ -14,6 +14,7 @@ from conflictlab.contextconflict.steering import (
     table4_variants,
     variant_schedule,
 )
+from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
 from conflictlab.provenance import code_hash as _code_hash
 
 REPO = Path(workflow.basedir)
@@ -86,20 +87,21 @@ def flagged(outputs, captions, category):
 
 
 MODEL_LISTS = ("generators", "scorers")
-SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering")
+SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering", "conflictbank")
 
 
 def used_models():
     """Every model a configured rule runs (each is prepared once)."""
     named = [m for key in MODEL_LISTS for m in config[key]]
     named += [m for section in SECTION_MODEL_LISTS for m in config[section]["models"]]
+    named += config["conflictbank"]["models"] + config["conflictbank"]["embedded"]["models"]
     return sorted(set(named))
 
 
 def check_model_names():
     unknown = sorted(set(used_models()) - set(config["models"]))
     if unknown:
-        lists = ", ".join(list(MODEL_LISTS) + [f"{s}.models" for s in SECTION_MODEL_LISTS])
+        lists = ", ".join(list(MODEL_LISTS) + [f"{s}.models" for s in SECTION_MODEL_LISTS] + ["conflictbank.embedded.models"])
         raise ValueError(f"config: models named in {lists} are missing from 'models': " + ", ".join(unknown))
 
 
@@ -185,6 +187,53 @@ def arbitration_outputs():
         "accuracy_csv": "results/tables/arbitration_accuracy.csv",
         "sensitivity_md": "results/tables/arbitration_sensitivity.md",
         "sensitivity_csv": "results/tables/arbitration_sensitivity.csv",
+    }
+
+
+# --------------------------------------------------------------------------
+# ConflictBank.
+
+
+def conflictbank_data_params():
+    data = config["conflictbank"]
+    source = ("path",) if data["source"] == "local" else ("hf_dataset", "hf_revision")
+    return subset(data, "source", *source, "max_per_relation", "seed", "on_error")
+
+
+def conflictbank_inputs(wildcards):
+    """The local file the records come from (none when reading the hub)."""
+    return [config["conflictbank"]["path"]] if config["conflictbank"]["source"] == "local" else []
+
+
+def conflictbank_settings():
+    """The configured prompt settings (null: all, the authors' twelve and the reversed orders)."""
+    return config["conflictbank"]["settings"] or [setting.name for setting in CONFLICTBANK_SETTINGS]
+
+
+def conflictbank_embedded_options():
+    return {**subset(config["conflictbank"], "batch_size", "dtype"), "settings": config["conflictbank"]["embedded"]["settings"]}
+
+
+def embedded_runs():
+    """(model, ratio wildcard, predictions path) of every embedded-knowledge run."""
+    embedded = config["conflictbank"]["embedded"]
+    return [
+        (model, ratio.replace(":", "-"), f"results/conflictbank/embedded/{model}/ratio-{ratio.replace(':', '-')}.parquet")
+        for model in embedded["models"]
+        for ratio in embedded["ratios"]
+    ]
+
+
+def conflictbank_outputs():
+    return {
+        "table_md": "results/tables/conflictbank_mr.md",
+        "table_csv": "results/tables/conflictbank_mr.csv",
+        "figure_png": "results/figures/conflictbank_mr.png",
+        "figure_pdf": "results/figures/conflictbank_mr.pdf",
+        "embedded_md": "results/tables/conflictbank_embedded.md",
+        "embedded_csv": "results/tables/conflictbank_embedded.csv",
+        "embedded_png": "results/figures/conflictbank_embedded.png",
+        "embedded_pdf": "results/figures/conflictbank_embedded.pdf",
     }
 
 
@@ -298,6 +347,8 @@ def report_inputs():
         targets += flatten(mechanistic_outputs(model))
     if config["steering"]["models"]:
         targets += flatten(table4_outputs())
+    if config["conflictbank"]["models"]:
+        targets += flatten(conflictbank_outputs())
     return targets
 
 

@@ -66,7 +66,8 @@ def test_paper_config_plans_offline(workflow_copy):
     assert result.returncode == 0, result.stderr
     jobs = planned_jobs(result.stdout + result.stderr)
     assert jobs["build_subset"] == 6
-    assert jobs["prepare_model"] == 5
+    assert jobs["prepare_model"] == 8
+    assert jobs["conflictbank_train"] == 12  # three models x four ratios
 
 
 TINY = """
@@ -81,6 +82,10 @@ mechanistic:
   models: []
 steering:
   models: []
+conflictbank:
+  models: []
+  embedded:
+    models: []
 """
 
 
@@ -111,6 +116,28 @@ def test_data_rule_is_reproducible_and_incremental(workflow_with_smollm2):
     assert "prepare_model" not in jobs  # ... and nothing else
 
 
+@pytest.mark.parametrize("on_error", ["fail", "reject"])
+def test_a_failed_job_logs_its_error_and_a_rejection_is_recorded(workflow_copy, on_error):
+    demo = (workflow_copy / "resources" / "demo" / "conflictbank" / "QA_dataset.jsonl").read_text().splitlines()
+    broken = workflow_copy / "broken.jsonl"
+    broken.write_text("\n".join([demo[0], demo[1].replace('"options": [', '"options": ["extra", '), demo[2]]) + "\n")
+    overlay = workflow_copy / "broken.yaml"
+    overlay.write_text(f"conflictbank:\n  path: {broken}\n  on_error: {on_error}\n")
+    target = "results/conflictbank/data.parquet"
+    run = snakemake_cmd(target, "--cores", "1", "--configfile", str(overlay), cwd=workflow_copy)
+    log = (workflow_copy / "results" / "logs" / "conflictbank_data.log").read_text()
+    if on_error == "fail":
+        assert run.returncode != 0
+        assert "record 1: field 'options': has 5 entries, not 4" in log and "Traceback" in log
+        assert not (workflow_copy / target).exists()
+    else:
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "rejected record 1: options: has 5 entries, not 4" in log
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(workflow_copy / "results" / "conflictbank" / "data.rejected.parquet").column("record_id").to_pylist() == [1]
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory, smollm2_dir, gemma_dir):
     """The whole DAG on config/smoke.yaml, run once for the tests below."""
@@ -128,14 +155,15 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     assert run.returncode == 0, run.stderr[-4000:]
     results = workflow_copy / "results"
     for table in ("accuracy", "balance", "table3", "table4", "table6", "arbitration_accuracy", "arbitration_sensitivity",
-                  "table8_smollm2-135m-instruct", "table9_smollm2-135m-instruct", "table10_smollm2-135m-instruct"):
+                  "table8_smollm2-135m-instruct", "table9_smollm2-135m-instruct", "table10_smollm2-135m-instruct",
+                  "conflictbank_mr", "conflictbank_embedded"):
         text = (results / "tables" / f"{table}.md").read_text()
         assert text.count("\n|") >= 3, table  # header, rule and at least one row
     table4 = (results / "tables" / "table4.md").read_text()
     assert all(f"| {method} |" in table4 for method in ("Base", "All-Tokens", "First-Generated", "CAS"))
     assert "\\textbf{" in (results / "tables" / "table4.tex").read_text()
     figures = sorted(p.name for p in (results / "figures").iterdir())
-    assert len(figures) == 14 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
+    assert len(figures) == 18 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
     assert "fig31_alpha_smollm2-135m-instruct.png" in figures
     report = (results / "report.html").read_text(errors="replace")
     assert "table4.csv" in report and "fig31_alpha_smollm2-135m-instruct.png" in report
@@ -179,7 +207,7 @@ def test_slurm_profile_plans_the_paper_config_with_gpu_partitions(workflow_copy)
     output = plan.stdout + plan.stderr
     jobs = planned_jobs(output)
     assert jobs["steered_generate"] == 20 and jobs["steering_directions"] == 2  # 2 models x 10 variants
-    gpu_rules = {"generate", "shapley_values", "activations", "steering_directions", "steered_generate"}
+    gpu_rules = {"generate", "shapley_values", "activations", "steering_directions", "steered_generate", "conflictbank_train"}
     for block in re.split(r"\n(?=\[)", output):
         rule = re.search(r"rule (\w+):", block)
         if rule and rule.group(1) in gpu_rules:

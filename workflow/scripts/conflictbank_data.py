@@ -1,0 +1,22 @@
+"""Rule conflictbank_data: ConflictBank QA records -> one Parquet table (and the rejections)."""
+
+from conflictlab.conflictbank.dataset import RECORD_SCHEMA, REJECTION_SCHEMA, build_records, hub_records, read_jsonl
+from conflictlab.io import write_parquet
+from conflictlab.logs import configure_logging
+
+data = snakemake.params.data
+log = configure_logging(snakemake.log[0], "conflictbank_data")
+if data["source"] == "local":
+    source = data["path"]
+    records = read_jsonl(source)
+else:
+    source = f"{data['hf_dataset']}@{data.get('hf_revision') or 'main'}"
+    records = hub_records(data["hf_dataset"], revision=data.get("hf_revision"))
+log.info("reading ConflictBank records from %s", source)
+build = build_records(records, source=source, on_error=data["on_error"], max_per_relation=data.get("max_per_relation"), seed=data["seed"])
+table, rejected = build.tables()
+write_parquet(table, snakemake.output.records, RECORD_SCHEMA)
+write_parquet(rejected, snakemake.output.rejected, REJECTION_SCHEMA)
+log.info("wrote %d records over %d relations, rejected %d", table.num_rows, len(set(table.column("relation").to_pylist())), rejected.num_rows)
+for row in build.rejections:
+    log.warning("rejected record %d: %s: %s", row["record_id"], row["field"], row["reason"])
