@@ -6,7 +6,10 @@ import json
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES, TASK_FAMILY
+from conflictlab.contextconflict.dataset import released_files
 from conflictlab.contextconflict.steering import (
     VARIANT_PATTERN,
     all_variants,
@@ -60,11 +63,24 @@ def generation_params():
     return subset(generation, *common, *own[generation["backend"]])
 
 
-def data_params():
-    """The data settings build_subset reads for the configured source."""
+def data_params(wildcards):
+    """The data settings build_subset reads for the configured source.
+
+    ``on_error`` is left out: on clean data both modes give the same bytes, so
+    switching it must not rerun the DAG. It counts (as ``fail_on_rejections``)
+    only when it would change the outcome: ``fail`` while this type's last
+    build recorded rejections, which reruns the job so that it fails with
+    the named error instead of keeping the rejections."""
     data = config["data"]
     source = ("root",) if data["source"] == "released" else ("hf_dataset", "hf_revision")
-    return subset(data, "source", *source, "max_per_subset", "seed", "on_error")
+    params = subset(data, "source", *source, "max_per_subset", "seed")
+    subsets = (data.get("subsets") or {}).get(wildcards.conflict_type)
+    if subsets is not None:
+        params["subsets"] = subsets
+    rejected = Path(f"results/data/{wildcards.conflict_type}.rejected.parquet")
+    has_rejections = rejected.is_file() and pq.read_metadata(rejected).num_rows > 0
+    params["fail_on_rejections"] = data["on_error"] == "fail" and has_rejections
+    return params
 
 
 def reported(path, caption, category):
@@ -125,11 +141,13 @@ def samples_path(model, conflict_type):
 
 
 def subset_inputs(wildcards):
-    """The JSON files a build_subset job reads (none when reading the hub)."""
+    """The sample files a build_subset job reads (none when reading the hub).
+    Whatever else the folder holds, or cannot be read, the job itself reports."""
     if config["data"]["source"] != "released":
         return []
-    folder = Path(config["data"]["root"]) / f"{wildcards.conflict_type}_conflict"
-    return sorted(str(p) for p in folder.rglob("*.json"))
+    subsets = (config["data"].get("subsets") or {}).get(wildcards.conflict_type)
+    found = released_files(config["data"]["root"], wildcards.conflict_type, subsets=subsets)
+    return [str(path) for files in found.files.values() for path in files]
 
 
 def default_scorer():

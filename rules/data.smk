@@ -8,7 +8,7 @@ rule build_subset:
     wildcard_constraints:
         conflict_type="|".join(CONFLICT_TYPES),
     params:
-        data=data_params(),
+        data=data_params,
         code=code_hash("build_subset.py"),
     log:
         "results/logs/build_subset/{conflict_type}.log",

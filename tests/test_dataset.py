@@ -91,7 +91,7 @@ def test_evidence_in_natural_key_order(tmp_path):
 def test_files_in_natural_order_and_ids_stable(tmp_path):
     for stem in ("10", "2", "1"):
         write_sample(tmp_path, f"perspective_conflict/allsides/{stem}.json", GOOD)
-    table, _ = load_released(tmp_path, "perspective").tables()
+    table, _ = load_released(tmp_path, "perspective", subsets=["allsides"]).tables()
     assert table.column("sample_id").to_pylist() == [
         "perspective/allsides/1",
         "perspective/allsides/2",
@@ -114,7 +114,7 @@ BAD_CASES = {
     "content_list": ({"question": "Q?", "content": ["a", "b"]}, "field 'content' must be a mapping"),
     "empty_evidence": ({"question": "Q?", "content": {"source_1": "a", "source_2": "   "}}, "field 'content.source_2'"),
     "labels_length": (
-        {"question": "Q?", "content": {"source_1": "a", "source_2": "b"}, "accuracy_labels": [True]},
+        {"question": "Q?", "content": {"source_1": "a", "source_2": "b"}, "answer": "x", "accuracy_labels": [True]},
         "has 1 entries for 2 evidence pieces",
     ),
     "bad_utf8": (b'{"question": "Q\xff?", "content": {"source_1": "a"}}', "invalid UTF-8 at byte 15"),
@@ -127,7 +127,7 @@ def test_bad_input_fails_naming_file_and_problem(tmp_path, case):
     write_sample(tmp_path, "misinformation_conflict/sci_data/1.json", GOOD)
     write_sample(tmp_path, "misinformation_conflict/sci_data/7.json", payload)
     with pytest.raises(SampleError) as err:
-        load_released(tmp_path, "misinformation")
+        load_released(tmp_path, "misinformation", subsets=["sci_data"])
     assert "misinformation_conflict/sci_data/7.json" in str(err.value)
     assert message in str(err.value)
 
@@ -137,7 +137,7 @@ def test_bad_input_rejected_with_reason(tmp_path, case):
     payload, message = BAD_CASES[case]
     write_sample(tmp_path, "misinformation_conflict/sci_data/1.json", GOOD)
     write_sample(tmp_path, "misinformation_conflict/sci_data/7.json", payload)
-    build = load_released(tmp_path, "misinformation", on_error="reject")
+    build = load_released(tmp_path, "misinformation", subsets=["sci_data"], on_error="reject")
     table, rejected = build.tables()
     assert table.column("sample_id").to_pylist() == ["misinformation/sci_data/1"]
     assert rejected.num_rows == 1
@@ -149,7 +149,7 @@ def test_bad_input_rejected_with_reason(tmp_path, case):
 
 
 def test_missing_type_folder_is_an_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="temporal_conflict"):
+    with pytest.raises(SampleError, match="temporal_conflict: no folder for conflict type 'temporal'"):
         load_released(tmp_path, "temporal")
 
 

@@ -13,9 +13,10 @@ Each file is ``{"question": str, "content": {"source_1": str, ...},
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -91,10 +92,17 @@ def sample_record(raw: Any, *, sample_id: str, subset: Subset, source: str) -> d
         match = _SOURCE_KEY.fullmatch(str(key))
         if match is None:
             raise SampleError(source, f"field 'content.{key}': key is not of the form source_N")
+        if match.group(1).startswith("0"):
+            raise SampleError(source, f"field 'content.{key}': zero-padded or zero evidence number (source_1, source_2, ... expected)")
         if not isinstance(text, str) or not text.strip():
             raise SampleError(source, f"field 'content.{key}': evidence text is empty or not a string")
         numbered.append((int(match.group(1)), text))
     numbered.sort()
+    missing = sorted(set(range(1, len(numbered) + 1)) - {n for n, _ in numbered})
+    if missing:
+        raise SampleError(
+            source, f"field 'content': evidence numbers skip source_{missing[0]} (got {', '.join(f'source_{n}' for n, _ in numbered)})"
+        )
     evidence = [text for _, text in numbered]
 
     answer = raw.get("answer")
@@ -102,6 +110,13 @@ def sample_record(raw: Any, *, sample_id: str, subset: Subset, source: str) -> d
         answer = [answer] if isinstance(answer, str) else answer
         if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer):
             raise SampleError(source, "field 'answer' must be a string or a list of strings")
+    if TASK_FAMILY[subset.conflict_type] == "reasoning":
+        # Accuracy needs a gold for every reasoning sample: say so here, per file,
+        # rather than after generation.
+        if answer is None:
+            raise SampleError(source, f"field 'answer' is missing ({subset.conflict_type} is scored against a gold answer)")
+        if not answer or not all(a.strip() for a in answer):
+            raise SampleError(source, f"field 'answer' is empty ({subset.conflict_type} is scored against a gold answer)")
 
     labels = raw.get("accuracy_labels")
     if labels is not None:
@@ -130,19 +145,135 @@ def sample_record(raw: Any, *, sample_id: str, subset: Subset, source: str) -> d
     }
 
 
+class _JSONProblem(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _JSONProblem(f"duplicate key {key!r} (JSON would keep only the last)")
+        seen[key] = value
+    return seen
+
+
+def _no_constant(name: str):
+    raise _JSONProblem(f"non-standard literal {name} (not valid JSON)")
+
+
 def read_sample_file(path: Path, *, subset: Subset, display_path: str) -> dict:
-    """Parse one released JSON file strictly (UTF-8, valid JSON, valid fields)."""
-    data = path.read_bytes()
+    """Parse one released JSON file strictly: readable, UTF-8, valid JSON
+    without duplicate keys or NaN/Infinity literals, valid fields."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise SampleError(display_path, f"cannot be read ({err.strerror or err})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise SampleError(display_path, f"invalid UTF-8 at byte {err.start}") from None
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise SampleError(display_path, f"malformed JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except _JSONProblem as err:
+        raise SampleError(display_path, f"malformed JSON: {err}") from None
     sample_id = f"{subset.conflict_type}/{subset.name}/{path.stem}"
     return sample_record(raw, sample_id=sample_id, subset=subset, source=display_path)
+
+
+# --------------------------------------------------------------------------
+# What a released type folder holds: every entry is a sample file, an
+# ignorable file (listed), or a problem (an error, or a rejection).
+
+_IGNORABLE = re.compile(r"(readme.*|\..*)", re.IGNORECASE)
+
+
+@dataclass
+class ReleasedFiles:
+    """The sample files of one type folder, by subset name (natural order),
+    the ignorable files and subsets left out, and every problem found as
+    ``(subset or folder name, path relative to the data root, reason)``."""
+
+    files: dict[str, list[Path]]
+    ignored: list[str]
+    problems: list[tuple[str, str, str]]
+
+
+def _entries(folder: Path, root: Path, problems: list, owner: str) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: natural_key(e.name))
+    except OSError as err:
+        problems.append((owner, folder.relative_to(root).as_posix(), f"folder cannot be read ({err.strerror or err})"))
+        return []
+
+
+def _kind(entry: os.DirEntry) -> str:
+    """"dir", "file", or the reason it cannot be read (a symlink loop, no permission)."""
+    try:
+        entry.stat()  # follows symlinks: a loop or a dangling link raises here
+        return "dir" if entry.is_dir() else "file"
+    except OSError as err:
+        return f"cannot be read ({err.strerror or err})"
+
+
+def released_files(root: str | Path, conflict_type: str, *, subsets: Iterable[str] | None = None) -> ReleasedFiles:
+    """Account for every entry of ``root/<type>_conflict``.
+
+    Sample files are ``*.json`` directly in a subset's folder (the type folder
+    itself for the root subset). README files and dot-files are ignorable. A
+    folder that is no known subset, any other file, a folder inside a subset,
+    an unreadable entry or a symlink loop is a problem. With ``subsets=None``
+    every known subset must be present and non-empty; a list reads only those
+    (each must be present), and the others are listed as ignored.
+    Never raises for what it finds on disk; ValueError for unknown names.
+    """
+    root = Path(root)
+    known = {s.name: s for s in SUBSETS[conflict_type]}
+    wanted = list(known) if subsets is None else list(subsets)
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise ValueError(f"data.subsets: {conflict_type} has no subset {unknown}; known: {list(known)}")
+    type_dir = root / f"{conflict_type}_conflict"
+    found = ReleasedFiles(files={name: [] for name in wanted}, ignored=[], problems=[])
+    if not type_dir.is_dir():
+        found.problems.append(("", type_dir.relative_to(root).as_posix(), f"no folder for conflict type {conflict_type!r}"))
+        return found
+
+    def scan(folder: Path, subset: str, *, top: bool) -> None:
+        for entry in _entries(folder, root, found.problems, subset):
+            rel = Path(entry.path).relative_to(root).as_posix()
+            if _IGNORABLE.fullmatch(entry.name):
+                found.ignored.append(rel)
+                continue
+            kind = _kind(entry)
+            if kind == "dir" and top and entry.name in known and known[entry.name].name != ROOT_SUBSET:
+                if entry.name in wanted:
+                    scan(Path(entry.path), entry.name, top=False)
+                else:
+                    found.ignored.append(rel + "/ (subset not in data.subsets)")
+            elif kind == "dir":
+                where = f"known subsets of {conflict_type}: {sorted(n for n in known if n != ROOT_SUBSET)}" if top else "subset folders hold only sample files"
+                found.problems.append((entry.name if top else subset, rel, f"unknown folder ({where})"))
+            elif kind != "file":
+                found.problems.append((subset, rel, kind))
+            elif entry.name.endswith(".json") and (not top or ROOT_SUBSET in known):
+                if subset in found.files:
+                    found.files[subset].append(Path(entry.path))
+                else:
+                    found.ignored.append(rel + " (subset not in data.subsets)")
+            else:
+                found.problems.append((subset, rel, "not a sample file (sample files are named <id>.json)"))
+
+    scan(type_dir, ROOT_SUBSET, top=True)
+    for name in wanted:
+        if not found.files[name]:
+            folder = known[name].folder
+            what = "has no sample files" if (root / folder).is_dir() else "is missing"
+            found.problems.append((name, folder, f"known subset {name!r} {what} (list the subsets to read in data.subsets)"))
+    return found
 
 
 def choose_stratum(items: list, max_n: int | None, *, seed: int, stratum: str) -> list:
@@ -164,6 +295,7 @@ class SubsetBuild:
     records: list[dict]
     rejections: list[dict]
     files_seen: int
+    ignored: list[str] = field(default_factory=list)
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
         return (
@@ -204,32 +336,38 @@ def load_released(
     root: str | Path,
     conflict_type: str,
     *,
+    subsets: Iterable[str] | None = None,
     max_per_subset: int | None = None,
     seed: int = 0,
     on_error: str = "fail",
 ) -> SubsetBuild:
-    """Read every subset of ``conflict_type`` from a released ``data/`` folder.
+    """Read the subsets of ``conflict_type`` from a released ``data/`` folder.
 
-    ``source_path`` in the output is relative to ``root`` so that the table's
-    bytes do not depend on where the data lives. Files are sampled per subset
-    (stratified by subset) before parsing, so a rejected file still counts
-    towards the sample it was drawn into.
+    Every entry of the type folder is accounted for (:func:`released_files`):
+    a missing type folder or a missing or empty subset is an error; other
+    problems (unknown folders, stray files, unreadable entries) are errors
+    under ``on_error="fail"`` and rejections under ``"reject"``; ignorable
+    files are returned in ``ignored``. ``source_path`` is relative to
+    ``root`` so the table's bytes do not depend on where the data lives.
+    Files are sampled per subset before parsing, so a rejected file still
+    counts towards the sample it was drawn into.
     """
     root = Path(root)
     if conflict_type not in SUBSETS:
         raise ValueError(f"unknown conflict type {conflict_type!r}; expected one of {CONFLICT_TYPES}")
-    type_dir = root / f"{conflict_type}_conflict"
-    if not type_dir.is_dir():
-        raise FileNotFoundError(f"{type_dir}: no folder for conflict type {conflict_type!r}")
+    found = released_files(root, conflict_type, subsets=subsets)
+    for name, rel, reason in found.problems:
+        fatal = not name or reason.startswith("known subset")
+        if fatal or on_error == "fail":
+            raise SampleError(rel, reason)
 
     def candidates():
-        for subset in SUBSETS[conflict_type]:
-            folder = root / subset.folder
-            files = sorted(folder.glob("*.json"), key=lambda p: natural_key(p.stem)) if folder.is_dir() else []
-            chosen = choose_stratum(files, max_per_subset, seed=seed, stratum=f"{conflict_type}/{subset.name}")
+        for name, files in found.files.items():
+            subset = next(s for s in SUBSETS[conflict_type] if s.name == name)
+            chosen = choose_stratum(files, max_per_subset, seed=seed, stratum=f"{conflict_type}/{name}")
             for path in chosen:
                 display = path.relative_to(root).as_posix()
-                sample_id = f"{conflict_type}/{subset.name}/{path.stem}"
+                sample_id = f"{conflict_type}/{name}/{path.stem}"
                 yield subset, sample_id, (
                     lambda path=path, subset=subset, display=display: read_sample_file(
                         path, subset=subset, display_path=display
@@ -237,8 +375,11 @@ def load_released(
                 )
 
     build = _collect(candidates(), on_error=on_error)
-    if build.files_seen == 0:
-        raise FileNotFoundError(f"{type_dir}: no sample files (*.json) in any subset folder")
+    for name, rel, reason in found.problems:
+        build.rejections.append(
+            {"sample_id": f"{conflict_type}/{rel}", "conflict_type": conflict_type, "subset": name, "source_path": rel, "reason": reason}
+        )
+    build.ignored = found.ignored
     return build
 
 
