@@ -153,3 +153,39 @@ def test_hf_batched_left_padded_equals_one_by_one(smollm2_dir):
     single = HFBackend(lm, batch_size=1).generate(prompts, params)
     assert [c.token_ids for c in batched] == [c.token_ids for c in single]
     assert all(len(c.token_ids) == 8 and c.finish_reason == "length" for c in batched)
+
+
+def test_finished_jobs_leave_no_empty_shard_folders(tmp_path):
+    from conflictlab.lm.shards import finish_shards
+
+    shards = tmp_path / "responses" / "m" / ".shards"
+    for conflict_type in ("temporal", "ambiguity"):
+        run_sharded(_job(), _requests(3), CountingBackend, shards / conflict_type)
+    finish_shards(shards / "temporal")
+    assert shards.is_dir() and not (shards / "temporal").exists()  # ambiguity's shards are still there
+    finish_shards(shards / "ambiguity")
+    assert not shards.exists() and (tmp_path / "responses" / "m").is_dir()
+
+
+@pytest.mark.slow
+def test_a_batch_size_change_never_reuses_shards_of_a_killed_run(smollm2_dir, tmp_path):
+    from conflictlab.contextconflict.dataset import load_released
+    from conflictlab.contextconflict.generation import generate_responses
+
+    samples = load_released(DEMO, "temporal").tables()[0].slice(0, 4)
+    settings = {
+        "backend": "hf", "templates": {"reasoning": "reasoning_combined"}, "max_new_tokens": 4, "max_model_len": None,
+        "on_too_long": "skip", "seed": 0, "shard_size": 2, "dtype": None, "batch_size": 8,
+    }
+
+    def run(settings, backend):
+        return generate_responses(samples, smollm2_dir, model="m", settings=settings, shard_dir=tmp_path, make_backend=lambda limit: backend)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(settings, CountingBackend(fail_after=1))  # one shard of two finished
+    other = CountingBackend()
+    run({**settings, "batch_size": 4}, other)
+    assert other.prompts_seen == 4  # nothing reused from batch size 8
+    same = CountingBackend()
+    run(settings, same)
+    assert same.prompts_seen == 2  # batch size 8 again: its finished shard is reused

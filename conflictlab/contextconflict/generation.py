@@ -93,6 +93,16 @@ def render_requests(tokenizer, samples: pa.Table, templates: dict[str, str], *, 
     return requests
 
 
+# Backend settings that can change the generated tokens (batched padding,
+# tensor parallelism, engine arguments, the remote model): part of every shard's
+# name, so a resumed job never reuses shards made under other settings.
+ENGINE_KEYS = ("batch_size", "tensor_parallel_size", "vllm", "endpoint")
+
+
+def engine_settings(settings: dict) -> dict:
+    return {key: settings[key] for key in ENGINE_KEYS if key in settings}
+
+
 def generate_responses(
     samples: pa.Table,
     model_dir: str | os.PathLike,
@@ -126,7 +136,7 @@ def generate_responses(
         backend=settings["backend"],
         params=params,
         shard_size=settings["shard_size"],
-        extra_key={"dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key},
+        extra_key={"dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings)},
     )
     return run_sharded(job, requests, lambda: make_backend(limit), shard_dir)
 

@@ -8,6 +8,7 @@ settings reuses the shards it finds and generates only the rest.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -144,7 +145,15 @@ def run_sharded(
 
 
 def finish_shards(shard_dir: str | os.PathLike) -> None:
-    """Remove a job's shards once its output file is written."""
+    """Remove a job's shards once its output file is written, and the
+    ``.shards`` folder above them when no other job's shards are left in it."""
+    shard_dir = Path(shard_dir)
     shutil.rmtree(shard_dir, ignore_errors=True)
+    for parent in shard_dir.parents:
+        if parent.name != ".shards":
+            continue
+        with contextlib.suppress(OSError):  # not empty: another job's shards
+            parent.rmdir()
+        break
 
 
