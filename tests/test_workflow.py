@@ -138,6 +138,41 @@ def test_a_failed_job_logs_its_error_and_a_rejection_is_recorded(workflow_copy, 
         assert pq.read_table(workflow_copy / "results" / "conflictbank" / "data.rejected.parquet").column("record_id").to_pylist() == [1]
 
 
+def test_a_symlink_loop_in_the_data_is_a_named_rejection_not_a_dag_traceback(workflow_copy):
+    folio = workflow_copy / "resources" / "demo" / "data" / "inferential_conflict" / "folio"
+    (folio / "8.json").symlink_to(folio / "9.json")
+    (folio / "9.json").symlink_to(folio / "8.json")
+    target = "results/data/inferential.parquet"
+    plan = snakemake_cmd(target, "-n", cwd=workflow_copy)
+    assert plan.returncode == 0 and "Traceback" not in plan.stdout + plan.stderr, plan.stderr[-3000:]
+    failed = snakemake_cmd(target, "--cores", "1", cwd=workflow_copy)
+    log = (workflow_copy / "results" / "logs" / "build_subset" / "inferential.log").read_text()
+    assert failed.returncode != 0 and "inferential_conflict/folio/8.json: cannot be read (Too many levels of symbolic links)" in log
+    overlay = workflow_copy / "reject.yaml"
+    overlay.write_text("data:\n  on_error: reject\n")
+    assert snakemake_cmd(target, "--cores", "1", "--configfile", str(overlay), cwd=workflow_copy).returncode == 0
+    import pyarrow.parquet as pq
+
+    rejected = pq.read_table(workflow_copy / "results" / "data" / "inferential.rejected.parquet").to_pylist()
+    assert {r["source_path"] for r in rejected} == {"inferential_conflict/folio/8.json", "inferential_conflict/folio/9.json"}
+    # With rejections on record, going back to fail reruns the job (which then fails by name).
+    again = snakemake_cmd(target, "-n", cwd=workflow_copy)
+    assert planned_jobs(again.stdout + again.stderr).get("build_subset") == 1
+
+
+def test_switching_on_error_on_clean_data_reruns_nothing(workflow_copy):
+    targets = ["results/data/temporal.parquet", "results/data/ambiguity.parquet"]
+    assert snakemake_cmd(*targets, "--cores", "2", cwd=workflow_copy).returncode == 0
+    overlay = workflow_copy / "reject.yaml"
+    overlay.write_text("data:\n  on_error: reject\n")
+    plan = snakemake_cmd(*targets, "-n", "--configfile", str(overlay), cwd=workflow_copy)
+    assert "Nothing to be done" in plan.stdout + plan.stderr, plan.stdout[-2000:]
+    named = workflow_copy / "subsets.yaml"
+    named.write_text("data:\n  subsets:\n    temporal: [root]\n")
+    plan = snakemake_cmd(*targets, "-n", "--configfile", str(named), cwd=workflow_copy)
+    assert planned_jobs(plan.stdout + plan.stderr) == {"build_subset": 1}  # only the type whose subsets changed
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory, smollm2_dir, gemma_dir):
     """The whole DAG on config/smoke.yaml, run once for the tests below."""

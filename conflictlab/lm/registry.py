@@ -101,17 +101,20 @@ def _load_gguf(gguf: Path, dtype: str):
     return model.to(getattr(torch, dtype)), tokenizer
 
 
-def _load_pretrained(location: str, dtype: str):
+def _load_pretrained(location: str, dtype: str, revision: str | None = None):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(location)
-    model = AutoModelForCausalLM.from_pretrained(location, dtype=getattr(torch, dtype))
+    tokenizer = AutoTokenizer.from_pretrained(location, revision=revision)
+    model = AutoModelForCausalLM.from_pretrained(location, dtype=getattr(torch, dtype), revision=revision)
     return model, tokenizer
 
 
-def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: str = "bfloat16") -> dict:
+def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: str = "bfloat16", revision: str | None = None) -> dict:
     """Write model ``name`` from ``source`` into ``out_dir``; return its manifest.
+
+    ``revision`` (hf sources only) is the hub commit, branch or tag to
+    download; the manifest records it and the commit actually resolved.
 
     The folder holds config.json, safetensors weights, the tokenizer (with
     its chat template when the model has one) and ``conflictlab_model.json``
@@ -121,6 +124,8 @@ def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: 
     if dtype not in _DTYPES:
         raise ValueError(f"model {name!r}: dtype {dtype!r} is not one of {_DTYPES}")
     parsed = ModelSource.parse(source)
+    if revision is not None and parsed.kind != "hf":
+        raise ValueError(f"model {name!r}: a revision applies to hf: sources only (got {source!r}; a path or package is pinned by its own version)")
     with tempfile.TemporaryDirectory(prefix="conflictlab-model-") as work:
         source_sha256 = None
         if parsed.kind == "gguf-package":
@@ -131,13 +136,13 @@ def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: 
             location = parsed.location
             if parsed.kind == "path" and not Path(location).is_dir():
                 raise FileNotFoundError(f"model {name!r}: source folder {location} does not exist")
-            model, tokenizer = _load_pretrained(location, dtype)
+            model, tokenizer = _load_pretrained(location, dtype, revision)
 
         return save_model_folder(
             model,
             tokenizer,
             out_dir,
-            {"name": name, "source": str(parsed), "source_sha256": source_sha256, "dtype": dtype},
+            {"name": name, "source": str(parsed), "source_sha256": source_sha256, "dtype": dtype, "revision": revision},
         )
 
 

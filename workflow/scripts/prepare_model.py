@@ -7,6 +7,8 @@ name = snakemake.wildcards.model
 spec = snakemake.params.spec
 log = configure_logging(snakemake.log[0], f"prepare_model.{name}")
 
-log.info("preparing %s from %s as %s", name, spec["source"], spec.get("dtype", "bfloat16"))
-manifest = prepare_model(name, spec["source"], snakemake.output.folder, dtype=spec.get("dtype", "bfloat16"))
+log.info("preparing %s from %s (revision %s) as %s", name, spec["source"], spec.get("revision") or "default", spec.get("dtype", "bfloat16"))
+if spec["source"].startswith("hf:") and not spec.get("revision"):
+    log.warning("%s is not pinned to a revision: the hub's default branch may change (set models.%s.revision)", name, name)
+manifest = prepare_model(name, spec["source"], snakemake.output.folder, dtype=spec.get("dtype", "bfloat16"), revision=spec.get("revision"))
 log.info("wrote %s: %s", snakemake.output.folder, manifest)
