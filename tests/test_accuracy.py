@@ -2,7 +2,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conflictlab.contextconflict.accuracy import extract_answer, normalize, score_answer, score_responses, summarize_accuracy
+from conflictlab.contextconflict.accuracy import ACCURACY_SCHEMA, extract_answer, normalize, score_answer, score_responses, summarize_accuracy
 from conflictlab.contextconflict.dataset import SAMPLE_SCHEMA
 from conflictlab.lm.shards import RESPONSE_SCHEMA
 from conflictlab.stats import bootstrap_mean_ci
@@ -73,7 +73,46 @@ def test_abstention_gold(answer, correct):
 )
 def test_free_text_golds(answer, golds, correct):
     score = score_answer(answer, golds)
-    assert (score.rule, score.correct) == ("free_text", correct)
+    long_gold = any(len(g.split()) > 3 for g in golds)
+    assert (score.rule, score.correct) == ("free_text_long" if long_gold else "free_text", correct)
+
+
+@pytest.mark.parametrize(
+    "answer, gold, correct",
+    [
+        # True/False/Uncertain is not binary: a negated label is ambiguous, hence wrong
+        ("Not true", "True", False),
+        ("The hypothesis is not true.", "True", False),
+        ("The hypothesis is not true.", "False", False),
+        ("The hypothesis is not true.", "Uncertain", False),
+        ("not false", "True", False),
+        ("It isn't true.", "True", False),
+        ("It is never uncertain: true", "True", False),
+        ("True. It is not uncertain.", "True", False),
+        # Yes/No is binary: a negated label names the other one
+        ("The answer is not yes.", "No", True),
+        ("The answer is not yes.", "Yes", False),
+        ("It isn't no", "Yes", True),
+        ("No, the claim is not supported.", "No", True),
+        ("Yes, the claim does not fail.", "Yes", True),  # negation of a non-label word
+        ("not yes, but yes", "Yes", False),  # names both
+    ],
+)
+def test_negated_labels(answer, gold, correct):
+    score = score_answer(answer, [gold])
+    assert (score.rule, score.correct) == ("label", correct)
+
+
+def test_summary_counts_the_samples_each_rule_decided():
+    rows = [
+        {"model": "m", "conflict_type": "temporal", "subset": "root", "implicit": True, "status": "ok", "tag_found": True,
+         "extracted": "x", "gold": ["g"], "rule": rule, "correct": correct}
+        for rule, correct in (("label", True), ("free_text", False), ("free_text_long", True), ("free_text_long", False))
+    ]
+    table = pa.Table.from_pylist([{**r, "sample_id": str(i)} for i, r in enumerate(rows)], schema=ACCURACY_SCHEMA)
+    row = next(r for r in summarize_accuracy(table, n_resamples=50).to_pylist() if r["level"] == "type")
+    assert (row["n_label"], row["n_free_text"], row["n_free_text_long"], row["n_abstain"]) == (1, 1, 2, 0)
+    assert row["accuracy"] == 0.5
 
 
 def _samples(rows):

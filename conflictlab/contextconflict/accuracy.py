@@ -15,14 +15,21 @@ Scoring rules, in order (examples in tests/test_accuracy.py):
    label set (``True/False/Uncertain`` for FOLIO, ``Yes/No`` for SciFact), the
    answer is right only if the set of labels it names, together with the
    abstention label ``insufficient information``, is exactly ``{gold}``:
-   "True or False" names two labels and is wrong.
+   "True or False" names two labels and is wrong. A *negated* label (one of
+   the two words before it is "not" or "never", or a contraction ending in
+   n't: "not true", "isn't yes") names its complement where the set is
+   binary (Yes/No: "not yes" names "no") and is ambiguous, hence wrong, where
+   it is not (True/False/Uncertain: "not true" could mean false or
+   uncertain).
 4. **Abstention golds** (``INSUFFICIENT_INFORMATION``): right when the answer
    names the abstention label.
 5. **Free-text golds** (entities, dates, sentences): right when a normalised
    gold occurs in the normalised answer, on word boundaries for golds of up
    to three words (so "7" does not match "17"), as a substring for longer
    golds; a list gold is right when any element matches. An answer that
-   names the abstention label is wrong (it hedges).
+   names the abstention label is wrong (it hedges). Golds of more than three
+   words need the verbatim substring, which under-counts paraphrases: such
+   samples get rule ``free_text_long`` and the summary counts them.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ _ARTICLE = re.compile(r"^(a|an|the) ")
 
 ABSTAIN = "insufficient information"
 LABEL_SETS = (frozenset({"true", "false", "uncertain"}), frozenset({"yes", "no"}))
+_NEGATED_AMBIGUOUS = "<negated label>"
+RULES = ("label", "abstain", "free_text", "free_text_long", "not_generated")
 
 
 def extract_answer(response: str) -> tuple[str, bool]:
@@ -66,10 +75,35 @@ def _mentions(norm_text: str, phrase: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", norm_text) is not None
 
 
+def _negated(norm_text: str, start: int) -> bool:
+    """Whether the label at ``start`` of a normalised text is negated: "not"
+    or "never" among the two words before it, or a contraction ending in n't
+    (normalised to "isn t")."""
+    before = norm_text[:start].split()[-3:]
+    if any(word in ("not", "never") for word in before[-2:]):
+        return True
+    return any(word == "t" and prev.endswith("n") for prev, word in zip(before, before[1:]))
+
+
+def named_labels(norm_text: str, labels: frozenset[str]) -> set[str]:
+    """The labels (and the abstention label) a normalised answer names, a
+    negated label read as its complement in a binary set, else as ambiguous."""
+    named = set()
+    for label in labels | {ABSTAIN}:
+        for match in re.finditer(rf"(?<!\w){re.escape(label)}(?!\w)", norm_text):
+            if not _negated(norm_text, match.start()):
+                named.add(label)
+            elif label != ABSTAIN and len(labels) == 2:
+                named |= labels - {label}
+            else:
+                named.add(_NEGATED_AMBIGUOUS)
+    return named
+
+
 @dataclass(frozen=True)
 class Score:
     correct: bool
-    rule: str  # "label" | "abstain" | "free_text"
+    rule: str  # one of RULES
 
 
 def score_answer(answer: str, golds: Sequence[str]) -> Score:
@@ -80,19 +114,20 @@ def score_answer(answer: str, golds: Sequence[str]) -> Score:
         raise ValueError("score_answer needs at least one non-empty gold")
     for labels in LABEL_SETS:
         if all(g in labels for g in norm_golds):
-            named = {label for label in labels | {ABSTAIN} if _mentions(norm, label)}
+            named = named_labels(norm, labels)
             return Score(len(named) == 1 and named <= set(norm_golds), "label")
     if all(g == ABSTAIN for g in norm_golds):
         return Score(_mentions(norm, ABSTAIN), "abstain")
+    rule = "free_text_long" if any(len(g.split()) > 3 for g in norm_golds if g != ABSTAIN) else "free_text"
     if _mentions(norm, ABSTAIN):
-        return Score(False, "free_text")
+        return Score(False, rule)
     for gold in norm_golds:
         if gold == ABSTAIN:
             continue
         hit = _mentions(norm, gold) if len(gold.split()) <= 3 else gold in norm
         if hit:
-            return Score(True, "free_text")
-    return Score(False, "free_text")
+            return Score(True, rule)
+    return Score(False, rule)
 
 
 ACCURACY_SCHEMA = pa.schema(
@@ -167,6 +202,9 @@ SUMMARY_SCHEMA = pa.schema(
         pa.field("missing_tag_rate", pa.float64()),
         pa.field("n_not_generated", pa.int64(), nullable=False),
     ]
+    # how many samples each scoring rule decided (free_text_long: verbatim
+    # substring of a gold of more than three words, which misses paraphrases)
+    + [pa.field(f"n_{rule}", pa.int64(), nullable=False) for rule in RULES if rule != "not_generated"]
 )
 
 
@@ -202,6 +240,7 @@ def summarize_accuracy(per_sample: pa.Table, *, n_resamples: int = 2000, seed: i
                     "ci_high": high,
                     "missing_tag_rate": missing,
                     "n_not_generated": len(members) - len(generated),
+                    **{f"n_{rule}": sum(r["rule"] == rule for r in members) for rule in RULES if rule != "not_generated"},
                 }
             )
     return pa.Table.from_pylist(rows, schema=SUMMARY_SCHEMA)
