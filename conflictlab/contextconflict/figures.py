@@ -83,7 +83,7 @@ def probe_curves(probes: pa.Table, *, title: str):
 
 
 def spectral_curves(spectral: pa.Table, *, title: str):
-    """Figure 4: ΔER = ER(conflict) − ER(consistent) by layer, paired bootstrap 95% CI, zero line."""
+    """Figure 4: ΔER = ER(conflict) − ER(consistent) by layer, jackknife 95% interval over pairs, zero line."""
     rows = spectral.to_pylist()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     trivial = sorted({r["conflict_type"] for r in rows if r["trivial"]})
