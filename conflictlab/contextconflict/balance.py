@@ -20,7 +20,7 @@ from collections import defaultdict
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.contextconflict.shapley import antithetic_permutations, balance, exact_shapley, sampled_shapley
+from conflictlab.contextconflict.shapley import balance, exact_shapley, sampled_shapley
 from conflictlab.stats import bootstrap_mean_ci
 
 ATTRIBUTION_SCHEMA = pa.schema(
@@ -44,26 +44,22 @@ ATTRIBUTION_SCHEMA = pa.schema(
 )
 
 
-def attributions(
-    values: pa.Table,
-    samples: pa.Table,
-    *,
-    model: str,
-    n_permutations: int,
-    seed: int,
-) -> pa.Table:
+def attributions(values: pa.Table, samples: pa.Table, *, model: str) -> pa.Table:
     """One row per scored (sample, response): φ, shares, Balance.
 
-    ``values`` is a :data:`conflictlab.contextconflict.scoring.VALUE_SCHEMA` table; a game with all ``2**n`` masks is
-    solved exactly, otherwise with the permutations that
-    :func:`conflictlab.scoring.coalitions` drew for the same seed.
+    ``values`` is a :data:`conflictlab.contextconflict.scoring.VALUE_SCHEMA`
+    table; a game with all ``2**n`` masks is solved exactly, otherwise with
+    the permutations stored on its empty-coalition row (the orders its masks
+    were scored for).
     """
     meta = {row["sample_id"]: row for row in samples.select(["sample_id", "conflict_type", "subset"]).to_pylist()}
     games: dict[str, dict[int, float]] = defaultdict(dict)
-    info = {}
+    info, stored = {}, {}
     for row in values.to_pylist():
         games[row["sample_id"]][row["mask"]] = row["value"]
         info[row["sample_id"]] = row
+        if row.get("permutations"):
+            stored[row["sample_id"]] = np.array(row["permutations"], dtype=np.int64)
     rows = []
     for sample_id in sorted(games):
         game = games[sample_id]
@@ -71,7 +67,9 @@ def attributions(
         if len(game) == 1 << n:
             phi, se, method = exact_shapley(np.array([game[m] for m in range(1 << n)])), None, "exact"
         else:
-            phi, se = sampled_shapley(game, antithetic_permutations(n, n_permutations, seed))
+            if sample_id not in stored:
+                raise ValueError(f"values of {sample_id}: {len(game)} of {1 << n} coalitions and no stored permutations")
+            phi, se = sampled_shapley(game, stored[sample_id])
             method = "sampled"
         result = balance(phi)
         rows.append(
@@ -184,35 +182,74 @@ def position_shares(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -
     return pa.Table.from_pylist(rows, schema=POSITION_SCHEMA)
 
 
-def scorer_robustness(summary: pa.Table) -> tuple[pa.Table, pa.Table]:
-    """Table 6: Balance per generator under each scorer (type "all" rows,
-    averaged over types), and Kendall's τ between every pair of scorers'
-    generator rankings (NaN with fewer than two generators)."""
-    from scipy.stats import kendalltau
+AGREEMENT_SCHEMA = pa.schema(
+    [
+        ("scorer_a", pa.string()),
+        ("scorer_b", pa.string()),
+        ("level", pa.string()),  # "generator x type cells" or a conflict type (its samples)
+        ("n", pa.int64()),
+        ("kendall_tau", pa.float64()),
+        ("kendall_p", pa.float64()),
+        ("spearman_rho", pa.float64()),
+        ("spearman_p", pa.float64()),
+    ]
+)
+MIN_RANKED = 3  # fewer pairs than this give tau = +-1 or NaN, not evidence
 
-    rows = [r for r in summary.to_pylist() if r["group"] == "all"]
+
+def _rank_agreement(x: list[float], y: list[float]) -> dict:
+    from scipy.stats import kendalltau, spearmanr
+
+    if len(x) < MIN_RANKED:
+        return {"kendall_tau": math.nan, "kendall_p": math.nan, "spearman_rho": math.nan, "spearman_p": math.nan}
+    tau, rho = kendalltau(x, y), spearmanr(x, y)
+    return {"kendall_tau": float(tau.statistic), "kendall_p": float(tau.pvalue), "spearman_rho": float(rho.statistic), "spearman_p": float(rho.pvalue)}
+
+
+def scorer_robustness(attr: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """Table 6: does Balance hold across scorers?
+
+    ``attr``: attribution rows (:data:`ATTRIBUTION_SCHEMA`) of every scorer.
+    Returns (cells, agreement). ``cells``: one row per (generator, type) with
+    the mean Balance of its defined samples under each scorer
+    (``balance[<scorer>]``), as the paper's table shows them. ``agreement``:
+    per scorer pair, Kendall's τ and Spearman's ρ with p-values over the
+    (generator × type) cells, and within each type over its samples (the
+    Balance of one response under both scorers); NaN with fewer than
+    :data:`MIN_RANKED` pairs.
+    """
+    rows = [r for r in attr.to_pylist() if not r["undefined"]]
     scorers = sorted({r["scorer"] for r in rows})
-    models = sorted({r["model"] for r in rows})
-    cells = {}
+    keys = sorted({(r["model"], r["conflict_type"]) for r in rows})
+    per_sample = {(r["scorer"], r["model"], r["conflict_type"], r["sample_id"]): r["balance"] for r in rows}
+    means = {}
     for scorer in scorers:
-        for model in models:
-            vals = [r["balance"] for r in rows if r["scorer"] == scorer and r["model"] == model and r["balance"] is not None]
-            cells[(scorer, model)] = float(np.nanmean(vals)) if vals else math.nan
-    wide = pa.table(
-        {"model": models, **{f"balance[{s}]": [cells[(s, m)] for m in models] for s in scorers}}
+        for model, conflict_type in keys:
+            values = [v for (s, m, t, _), v in per_sample.items() if (s, m, t) == (scorer, model, conflict_type)]
+            means[(scorer, model, conflict_type)] = float(np.mean(values)) if values else math.nan
+    cells = pa.table(
+        {
+            "model": [m for m, _ in keys],
+            "conflict_type": [t for _, t in keys],
+            **{f"balance[{s}]": [means[(s, m, t)] for m, t in keys] for s in scorers},
+        }
     )
-    pairs = []
-    for a in range(len(scorers)):
-        for b in range(a + 1, len(scorers)):
-            x = [cells[(scorers[a], m)] for m in models]
-            y = [cells[(scorers[b], m)] for m in models]
-            tau = kendalltau(x, y).statistic if len(models) >= 2 else math.nan
-            pairs.append({"scorer_a": scorers[a], "scorer_b": scorers[b], "n_generators": len(models), "kendall_tau": float(tau)})
-    taus = pa.Table.from_pylist(
-        pairs,
-        schema=pa.schema([("scorer_a", pa.string()), ("scorer_b", pa.string()), ("n_generators", pa.int64()), ("kendall_tau", pa.float64())]),
-    )
-    return wide, taus
+    agreement = []
+    for i, a in enumerate(scorers):
+        for b in scorers[i + 1 :]:
+            both = [k for k in keys if not (math.isnan(means[(a, *k)]) or math.isnan(means[(b, *k)]))]
+            agreement.append(
+                {"scorer_a": a, "scorer_b": b, "level": "generator x type cells", "n": len(both),
+                 **_rank_agreement([means[(a, *k)] for k in both], [means[(b, *k)] for k in both])}
+            )
+            for conflict_type in sorted({t for _, t in keys}):
+                shared = sorted(
+                    (m, sid) for (s, m, t, sid) in per_sample if s == a and t == conflict_type and (b, m, t, sid) in per_sample
+                )
+                x = [per_sample[(a, m, conflict_type, sid)] for m, sid in shared]
+                y = [per_sample[(b, m, conflict_type, sid)] for m, sid in shared]
+                agreement.append({"scorer_a": a, "scorer_b": b, "level": conflict_type, "n": len(shared), **_rank_agreement(x, y)})
+    return cells, pa.Table.from_pylist(agreement, schema=AGREEMENT_SCHEMA)
 
 
 def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:

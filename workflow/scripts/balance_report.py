@@ -23,11 +23,15 @@ write_markdown_and_csv(
     caption="Balance (normalised Gini of Shapley shares; 0 = even use, 1 = one piece) with bootstrap 95% CI. "
     "gini_paper_code: the unnormalised Gini the paper's code reported. n_undefined: samples with every phi <= 0, excluded.",
 )
-wide, taus = scorer_robustness(summary)
+cells, agreement = scorer_robustness(attr)
 write_markdown_and_csv(
-    wide, out.table6_md, out.table6_csv,
-    caption="Table 6: mean Balance over summarization types per generator and scorer.\n\n"
-    + "\n".join(f"Kendall tau ({r['scorer_a']} vs {r['scorer_b']}, {r['n_generators']} generators): {r['kendall_tau']:.3f}" for r in taus.to_pylist()),
+    cells, out.table6_md, out.table6_csv,
+    caption="Table 6: mean Balance of every (generator, type) cell under each scorer.",
+)
+write_markdown_and_csv(
+    agreement, out.agreement_md, out.agreement_csv,
+    caption="Table 6, scorer agreement: Kendall's tau and Spearman's rho (p-values) between each pair of scorers, "
+    "over the (generator x type) cells and, per type, over the Balance of each response; NaN with fewer than 3 pairs.",
 )
 positions = position_shares(attr, **boot)
 write_csv(positions, out.positions)
@@ -41,5 +45,5 @@ for model, bars, pies in zip(params.models, out.bars_png, out.pies_png):
     save(position_share_pies(mine, title=title), Path(pies).with_suffix(""))
 log.info(
     "%d attributions: %d summary rows, %d position rows; Kendall tau %s",
-    attr.num_rows, summary.num_rows, positions.num_rows, taus.column("kendall_tau").to_pylist(),
+    attr.num_rows, summary.num_rows, positions.num_rows, agreement.column("kendall_tau").to_pylist(),
 )
