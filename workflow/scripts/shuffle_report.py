@@ -1,4 +1,4 @@
-"""Rule shuffle_report: Tables 9-10 of the position-shuffling experiment."""
+"""Rule shuffle_report: one generator's shuffled-evidence shares by presented position (the paper's Tables 9-10) and by original piece."""
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -15,16 +15,16 @@ attr = attributions(
     pa.concat_tables(pq.read_table(p) for p in snakemake.input.values),
     samples,
     model=model,
-    n_permutations=settings["n_permutations"],
-    seed=settings["seed"],
 )
 presented, original = shuffled_shares(attr, samples, n_resamples=settings["bootstrap_resamples"], seed=settings["seed"])
 write_markdown_and_csv(
     presented, snakemake.output.presented_md, snakemake.output.presented_csv,
-    caption=f"Table 9 ({model}, shuffled evidence): mean Shapley share by presented position (what the model saw first, second, ...).",
+    caption=f"Shuffled evidence, {model} (the paper's Tables 9-10 are this table for Llama-3.1-8B and GPT-OSS-20B): "
+    "mean Shapley share by presented position (what the model saw first, second, ...).",
 )
 write_markdown_and_csv(
     original, snakemake.output.original_md, snakemake.output.original_csv,
-    caption=f"Table 10 ({model}, shuffled evidence): the same shares by original piece (the release's source_1, source_2, ...).",
+    caption=f"Shuffled evidence, {model}, by original piece (this project's addition): the same shares mapped back to "
+    "the release's source_1, source_2, ...",
 )
 log.info("%d shuffled samples attributed", attr.num_rows)
