@@ -1,5 +1,5 @@
 """Table 3's causal intervention: the generator's own log-likelihood of its
-response without its highest- and its lowest-share piece (summarised by
+response without its highest- and its lowest-φ piece (summarised by
 :func:`conflictlab.contextconflict.balance.summarize_causal`)."""
 
 from __future__ import annotations
@@ -27,13 +27,25 @@ CAUSAL_SCHEMA = pa.schema(
 )
 
 
+def extreme_pieces(phi) -> tuple[int, int]:
+    """0-based indices of the pieces with the highest and the lowest Shapley
+    value φ (shape (n,)); ties go to the earliest piece.
+
+    φ, not the clipped shares: every piece with φ ≤ 0 has share 0, so the
+    lowest share would name the first of them rather than the piece that
+    hurts the response most.
+    """
+    phi = np.asarray(phi, dtype=float)
+    return int(np.argmax(phi)), int(np.argmin(phi))
+
+
 def causal_intervention(attr: pa.Table, samples: pa.Table, responses: pa.Table, lm, *, model_name: str) -> pa.Table:
-    """Table 3 rows: drop the highest- and the lowest-share piece and
-    recompute the *generating* model's own length-normalised log-likelihood
-    of its response under its generation prompt (same template, the remaining
-    evidence renumbered). Δ_high = ℓ_full − ℓ_high, Δ_low = ℓ_full − ℓ_low.
-    Ties in shares go to the earliest piece. Samples with undefined shares
-    are left out (they are counted in the Balance table). ``lm``: the
+    """Table 3 rows: drop the piece with the highest and the one with the
+    lowest φ (:func:`extreme_pieces`) and recompute the *generating* model's
+    own length-normalised log-likelihood of its response under its generation
+    prompt (same template, the remaining evidence renumbered).
+    Δ_high = ℓ_full − ℓ_high, Δ_low = ℓ_full − ℓ_low. Samples with undefined
+    shares are left out (they are counted in the Balance table). ``lm``: the
     generator, a :class:`conflictlab.lm.LoadedModel`."""
 
     by_id = {r["sample_id"]: r for r in samples.to_pylist()}
@@ -43,8 +55,7 @@ def causal_intervention(attr: pa.Table, samples: pa.Table, responses: pa.Table, 
         if a["undefined"]:
             continue
         sample, reply = by_id[a["sample_id"]], replies[a["sample_id"]]
-        shares = np.array(a["shares"])
-        high, low = int(np.argmax(shares)), int(np.argmin(shares))
+        high, low = extreme_pieces(a["phi"])
         evidence = sample["evidence"]
         prompts = [
             encode_messages(lm.tokenizer, build_messages(reply["template"], sample["question"], pieces))[1]
