@@ -1,6 +1,7 @@
 import re
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA, answer_token_ids
@@ -43,8 +44,23 @@ def test_labels_balanced_and_sources_alternate(instances):
         conflict = [r for r in rows if r["setting"] == setting and r["order"] == "aligned_first"]
         assert len(conflict) == 400
         assert sum(r["label"] == "high" for r in conflict) == 200
-        if setting != "tool":
-            assert sum(r["aligned_source"] == "text" for r in conflict) == 200
+        assert sum(r["aligned_source"] == "text" for r in conflict) == 200
+        assert sum(r["aligned_source"] == "numbers" for r in conflict) == 200
+
+
+def test_tool_setting_keeps_the_context_modality(instances):
+    from conflictlab.arbitration.report import accuracy_by_cell
+
+    tool = [r for r in instances.to_pylist() if r["setting"] == "tool"]
+    for row in tool:  # the context shown is the aligned source's modality
+        assert ("Time series:" in row["prompt"]) == (row["aligned_source"] == "numbers")
+        assert ("Text summary:" in row["prompt"]) == (row["aligned_source"] == "text")
+    ids = [r["instance_id"] for r in tool]
+    predictions = pa.table({"instance_id": ids, "model": ["m"] * len(ids), "logit_a": [1.0] * len(ids), "logit_b": [0.0] * len(ids),
+                            "predicted_letter": ["A"] * len(ids), "correct": [True] * len(ids)})
+    cells = accuracy_by_cell(instances, predictions)
+    sources = {c["aligned_source"] for c in cells if c["setting"] == "tool"}
+    assert sources == {"numbers", "text"}  # Figure 4 G-H: one bar per context modality
 
 
 def test_texts_have_no_digits_outside_timestamps(instances):

@@ -98,7 +98,7 @@ INSTANCE_SCHEMA = pa.schema(
         pa.field("setting", pa.string(), nullable=False),
         pa.field("condition", pa.string(), nullable=False),  # conflict | unimodal
         pa.field("order", pa.string()),  # aligned_first | aligned_last (conflict only)
-        pa.field("aligned_source", pa.string(), nullable=False),  # text | numbers | context
+        pa.field("aligned_source", pa.string(), nullable=False),  # text | numbers (tool setting: the context's modality)
         pa.field("domain", pa.string(), nullable=False),
         pa.field("seed", pa.int64(), nullable=False),
         pa.field("label", pa.string(), nullable=False),
@@ -222,7 +222,9 @@ def _instance_rows(cfg: ArbitrationConfig, seed: int, setting: str, index: int, 
 
     base = {
         "setting": setting,
-        "aligned_source": "context" if setting == "tool" else aligned,
+        # In the tool setting the context (numbers or text) is the aligned
+        # source: keep its modality so the two contexts are not pooled.
+        "aligned_source": aligned,
         "domain": cfg.domain,
         "seed": seed,
         "label": label,
