@@ -35,18 +35,20 @@ def test_game_rendering_shares_prefix_and_response_tokens():
 
 
 def test_coalitions_exact_then_sampled():
-    masks, perms = coalitions(4, exact_max_n=10, n_permutations=8, seed=0)
+    masks, perms = coalitions(4, exact_max_n=10, n_permutations=8, seed=0, sample_id="a")
     assert masks == list(range(16)) and perms is None
-    masks, perms = coalitions(12, exact_max_n=10, n_permutations=8, seed=0)
+    masks, perms = coalitions(12, exact_max_n=10, n_permutations=8, seed=0, sample_id="a")
     assert perms.shape == (8, 12) and 0 in masks and (1 << 12) - 1 in masks and len(masks) <= 8 * 12 + 1
 
 
-def _values_table(values_by_sample):
+def _values_table(values_by_sample, permutations=None):
     rows = []
     for sample_id, (n, values) in values_by_sample.items():
         for mask, value in values.items():
+            stored = (permutations or {}).get(sample_id)
             rows.append({"sample_id": sample_id, "response_sha256": "x", "mask": mask, "n_evidence": n,
-                         "value": value, "n_response_tokens": 5, "scorer": "s"})
+                         "value": value, "n_response_tokens": 5, "scorer": "s",
+                         "permutations": stored.tolist() if stored is not None and mask == 0 else None})
     return pa.Table.from_pylist(rows, schema=VALUE_SCHEMA)
 
 
@@ -55,15 +57,60 @@ def test_attributions_exact_and_sampled_paths():
     w = np.array([0.5, 0.25, 0.25])
     exact = {m: float(sum(w[i] for i in range(3) if m >> i & 1)) for m in range(8)}
     n = 12
-    masks, perms = coalitions(n, exact_max_n=10, n_permutations=16, seed=3)
+    masks, perms = coalitions(n, exact_max_n=10, n_permutations=16, seed=3, sample_id="a/root/2")
     additive = {m: float(bin(m).count("1")) for m in masks}
-    table = attributions(_values_table({"a/root/1": (3, exact), "a/root/2": (n, additive)}), samples,
-                         model="m", n_permutations=16, seed=3).to_pylist()
+    table = attributions(_values_table({"a/root/1": (3, exact), "a/root/2": (n, additive)}, {"a/root/2": perms}), samples,
+                         model="m").to_pylist()
     first, second = table
     assert first["method"] == "exact" and np.allclose(first["phi"], w) and np.allclose(first["shares"], w)
     # sorted shares .25, .25, .5: (1/n)·Σ(2i-n-1)p_[i] = (−.5 + 0 + 1)/3, times n/(n-1) = 1.5
     assert first["balance"] == pytest.approx(0.25)
     assert second["method"] == "sampled" and np.allclose(second["phi"], 1.0) and second["balance"] == pytest.approx(0.0)
+
+
+def test_each_sample_draws_its_own_permutations():
+    _, first = coalitions(12, exact_max_n=10, n_permutations=8, seed=0, sample_id="a/root/1")
+    _, again = coalitions(12, exact_max_n=10, n_permutations=8, seed=0, sample_id="a/root/1")
+    _, other = coalitions(12, exact_max_n=10, n_permutations=8, seed=0, sample_id="a/root/2")
+    assert (first == again).all() and not (first == other).all()
+
+
+def test_attributions_use_the_stored_permutations_and_refuse_without_them():
+    samples = pa.table({"sample_id": ["a/root/1"], "conflict_type": ["ambiguity"], "subset": ["root"]})
+    n = 12
+    masks, perms = coalitions(n, exact_max_n=10, n_permutations=4, seed=0, sample_id="a/root/1")
+    weights = np.arange(1, n + 1, dtype=float)
+    squared = {m: float(sum(weights[i] for i in range(n) if m >> i & 1)) ** 2 for m in masks}
+    row = attributions(_values_table({"a/root/1": (n, squared)}, {"a/root/1": perms}), samples, model="m").to_pylist()[0]
+    expected = np.zeros(n)
+    for order in perms:  # the estimate from exactly these orders
+        mask = 0
+        for i in order:
+            expected[i] += squared[mask | 1 << int(i)] - squared[mask]
+            mask |= 1 << int(i)
+    assert np.allclose(row["phi"], expected / len(perms))
+    with pytest.raises(ValueError, match="no stored permutations"):
+        attributions(_values_table({"a/root/1": (n, squared)}), samples, model="m")
+
+
+def test_sampled_shapley_on_a_non_additive_game_covers_the_exact_values():
+    from conflictlab.contextconflict.shapley import antithetic_permutations, permutation_masks, sampled_shapley, sample_seed
+
+    n = 10
+    weights = np.linspace(0.2, 2.0, n)
+    # concave in the coalition's weight (a squared sum would be exact under
+    # antithetic pairs, which leaves nothing to cover)
+    game = np.array([np.sqrt(sum(weights[i] for i in range(n) if m >> i & 1)) for m in range(1 << n)])
+    exact = exact_shapley(game)
+    assert not np.allclose(exact / exact.sum(), weights / weights.sum())  # not proportional: a non-additive game
+    covered, errors = [], []
+    for sample in range(40):
+        perms = antithetic_permutations(n, 32, sample_seed(0, f"s{sample}"))
+        phi, se = sampled_shapley({m: float(game[m]) for m in permutation_masks(perms)}, perms)
+        covered += list(np.abs(phi - exact) <= 1.96 * se)
+        errors.append(np.abs(phi - exact).max())
+    assert 0.85 <= np.mean(covered) <= 1.0  # standard errors of about the right size
+    assert np.median(errors) < 0.2 * exact.max()  # 32 orders of 10 pieces: about 12% here
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from conflictlab.contextconflict.prompts import SCORER_EVIDENCE, SCORER_QUESTION, SCORER_SUFFIX
-from conflictlab.contextconflict.shapley import antithetic_permutations, permutation_masks
+from conflictlab.contextconflict.shapley import antithetic_permutations, permutation_masks, sample_seed
 from conflictlab.lm.subsets import Game, SubsetScorer
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,10 @@ VALUE_SCHEMA = pa.schema(
         pa.field("value", pa.float64(), nullable=False),
         pa.field("n_response_tokens", pa.int32(), nullable=False),
         pa.field("scorer", pa.string(), nullable=False),
+        # A sampled game's permutations (on its empty-coalition row, null
+        # elsewhere and for exact games): the attributions use these very
+        # orders instead of redrawing them from the seed.
+        pa.field("permutations", pa.list_(pa.list_(pa.int16()))),
     ]
 )
 
@@ -53,12 +57,13 @@ def build_game(tokenizer, question: str, evidence: Sequence[str], response: str,
     return Game(ids(SCORER_QUESTION.format(question=question), special=True), pieces, ids(SCORER_SUFFIX), ids(response))
 
 
-def coalitions(n: int, *, exact_max_n: int, n_permutations: int, seed: int) -> tuple[list[int], np.ndarray | None]:
+def coalitions(n: int, *, exact_max_n: int, n_permutations: int, seed: int, sample_id: str) -> tuple[list[int], np.ndarray | None]:
     """Masks to score for an n-piece game: all of them up to ``exact_max_n``,
-    else those visited by antithetic permutations (returned too)."""
+    else those visited by antithetic permutations drawn from the sample's own
+    seed (:func:`~conflictlab.contextconflict.shapley.sample_seed`; returned too)."""
     if n <= exact_max_n:
         return list(range(1 << n)), None
-    permutations = antithetic_permutations(n, n_permutations, seed)
+    permutations = antithetic_permutations(n, n_permutations, sample_seed(seed, sample_id))
     return sorted(permutation_masks(permutations)), permutations
 
 
@@ -102,7 +107,9 @@ def score_games(
 
     rows = []
     for index, (sample, text, game) in enumerate(games):
-        masks, _ = coalitions(game.n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed)
+        masks, permutations = coalitions(
+            game.n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed, sample_id=sample["sample_id"]
+        )
         values = scorer.values(game, masks)
         digest = response_sha256(text)
         for mask, value in values.items():
@@ -115,6 +122,7 @@ def score_games(
                     "value": value,
                     "n_response_tokens": len(game.response),
                     "scorer": scorer_name,
+                    "permutations": permutations.tolist() if permutations is not None and mask == 0 else None,
                 }
             )
         log.info("game %d/%d %s: n=%d, %d coalitions", index + 1, len(games), sample["sample_id"], game.n, len(masks))

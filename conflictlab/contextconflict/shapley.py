@@ -17,6 +17,8 @@ Balance are NaN, to be excluded from means and counted.
 
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass
 from math import factorial
 
@@ -52,7 +54,15 @@ def exact_shapley(values: np.ndarray) -> np.ndarray:
     return phi
 
 
-def antithetic_permutations(n: int, n_permutations: int, seed: int) -> np.ndarray:
+def sample_seed(seed: int, sample_id: str) -> list[int]:
+    """The permutation seed of one sample: the configured seed and its id, so
+    that Monte Carlo errors of different samples are independent and a
+    sample's draw does not depend on which others are scored."""
+    digest = hashlib.sha256(sample_id.encode("utf-8")).digest()
+    return [seed, *(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))]
+
+
+def antithetic_permutations(n: int, n_permutations: int, seed: int | list[int]) -> np.ndarray:
     """``n_permutations`` orders of ``range(n)``: random ones, each followed by
     its reverse (antithetic pairs cancel much of the order noise).
     Shape (n_permutations, n); ``n_permutations`` must be even."""

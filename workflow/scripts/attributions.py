@@ -8,13 +8,10 @@ from conflictlab.io import write_parquet
 from conflictlab.logs import configure_logging
 
 log = configure_logging(snakemake.log[0], f"attributions.{snakemake.wildcards.model}.{snakemake.wildcards.scorer}")
-settings = snakemake.params.settings
 table = attributions(
     pa.concat_tables(pq.read_table(p) for p in snakemake.input.values),
     pa.concat_tables(pq.read_table(p) for p in snakemake.input.samples),
     model=snakemake.wildcards.model,
-    n_permutations=settings["n_permutations"],
-    seed=settings["seed"],
 )
 write_parquet(table, snakemake.output.attributions, ATTRIBUTION_SCHEMA)
 undefined = sum(table.column("undefined").to_pylist())
