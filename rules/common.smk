@@ -173,6 +173,8 @@ def balance_outputs():
         "balance_csv": "results/tables/balance.csv",
         "table6_md": "results/tables/table6.md",
         "table6_csv": "results/tables/table6.csv",
+        "agreement_md": "results/tables/table6_agreement.md",
+        "agreement_csv": "results/tables/table6_agreement.csv",
         "positions": "results/tables/position_shares.csv",
         "bars_png": figures("bars", "png"),
         "bars_pdf": figures("bars", "pdf"),
@@ -187,10 +189,11 @@ def table3_outputs():
 
 def shuffle_outputs(model):
     return {
-        "presented_md": f"results/tables/table9_{model}.md",
-        "presented_csv": f"results/tables/table9_{model}.csv",
-        "original_md": f"results/tables/table10_{model}.md",
-        "original_csv": f"results/tables/table10_{model}.csv",
+        # The paper's Tables 9 and 10 are this table for its two generators.
+        "presented_md": f"results/tables/shuffled_positions_{model}.md",
+        "presented_csv": f"results/tables/shuffled_positions_{model}.csv",
+        "original_md": f"results/tables/shuffled_original_pieces_{model}.md",
+        "original_csv": f"results/tables/shuffled_original_pieces_{model}.csv",
     }
 
 

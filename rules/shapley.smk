@@ -40,7 +40,6 @@ rule attributions:
     output:
         attributions="results/metrics/{model}/attributions_{scorer}.parquet",
     params:
-        settings=subset(config["shapley"], "n_permutations", "seed"),
         code=code_hash("attributions.py"),
     log:
         "results/logs/attributions/{model}/{scorer}.log",
@@ -61,7 +60,7 @@ rule balance_report:
     output:
         **flagged(
             balance_outputs(),
-            {"balance_csv": "balance", "table6_csv": "table6", "bars_png": "position_shares", "pies_png": "position_shares"},
+            {"balance_csv": "balance", "table6_csv": "table6", "agreement_csv": "table6_agreement", "bars_png": "position_shares", "pies_png": "position_shares"},
             "Balance",
         ),
     params:
@@ -121,7 +120,8 @@ rule table3:
 
 
 rule shuffle_report:
-    """Tables 9-10: Shapley shares of shuffled-evidence responses by presented and original position."""
+    """Shapley shares of shuffled-evidence responses by presented position (the
+    paper's Tables 9-10, one per generator) and by original piece (an addition)."""
     input:
         samples=expand("results/data/{conflict_type}-shuffled.parquet", conflict_type=SUMMARIZATION_TYPES),
         values=lambda wildcards: expand(
@@ -131,9 +131,9 @@ rule shuffle_report:
             conflict_type=SUMMARIZATION_TYPES,
         ),
     output:
-        **flagged(shuffle_outputs("{model}"), {"presented_csv": "table9", "original_csv": "table10"}, "Balance"),
+        **flagged(shuffle_outputs("{model}"), {"presented_csv": "shuffled_positions", "original_csv": "shuffled_original_pieces"}, "Balance"),
     params:
-        settings=subset(config["shapley"], "n_permutations", "seed", "bootstrap_resamples"),
+        settings=subset(config["shapley"], "seed", "bootstrap_resamples"),
         code=code_hash("shuffle_report.py"),
     log:
         "results/logs/shuffle_report/{model}.log",
