@@ -16,9 +16,10 @@ import pyarrow as pa
 
 from conflictlab.contextconflict.prompts import build_messages, encode_messages
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
+from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
 from conflictlab.lm.generation import Backend, DecodingParams
 from conflictlab.lm.registry import context_limit, weights_checksum
-from conflictlab.lm.shards import STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded
+from conflictlab.lm.shards import RESPONSE_SCHEMA, STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded
 from conflictlab.lm.steering import Steering
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,12 @@ def generate_responses(
         shard_size=settings["shard_size"],
         extra_key={"dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings)},
     )
-    return run_sharded(job, requests, lambda: make_backend(limit), shard_dir)
+    responses = run_sharded(job, requests, lambda: make_backend(limit), shard_dir)
+    harmony = HarmonyTokens.of(tokenizer)
+    if harmony is None:
+        return responses
+    rows = separate_final_channel(responses.to_pylist(), harmony, lambda ids: tokenizer.decode(ids, skip_special_tokens=True))
+    return pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
 
 
 def variant_steering(method: str, alpha: float, schedule: str | None, directions_path, *, layers=None) -> Steering | None:

@@ -31,8 +31,9 @@ RESPONSE_SCHEMA = pa.schema(
         pa.field("sample_id", pa.string(), nullable=False),
         pa.field("template", pa.string(), nullable=False),
         pa.field("prompt", pa.string(), nullable=False),
-        pa.field("response", pa.string()),
+        pa.field("response", pa.string()),  # the final channel for reasoning models (conflictlab.lm.channels)
         pa.field("response_token_ids", pa.list_(pa.int32())),
+        pa.field("reasoning", pa.string()),  # what came before the final channel; null for other models
         pa.field("n_prompt_tokens", pa.int32(), nullable=False),
         pa.field("n_response_tokens", pa.int32()),
         pa.field("finish_reason", pa.string()),
@@ -88,6 +89,7 @@ def _rows(job: GenerationJob, requests: Sequence[Request], completions: Sequence
                 "prompt": request.prompt,
                 "response": None if completion is None else completion.text,
                 "response_token_ids": None if completion is None else completion.token_ids,
+                "reasoning": None,
                 "n_prompt_tokens": len(request.prompt_ids),
                 "n_response_tokens": None if completion is None else len(completion.token_ids),
                 "finish_reason": None if completion is None else completion.finish_reason,
