@@ -183,6 +183,10 @@ def balance_outputs():
     }
 
 
+def table1_outputs():
+    return {"table1_md": "results/tables/table1.md", "table1_csv": "results/tables/table1.csv"}
+
+
 def table3_outputs():
     return {"table3_md": "results/tables/table3.md", "table3_csv": "results/tables/table3.csv"}
 
@@ -350,6 +354,7 @@ def steering_metric_inputs(wildcards=None):
 
 def report_inputs():
     targets = expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"])
+    targets += flatten(table1_outputs())
     targets += [model_dir(name) for name in used_models()]
     targets += expand(
         "results/responses/{model}/{conflict_type}.parquet",

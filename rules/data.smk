@@ -39,3 +39,19 @@ rule shuffle_evidence:
         "../envs/datasets.yaml"
     script:
         "../workflow/scripts/shuffle_evidence.py"
+
+
+rule table1:
+    """Table 1: dataset statistics per conflict type, beside the full release's."""
+    input:
+        samples=expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
+    output:
+        **flagged(table1_outputs(), {"table1_csv": "table1"}, "Data"),
+    params:
+        code=code_hash("table1.py"),
+    log:
+        "results/logs/table1.log",
+    conda:
+        "../envs/scipy.yaml"
+    script:
+        "../workflow/scripts/table1.py"

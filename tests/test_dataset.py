@@ -1,5 +1,6 @@
 import json
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -207,3 +208,18 @@ def test_shuffle_evidence_stores_a_reproducible_permutation():
         assert after["sample_id"] == before["sample_id"]
         moved += perm != sorted(perm)
     assert moved > 0
+
+
+def test_table1_statistics_on_hand_made_rows():
+    from conflictlab.contextconflict.dataset import dataset_statistics
+
+    base = {"task_family": "reasoning", "question": "q", "answer": ["a"], "accuracy_labels": None, "extras": "{}", "source_path": "x"}
+    rows = [
+        {**base, "sample_id": "1", "conflict_type": "inferential", "subset": "folio", "implicit": True, "evidence": ["a"] * 3, "n_evidence": 3},
+        {**base, "sample_id": "2", "conflict_type": "inferential", "subset": "medical_qa", "implicit": False, "evidence": ["a"] * 5, "n_evidence": 5},
+        {**base, "sample_id": "3", "conflict_type": "inferential", "subset": "medical_qa", "implicit": False, "evidence": ["a"] * 4, "n_evidence": 4},
+    ]
+    row = dataset_statistics(pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)).to_pylist()[0]
+    assert (row["size"], row["mean_evidence"], row["base_sources"]) == (3, 4.0, "folio, medical_qa")
+    assert row["implicit_proportion"] == pytest.approx(1 / 3)
+    assert row["release_size"] == 776 and row["release_implicit_proportion"] == pytest.approx(200 / 776)

@@ -189,7 +189,7 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     workflow_copy, run = smoke_run
     assert run.returncode == 0, run.stderr[-4000:]
     results = workflow_copy / "results"
-    for table in ("accuracy", "balance", "table3", "table4", "table6", "arbitration_accuracy", "arbitration_sensitivity",
+    for table in ("table1", "accuracy", "balance", "table3", "table4", "table6", "table6_agreement", "arbitration_accuracy", "arbitration_sensitivity",
                   "table8_smollm2-135m-instruct", "shuffled_positions_smollm2-135m-instruct", "shuffled_original_pieces_smollm2-135m-instruct",
                   "conflictbank_mr", "conflictbank_embedded"):
         text = (results / "tables" / f"{table}.md").read_text()

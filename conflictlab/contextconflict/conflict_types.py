@@ -55,3 +55,22 @@ SUBSETS: dict[str, tuple[Subset, ...]] = {
         Subset("temporal", "cb_claim_evidence_tmp", False),
     ),
 }
+
+# Files per subset in the full release (the listing that comes with the shared
+# sample of the release, ../shared/contextconflict_sample/README.md): 5,770
+# files, against the 5,781 samples the paper reports. Table 1 shows these
+# beside the statistics of the data a run read.
+RELEASE_FILES: dict[tuple[str, str], int] = {
+    ("ambiguity", ROOT_SUBSET): 1000,
+    ("temporal", ROOT_SUBSET): 62,
+    ("temporal", "cb_claim_evidence_tmp"): 898,
+    ("granularity", "medical_qa"): 75,
+    ("granularity", "ROAST-ABSA"): 945,
+    ("inferential", "entailment_bank"): 400,
+    ("inferential", "folio"): 200,
+    ("inferential", "medical_qa"): 176,
+    ("misinformation", "cb_claim_evidence"): 632,
+    ("misinformation", "sci_data"): 372,
+    ("perspective", "allsides"): 500,
+    ("perspective", "perspectrum"): 510,
+}

@@ -438,6 +438,48 @@ def load_hub(
     return _collect(candidates(), on_error=on_error)
 
 
+TABLE1_SCHEMA = pa.schema(
+    [
+        pa.field("conflict_type", pa.string(), nullable=False),
+        pa.field("task_family", pa.string(), nullable=False),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field("mean_evidence", pa.float64()),
+        pa.field("implicit_proportion", pa.float64()),
+        pa.field("base_sources", pa.string(), nullable=False),
+        pa.field("release_size", pa.int64(), nullable=False),
+        pa.field("release_implicit_proportion", pa.float64(), nullable=False),
+    ]
+)
+
+
+def dataset_statistics(samples: pa.Table) -> pa.Table:
+    """Table 1: per conflict type of ``samples`` (``SAMPLE_SCHEMA`` rows of
+    any number of types), its size, mean number of evidence pieces, share of
+    implicit samples and base sources (subsets), beside the full release's
+    size and implicit share from :data:`RELEASE_FILES`."""
+    from conflictlab.contextconflict.conflict_types import RELEASE_FILES
+
+    rows = []
+    data = samples.select(["conflict_type", "subset", "implicit", "n_evidence"]).to_pylist()
+    for conflict_type in [t for t in CONFLICT_TYPES if any(r["conflict_type"] == t for r in data)]:
+        members = [r for r in data if r["conflict_type"] == conflict_type]
+        release = {s.name: RELEASE_FILES[(conflict_type, s.name)] for s in SUBSETS[conflict_type]}
+        implicit = sum(n for name, n in release.items() if next(s for s in SUBSETS[conflict_type] if s.name == name).implicit)
+        rows.append(
+            {
+                "conflict_type": conflict_type,
+                "task_family": TASK_FAMILY[conflict_type],
+                "size": len(members),
+                "mean_evidence": float(sum(r["n_evidence"] for r in members) / len(members)),
+                "implicit_proportion": float(sum(r["implicit"] for r in members) / len(members)),
+                "base_sources": ", ".join(dict.fromkeys(r["subset"] for r in members)),
+                "release_size": sum(release.values()),
+                "release_implicit_proportion": implicit / sum(release.values()),
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=TABLE1_SCHEMA)
+
+
 def shuffle_evidence(samples: pa.Table, *, seed: int) -> pa.Table:
     """Each sample's evidence in a seeded random order (Appendix D.8).
 
