@@ -26,6 +26,22 @@ def test_trajectory_invariants_over_thousands_of_draws(cfg):
         assert -0.05 <= t.slope <= 0.05
 
 
+@pytest.mark.parametrize("cfg", [TrajectoryConfig(), TrajectoryConfig(length=32, sigma=0.1, margin=(0.15, 0.25))])
+def test_observed_series_support_their_label_and_the_forward_check_rejects(cfg):
+    rng = np.random.default_rng(0)
+    supported, rejected = 0, 0
+    for i in range(1000):
+        label = ("high", "low")[i % 2]
+        t = sample_trajectory(label, cfg, rng)
+        values = np.array(t.values)
+        # what a reader of the series alone would project: the trend of its last six points
+        slope = np.polyfit(np.arange(6), values[-6:], 1)[0]
+        supported += ((values[-1] + slope * cfg.horizon) > 0.5) == (label == "high")
+        rejected += t.attempts > 1
+    assert supported >= 970  # 100% and 98.4% on 2,000 draws
+    assert rejected >= 300  # draws that failed the forward or range check first: the checks bite
+
+
 def test_invalid_configuration_is_refused():
     with pytest.raises(ValueError, match="invalid configuration: m_low=0.1 < 1.5·σ·√k"):
         TrajectoryConfig(sigma=0.1, margin=(0.1, 0.2)).validate()
@@ -166,3 +182,42 @@ def test_calibrated_readout_removes_a_constant_letter_bias():
     cells = accuracy_by_cell(instances, predictions)
     assert {c["accuracy"] for c in cells} == {0.5}
     assert all(c["calibrated"] == 1.0 for c in cells)
+
+
+def test_mean_over_seeds_on_hand_made_cells():
+    from conflictlab.arbitration.report import mean_over_seeds
+
+    cell = {"model": "m", "setting": "modality", "order": "aligned_first", "condition": "conflict", "aligned_source": "text", "n": 4}
+    rows = mean_over_seeds([{**cell, "seed": 0, "accuracy": 0.25, "calibrated": 0.5}, {**cell, "seed": 1, "accuracy": 0.75, "calibrated": 1.0},
+                            {**cell, "aligned_source": "numbers", "seed": 0, "accuracy": 1.0, "calibrated": 1.0}]).to_pylist()
+    numbers, text = rows  # sorted by key: numbers before text
+    assert (text["n_seeds"], text["n_per_seed"], text["accuracy"], text["calibrated_accuracy"]) == (2, 4, 0.5, 0.75)
+    assert text["std"] == pytest.approx(np.std([0.25, 0.75], ddof=1))
+    assert numbers["n_seeds"] == 1 and np.isnan(numbers["std"])
+
+
+def test_sensitivity_table_on_hand_made_predictions():
+    from conflictlab.arbitration.report import sensitivity_table
+
+    ids, meta, correct = [], [], []
+
+    def add(variant, condition, source, order, hits):
+        for i, hit in enumerate(hits):
+            instance_id = f"sens/{variant}/modality/s0/{condition}-{source}-{order}-{i}"
+            ids.append(instance_id)
+            meta.append({"instance_id": instance_id, "condition": condition, "order": order, "aligned_source": source, "seed": 0})
+            correct.append(hit)
+
+    add("baseline", "conflict", "text", "aligned_first", [True, True, False, False])  # 0.5
+    add("sigma=0.01", "conflict", "text", "aligned_first", [True, True, True, False])  # 0.75: |delta| 0.25
+    add("sigma=0.1", "conflict", "text", "aligned_first", [False, False, False, False])  # 0.0: |delta| 0.5
+    add("baseline", "unimodal", "numbers", None, [True, False])  # 0.5
+    add("sigma=0.01", "unimodal", "numbers", None, [True, True])  # |delta| 0.5
+    instances = pa.Table.from_pylist(meta)
+    predictions = pa.table({"instance_id": ids, "model": ["m"] * len(ids), "correct": correct})
+    rows = {(r["factor"], r["condition"]): r for r in sensitivity_table(instances, predictions).to_pylist()}
+    conflict = rows[("sigma", "conflict")]
+    assert conflict["n_deltas"] == 2 and conflict["mean_abs_delta"] == pytest.approx(0.375)
+    assert conflict["std_abs_delta"] == pytest.approx(np.std([0.25, 0.5], ddof=1))
+    assert rows[("sigma", "numbers only")]["mean_abs_delta"] == pytest.approx(0.5)
+    assert rows[("sigma", "text only")]["n_deltas"] == 0 and np.isnan(rows[("sigma", "text only")]["mean_abs_delta"])
