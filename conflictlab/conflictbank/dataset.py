@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -210,18 +209,3 @@ def sample_per_relation(rows: list[dict], limit: int, *, seed: int) -> list[dict
         positions = [i for i, r in enumerate(relations) if r == relation]
         keep.update(positions[i] for i in rng.permutation(len(positions))[:limit])
     return [row for i, row in enumerate(rows) if i in keep]
-
-
-def hub_records(dataset: str, *, revision: str | None, split: str = "train") -> Iterable[tuple[int, Any]]:
-    """Records of the hub dataset (``datasets.load_dataset``; needs the hub or its cache)."""
-    from datasets import load_dataset
-
-    for index, record in enumerate(load_dataset(dataset, revision=revision, split=split)):
-        yield index, record
-
-
-def local_path(path: str | os.PathLike) -> Path:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"conflictbank.path: {path} is not a file")
-    return path

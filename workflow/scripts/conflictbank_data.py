@@ -1,6 +1,7 @@
 """Rule conflictbank_data: ConflictBank QA records -> one Parquet table (and the rejections)."""
 
-from conflictlab.conflictbank.dataset import RECORD_SCHEMA, REJECTION_SCHEMA, build_records, hub_records, read_jsonl
+from conflictlab.conflictbank.dataset import RECORD_SCHEMA, REJECTION_SCHEMA, build_records, read_jsonl
+from conflictlab.conflictbank.hub import hub_records
 from conflictlab.io import write_parquet
 from conflictlab.logs import configure_logging
 
