@@ -52,6 +52,6 @@ rule table1:
     log:
         "results/logs/table1.log",
     conda:
-        "../envs/scipy.yaml"
+        "../envs/datasets.yaml"
     script:
         "../workflow/scripts/table1.py"
