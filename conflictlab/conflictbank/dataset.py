@@ -61,6 +61,8 @@ PIPELINE_FIELDS = {
     "replaced_option": "replaced_letter",
 }
 
+_HUB_NAME = {ours: hub for hub, ours in HUB_FIELDS.items()}  # for error messages
+
 RECORD_SCHEMA = pa.schema(
     [pa.field("record_id", pa.int64(), nullable=False)]
     + [
@@ -124,7 +126,7 @@ def normalise_record(raw: Mapping[str, Any], *, source: str, record_id: int) -> 
         raise RecordError(source, record_id, "options", f"has {len(row['options'])} entries, not 4")
     letters = {}
     for ours in ("correct_letter", "replaced_letter", "uncertain_letter"):
-        hub_name = next(h for h, o in HUB_FIELDS.items() if o == ours)
+        hub_name = _HUB_NAME[ours]
         letter = row[ours].strip().upper()
         if letter not in LETTERS:
             raise RecordError(source, record_id, hub_name, f"{row[ours]!r} is not one of A, B, C, D")
@@ -140,8 +142,7 @@ def normalise_record(raw: Mapping[str, Any], *, source: str, record_id: int) -> 
     for kind in EVIDENCE_KINDS:
         style = row[f"{kind}_style"]
         if style not in STYLES:
-            hub_name = next(h for h, o in HUB_FIELDS.items() if o == f"{kind}_style")
-            raise RecordError(source, record_id, hub_name, f"{style!r} is not one of {sorted(STYLES)}")
+            raise RecordError(source, record_id, _HUB_NAME[f"{kind}_style"], f"{style!r} is not one of {sorted(STYLES)}")
         row[f"{kind}_style"] = STYLES[style]
     return row
 

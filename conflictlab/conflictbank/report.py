@@ -14,14 +14,10 @@ from conflictlab.conflictbank.dataset import CONFLICT_KINDS
 from conflictlab.report.figures import panel_grid
 
 
-def _value(metrics: pa.Table, model: str, setting: str, column: str) -> tuple[float, float, float]:
-    for row in metrics.to_pylist():
-        if row["model"] == model and row["setting"] == setting:
-            point = row[column]
-            low, high = row.get(f"{column}_low"), row.get(f"{column}_high")
-            nan = float("nan")
-            return (nan if point is None else point, nan if low is None else low, nan if high is None else high)
-    return (float("nan"),) * 3
+def _value(cells: dict, model: str, setting: str, column: str) -> tuple[float, float, float]:
+    """(point, low, high) of ``column`` from ``cells`` ({(model, setting): metric row}); NaN when absent."""
+    row = cells.get((model, setting), {})
+    return tuple(float("nan") if row.get(key) is None else row[key] for key in (column, f"{column}_low", f"{column}_high"))
 
 
 def contrasts(kind: str) -> list[tuple[str, str, str]]:
@@ -46,8 +42,9 @@ def memorization_figure(metrics: pa.Table, models: Sequence[str]):
     """One row of three panels per model: MR by conflict kind for each contrast,
     bars with their bootstrap interval; the scored subset size in the title."""
     fig, axes = panel_grid(3 * len(models), width=3.6, height=3.0, ncols=3)
+    cells = {(r["model"], r["setting"]): r for r in metrics.to_pylist()}
     for m, model in enumerate(models):
-        n = next((r["n_scored"] for r in metrics.to_pylist() if r["model"] == model), 0)
+        n = next((row["n_scored"] for (name, _), row in cells.items() if name == model), 0)
         for c, contrast in enumerate(CONTRAST_LABELS):
             ax = axes[3 * m + c]
             for side, offset in ((0, -0.2), (1, 0.2)):
@@ -56,7 +53,7 @@ def memorization_figure(metrics: pa.Table, models: Sequence[str]):
                     pair = next((p for p in contrasts(kind) if p[0] == contrast), None)
                     if pair is None:
                         continue
-                    point, low, high = _value(metrics, model, pair[1 + side], "mr")
+                    point, low, high = _value(cells, model, pair[1 + side], "mr")
                     xs.append(k + offset)
                     ys.append(point)
                     errs.append([point - low, high - point])

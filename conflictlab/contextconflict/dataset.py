@@ -193,12 +193,15 @@ _IGNORABLE = re.compile(r"(readme.*|\..*)", re.IGNORECASE)
 @dataclass
 class ReleasedFiles:
     """The sample files of one type folder, by subset name (natural order),
-    the ignorable files and subsets left out, and every problem found as
-    ``(subset or folder name, path relative to the data root, reason)``."""
+    the ignorable files and subsets left out, every entry that is a problem
+    as ``(subset or folder name, path relative to the data root, reason)``,
+    and the layout errors no ``on_error`` setting can reject (a missing type
+    folder, a missing or empty subset) as ``(path, reason)``."""
 
     files: dict[str, list[Path]]
     ignored: list[str]
     problems: list[tuple[str, str, str]]
+    layout_errors: list[tuple[str, str]]
 
 
 def _entries(folder: Path, root: Path, problems: list, owner: str) -> list[os.DirEntry]:
@@ -237,9 +240,9 @@ def released_files(root: str | Path, conflict_type: str, *, subsets: Iterable[st
     if unknown:
         raise ValueError(f"data.subsets: {conflict_type} has no subset {unknown}; known: {list(known)}")
     type_dir = root / f"{conflict_type}_conflict"
-    found = ReleasedFiles(files={name: [] for name in wanted}, ignored=[], problems=[])
+    found = ReleasedFiles(files={name: [] for name in wanted}, ignored=[], problems=[], layout_errors=[])
     if not type_dir.is_dir():
-        found.problems.append(("", type_dir.relative_to(root).as_posix(), f"no folder for conflict type {conflict_type!r}"))
+        found.layout_errors.append((type_dir.relative_to(root).as_posix(), f"no folder for conflict type {conflict_type!r}"))
         return found
 
     def scan(folder: Path, subset: str, *, top: bool) -> None:
@@ -272,7 +275,7 @@ def released_files(root: str | Path, conflict_type: str, *, subsets: Iterable[st
         if not found.files[name]:
             folder = known[name].folder
             what = "has no sample files" if (root / folder).is_dir() else "is missing"
-            found.problems.append((name, folder, f"known subset {name!r} {what} (list the subsets to read in data.subsets)"))
+            found.layout_errors.append((folder, f"known subset {name!r} {what} (list the subsets to read in data.subsets)"))
     return found
 
 
@@ -356,10 +359,10 @@ def load_released(
     if conflict_type not in SUBSETS:
         raise ValueError(f"unknown conflict type {conflict_type!r}; expected one of {CONFLICT_TYPES}")
     found = released_files(root, conflict_type, subsets=subsets)
-    for name, rel, reason in found.problems:
-        fatal = not name or reason.startswith("known subset")
-        if fatal or on_error == "fail":
-            raise SampleError(rel, reason)
+    if found.layout_errors:
+        raise SampleError(*found.layout_errors[0])
+    if on_error == "fail" and found.problems:
+        raise SampleError(*found.problems[0][1:])
 
     def candidates():
         for name, files in found.files.items():
