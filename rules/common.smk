@@ -111,13 +111,20 @@ def used_models():
     named = [m for key in MODEL_LISTS for m in config[key]]
     named += [m for section in SECTION_MODEL_LISTS for m in config[section]["models"]]
     named += config["conflictbank"]["models"] + config["conflictbank"]["embedded"]["models"]
+    if judge_model():
+        named.append(judge_model())
     return sorted(set(named))
+
+
+def judge_model():
+    """The registry model the judge runs (None for an endpoint judge)."""
+    return None if config["judges"]["backend"] == "openai" else config["judges"]["model"]
 
 
 def check_model_names():
     unknown = sorted(set(used_models()) - set(config["models"]))
     if unknown:
-        lists = ", ".join(list(MODEL_LISTS) + [f"{s}.models" for s in SECTION_MODEL_LISTS] + ["conflictbank.embedded.models"])
+        lists = ", ".join(list(MODEL_LISTS) + [f"{s}.models" for s in SECTION_MODEL_LISTS] + ["conflictbank.embedded.models", "judges.model"])
         raise ValueError(f"config: models named in {lists} are missing from 'models': " + ", ".join(unknown))
 
 
@@ -262,6 +269,66 @@ def conflictbank_outputs():
     }
 
 
+# --------------------------------------------------------------------------
+# LLM judges.
+
+JUDGE_CACHE = "results/judges/cache"
+
+
+def judge_params(job):
+    """What a judge job reads: the judge settings that change its replies,
+    the cache folder, and where a served judge's server logs."""
+    judges = config["judges"]
+    own = {"hf": ("model", "dtype", "batch_size"), "vllm": ("model", "dtype", "max_model_len", "vllm"),
+           "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("endpoint",)}
+    return {
+        "judge": subset(judges, "backend", *own[judges["backend"]]),
+        "cache": JUDGE_CACHE,
+        "server_log": f"results/logs/judges/{job}.server.log",
+    }
+
+
+def judge_inputs(wildcards=None):
+    return {"judge_model": model_dir(judge_model())} if judge_model() else {}
+
+
+def judge_label():
+    judges = config["judges"]
+    return judges["endpoint"]["model"] if judges["backend"] == "openai" else judges["model"]
+
+
+def faithfulness_models():
+    """Every responding model whose responses get a Faithfulness score: the
+    generators and, for Table 4, every steered rerun."""
+    return config["generators"] + [name for model in config["steering"]["models"] for name in steered_names(model)]
+
+
+def response_inputs(models, conflict_types):
+    """(samples, responses) path lists, one pair per (model, type), models outer."""
+    pairs = [(m, t) for m in models for t in conflict_types]
+    return {
+        "samples": [samples_path(m, t) for m, t in pairs],
+        "responses": [f"results/responses/{m}/{t}.parquet" for m, t in pairs],
+    }
+
+
+def judge_table_outputs():
+    outputs = {
+        "faithfulness_md": "results/tables/faithfulness.md",
+        "faithfulness_csv": "results/tables/faithfulness.csv",
+        "gold_md": "results/tables/judge_gold.md",
+        "gold_csv": "results/tables/judge_gold.csv",
+    }
+    if SUMMARIZATION_TYPES and default_scorer():
+        outputs |= {
+            "table2_md": "results/tables/table2.md",
+            "table2_csv": "results/tables/table2.csv",
+            "table7_md": "results/tables/table7.md",
+            "table7_csv": "results/tables/table7.csv",
+        }
+    return outputs
+
+
 ACTIVATION_KEYS = {"pairs": ("dtype", "batch_size", "drop_last"), "projection": ("dtype", "batch_size", "matched_templates")}
 
 
@@ -336,10 +403,10 @@ def steered_names(model):
 
 
 def steering_metric_inputs(wildcards=None):
-    """Per steered rerun: accuracy summaries (reasoning) and attributions under
-    the default scorer (summarization)."""
+    """Per steered rerun: accuracy summaries (reasoning), attributions under
+    the default scorer (summarization), and the judged Faithfulness (all types)."""
     names = [name for model in config["steering"]["models"] for name in steered_names(model)]
-    inputs = {}
+    inputs = {"faithfulness": "results/judges/faithfulness.parquet"}
     if REASONING_TYPES:
         inputs["accuracy"] = [f"results/metrics/{name}/accuracy_summary.parquet" for name in names]
     if SUMMARIZATION_TYPES and default_scorer():
@@ -375,6 +442,7 @@ def report_inputs():
         targets += flatten(table4_outputs())
     if config["conflictbank"]["models"]:
         targets += flatten(conflictbank_outputs())
+    targets += flatten(judge_table_outputs())
     return targets
 
 

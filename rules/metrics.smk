@@ -1,6 +1,14 @@
+def answer_match_inputs(wildcards):
+    """accuracy.free_text: judge - the judge's verdicts on the long free-text golds."""
+    if config["accuracy"]["free_text"] != "judge":
+        return {}
+    return {"matches": f"results/judges/answer_match/{wildcards.model}.parquet"}
+
+
 rule accuracy:
     """Per-sample correctness and its aggregates for one generator."""
     input:
+        unpack(answer_match_inputs),
         samples=lambda wildcards: [samples_path(wildcards.model, t) for t in REASONING_TYPES],
         responses=expand(
             "results/responses/{{model}}/{conflict_type}.parquet", conflict_type=REASONING_TYPES
@@ -20,12 +28,16 @@ rule accuracy:
 
 
 rule accuracy_table:
-    """The accuracy table over every generator."""
+    """The accuracy table over every generator, with their judged Faithfulness."""
     input:
         summaries=expand("results/metrics/{model}/accuracy_summary.parquet", model=config["generators"]),
+        faithfulness="results/judges/faithfulness.parquet",
     output:
         **flagged(accuracy_outputs(), {"csv": "accuracy"}, "Generation and accuracy"),
     params:
+        judge=judge_label(),
+        bootstrap=config["judges"]["bootstrap_resamples"],
+        seed=config["judges"]["seed"],
         code=code_hash("accuracy_table.py"),
     log:
         "results/logs/accuracy_table.log",

@@ -100,6 +100,7 @@ rule table4:
         table4_variants=table4_variants(config["steering"]["alpha"]),
         variants={variant: list(parse_variant(variant)) for variant in steering_variants()},
         scorer=default_scorer(),
+        judge=judge_label(),
         bootstrap=config["shapley"]["bootstrap_resamples"],
         seed=config["shapley"]["seed"],
         code=code_hash("table4.py"),

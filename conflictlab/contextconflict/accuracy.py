@@ -29,7 +29,9 @@ Scoring rules, in order (examples in tests/test_accuracy.py):
    golds; a list gold is right when any element matches. An answer that
    names the abstention label is wrong (it hedges). Golds of more than three
    words need the verbatim substring, which under-counts paraphrases: such
-   samples get rule ``free_text_long`` and the summary counts them.
+   samples get rule ``free_text_long`` and the summary counts them. With
+   ``accuracy.free_text: judge`` an LLM judge decides them instead
+   (:mod:`conflictlab.contextconflict.answer_match`), rule ``free_text_judged``.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ _ARTICLE = re.compile(r"^(a|an|the) ")
 ABSTAIN = "insufficient information"
 LABEL_SETS = (frozenset({"true", "false", "uncertain"}), frozenset({"yes", "no"}))
 _NEGATED_AMBIGUOUS = "<negated label>"
-RULES = ("label", "abstain", "free_text", "free_text_long", "not_generated")
+RULES = ("label", "abstain", "free_text", "free_text_long", "free_text_judged", "not_generated")
 
 
 def extract_answer(response: str) -> tuple[str, bool]:
@@ -147,8 +149,12 @@ ACCURACY_SCHEMA = pa.schema(
 )
 
 
-def score_responses(samples: pa.Table, responses: pa.Table, model: str) -> pa.Table:
+def score_responses(samples: pa.Table, responses: pa.Table, model: str, *, judged: dict[str, bool | None] | None = None) -> pa.Table:
     """Per-sample accuracy rows for every sample of ``samples``.
+
+    ``judged`` maps sample ids to a judge's equivalence verdict; it decides
+    the samples whose rule would be ``free_text_long`` (None: unreadable,
+    the verbatim decision stays).
 
     Every sample must have exactly one response row (its status may be
     ``too_long`` or ``error``, which scores as wrong); a sample without one is
@@ -169,6 +175,9 @@ def score_responses(samples: pa.Table, responses: pa.Table, model: str) -> pa.Ta
         if response["status"] == "ok":
             extracted, tag_found = extract_answer(response["response"] or "")
             score = score_answer(extracted, sample["answer"])
+            verdict = (judged or {}).get(sample["sample_id"])
+            if score.rule == "free_text_long" and verdict is not None:
+                score = Score(verdict, "free_text_judged")
         else:
             extracted, tag_found, score = None, False, Score(False, "not_generated")
         rows.append(

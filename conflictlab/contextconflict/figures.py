@@ -135,7 +135,7 @@ def alpha_sweep_curves(results: pa.Table, *, model: str, columns: list[tuple[str
     fig, axes = panel_grid(len(columns), sharey=False)
     labels = {method: METHOD_LABELS[method] for method in SWEEP_METHODS}
     for ax, (metric, conflict_type) in zip(axes, columns):
-        mine = [r for r in rows if r["metric"] == metric and r["conflict_type"] == conflict_type]
+        mine = [r for r in rows if r["metric"] == metric and r["conflict_type"] == conflict_type and r["value"] is not None]
         for method, label in labels.items():
             curve = sorted((r for r in mine if r["method"] == method), key=lambda r: r["alpha"])
             if not curve:

@@ -200,7 +200,8 @@ def load_directions(path) -> dict[str, np.ndarray]:
 # Results: Table 4 and Figure 31 from the steered reruns' metric summaries.
 
 METHOD_LABELS = {"base": "Base", "all_tokens": "All-Tokens", "first_generated": "First-Generated", "cas": "CAS"}
-HIGHER_IS_BETTER = {"accuracy": True, "balance": False}
+HIGHER_IS_BETTER = {"accuracy": True, "faithfulness": True, "balance": False}
+METRIC_LABELS = {"accuracy": "Acc", "faithfulness": "Fth", "balance": "Bal"}
 
 STEERING_RESULT_SCHEMA = pa.schema(
     [
@@ -208,33 +209,38 @@ STEERING_RESULT_SCHEMA = pa.schema(
         pa.field("variant", pa.string(), nullable=False),
         pa.field("method", pa.string(), nullable=False),
         pa.field("alpha", pa.float64(), nullable=False),
-        pa.field("metric", pa.string(), nullable=False),  # accuracy | balance
+        pa.field("metric", pa.string(), nullable=False),  # accuracy | faithfulness | balance
         pa.field("conflict_type", pa.string(), nullable=False),
         pa.field("value", pa.float64()),
         pa.field("ci_low", pa.float64()),
         pa.field("ci_high", pa.float64()),
         pa.field("n", pa.int64(), nullable=False),  # samples behind the value (Balance: defined shares only)
+        pa.field("nan_rate", pa.float64()),  # Faithfulness: share of judged samples without a score
     ]
 )
 
 
 def steering_results(
-    variants: dict[str, tuple[str, float]], accuracy_summary: pa.Table | None, balance_summary: pa.Table | None
+    variants: dict[str, tuple[str, float]],
+    accuracy_summary: pa.Table | None,
+    balance_summary: pa.Table | None,
+    faithfulness_summary: pa.Table | None = None,
 ) -> pa.Table:
     """One row per (steered rerun, metric, type).
 
     ``variants`` maps a variant name to (method, alpha); the summaries are
-    :func:`conflictlab.accuracy.summarize_accuracy` and
-    :func:`conflictlab.balance.summarize_balance` tables whose ``model`` is
-    ``name@variant``.
+    :func:`conflictlab.contextconflict.accuracy.summarize_accuracy`,
+    :func:`conflictlab.contextconflict.balance.summarize_balance` and
+    :func:`conflictlab.judges.faithfulness.summarize_faithfulness` tables;
+    rows whose ``model`` is not ``name@variant`` (a base generator) are skipped.
     """
     rows = []
 
-    def add(full_name, metric, conflict_type, value, low, high, n):
+    def add(full_name, metric, conflict_type, value, low, high, n, nan_rate=None):
         model, variant = full_name.split("@", 1)
         method, alpha = variants[variant]
         rows.append({"model": model, "variant": variant, "method": method, "alpha": float(alpha), "metric": metric,
-                     "conflict_type": conflict_type, "value": value, "ci_low": low, "ci_high": high, "n": n})
+                     "conflict_type": conflict_type, "value": value, "ci_low": low, "ci_high": high, "n": n, "nan_rate": nan_rate})
 
     for r in [] if accuracy_summary is None else accuracy_summary.to_pylist():
         if r["level"] == "type":
@@ -242,6 +248,9 @@ def steering_results(
     for r in [] if balance_summary is None else balance_summary.to_pylist():
         if r["group"] == "all":
             add(r["model"], "balance", r["conflict_type"], r["balance"], r["ci_low"], r["ci_high"], r["n_scored"] - r["n_undefined"])
+    for r in [] if faithfulness_summary is None else faithfulness_summary.to_pylist():
+        if "@" in r["model"] and r["model"].split("@", 1)[1] in variants:
+            add(r["model"], "faithfulness", r["conflict_type"], r["faithfulness"], r["ci_low"], r["ci_high"], r["n_scored"], r["nan_rate"])
     return pa.Table.from_pylist(rows, schema=STEERING_RESULT_SCHEMA)
 
 
@@ -291,8 +300,8 @@ def _overlap(a: dict, b: dict) -> bool:
 
 
 def table4_columns(results: pa.Table) -> list[tuple[str, str]]:
-    """Table 4's (metric, conflict type) columns: accuracy then balance, the
-    types present for each metric in :data:`CONFLICT_TYPES` order."""
+    """Table 4's (metric, conflict type) columns: accuracy, faithfulness, then
+    balance, the types present for each metric in :data:`CONFLICT_TYPES` order."""
     present = {(r["metric"], r["conflict_type"]) for r in results.select(["metric", "conflict_type"]).to_pylist()}
     return [(m, t) for m in HIGHER_IS_BETTER for t in CONFLICT_TYPES if (m, t) in present]
 

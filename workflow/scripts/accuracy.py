@@ -11,8 +11,11 @@ model = snakemake.wildcards.model
 log = configure_logging(snakemake.log[0], f"accuracy.{model}")
 settings = snakemake.params.settings
 
+judged = None
+if "matches" in snakemake.input.keys():
+    judged = {r["sample_id"]: r["equivalent"] for r in pq.read_table(snakemake.input.matches).to_pylist()}
 per_sample = pa.concat_tables(
-    score_responses(pq.read_table(samples), pq.read_table(responses), model)
+    score_responses(pq.read_table(samples), pq.read_table(responses), model, judged=judged)
     for samples, responses in zip(snakemake.input.samples, snakemake.input.responses)
 )
 summary = summarize_accuracy(per_sample, n_resamples=settings["bootstrap_resamples"], seed=settings["seed"])

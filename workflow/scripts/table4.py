@@ -7,7 +7,8 @@ import pyarrow.parquet as pq
 
 from conflictlab.contextconflict.balance import summarize_balance
 from conflictlab.contextconflict.figures import alpha_sweep_curves
-from conflictlab.contextconflict.steering import METHOD_LABELS, column_key, steering_results, table4, table4_columns, with_marks
+from conflictlab.contextconflict.steering import METHOD_LABELS, METRIC_LABELS, column_key, steering_results, table4, table4_columns, with_marks
+from conflictlab.judges.faithfulness import faithfulness_notes, summarize_faithfulness
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import marked_latex, marked_markdown, write_csv, write_text
@@ -24,14 +25,18 @@ def read_all(paths):
 variants = {variant: tuple(spec) for variant, spec in params.variants.items()}
 attributions = read_all(inputs.get("attributions"))
 balance = None if attributions is None else summarize_balance(attributions, n_resamples=params.bootstrap, seed=params.seed)
-results = steering_results(variants, read_all(inputs.get("accuracy")), balance)
+judged = pq.read_table(inputs["faithfulness"]) if "faithfulness" in inputs else None
+faithfulness = None if judged is None else summarize_faithfulness(judged, n_resamples=params.bootstrap, seed=params.seed)
+results = steering_results(variants, read_all(inputs.get("accuracy")), balance, faithfulness)
 
 columns = table4_columns(results)
-headers = [(column_key(m, t), f"{'Acc' if m == 'accuracy' else 'Bal'} {t}") for m, t in columns]
+headers = [(column_key(m, t), f"{METRIC_LABELS[m]} {t}") for m, t in columns]
 rows, notes = table4(results, table_variants=params.table4_variants, columns=columns)
+notes += faithfulness_notes(results)
 caption = (
-    f"Table 4: steered reruns on the test split (alpha = {params.alpha:g}; %). Acc higher is better, "
-    f"Bal (Balance under scorer {params.scorer}) lower is better. Best bold, second underlined within each model block."
+    f"Table 4: steered reruns on the test split (alpha = {params.alpha:g}; %). Acc and Fth (RAGAS Faithfulness, "
+    f"judge {params.judge}) higher is better, Bal (Balance under scorer {params.scorer}) lower is better. "
+    "Best bold, second underlined within each model block."
 )
 write_text(marked_markdown(rows, ["model", "method"], headers, caption=caption, notes=notes), out.table4_md)
 write_text(marked_latex(rows, ["model", "method"], headers, caption=caption, group="model"), out.table4_tex)
@@ -39,7 +44,9 @@ write_csv(with_marks(results, rows), out.table4_csv)
 
 for model, png in zip(params.models, out.fig31_png):
     title = f"{model}: steering strength (Figure 31; base = no steering)"
-    save(alpha_sweep_curves(results, model=model, columns=columns, title=title), Path(png).with_suffix(""))
+    # Figure 31 plots the paper's two metrics, Accuracy and Balance.
+    plotted = [c for c in columns if c[0] != "faithfulness"]
+    save(alpha_sweep_curves(results, model=model, columns=plotted, title=title), Path(png).with_suffix(""))
 log.info("%d result rows; %s", results.num_rows, ", ".join(METHOD_LABELS[v[0]] for v in variants.values()))
 for note in notes:
     log.info("note: %s", note)

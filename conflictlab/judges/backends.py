@@ -1,0 +1,208 @@
+"""The judge: one ``ask(requests) -> replies`` over the model layer's backends.
+
+* :class:`HFJudge` (transformers, in process). Closed verdicts: the
+  conversation rendered by the chat template, then the reply written field
+  by field, each option read from the next-token logits of the first token
+  that tells the options apart (found by tokenising text + option, so a token
+  that merges across the boundary is handled); the argmax option is the
+  verdict, never unparseable. Free JSON: greedy generation after the
+  request's prefilled prefix.
+* :class:`GuidedJudge` over a :class:`conflictlab.lm.guided.GuidedChat`:
+  JSON-schema constrained decoding through vLLM in process, vLLM's
+  OpenAI-compatible server started for the job, or a hosted endpoint.
+
+:func:`open_judge` builds the configured one (``judges`` settings) for the
+length of a ``with`` block, stopping a started server at its end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+from collections import defaultdict
+from typing import Iterator, Protocol, Sequence
+
+import numpy as np
+
+from conflictlab.judges.requests import JudgeRequest, closed_reply
+
+JUDGE_BACKENDS = ("hf", "vllm", "served", "openai")
+
+
+class Judge(Protocol):
+    name: str  # identity in the cache: model, backend, precision
+
+    def ask(self, requests: Sequence[JudgeRequest]) -> list[str]: ...
+
+
+def _common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
+    length = min(len(s) for s in sequences)
+    for i in range(length):
+        if len({s[i] for s in sequences}) > 1:
+            return i
+    return length
+
+
+class HFJudge:
+    """A judge run in process by transformers (the CPU default)."""
+
+    def __init__(self, lm, *, name: str, batch_size: int = 8):
+        if not lm.has_chat_template:
+            raise ValueError(f"judge model {lm.path} has no chat template; a judge must be an instruct model")
+        self.lm = lm
+        self.name = name
+        self.batch_size = batch_size
+
+    def _chat(self, request: JudgeRequest) -> str:
+        return self.lm.tokenizer.apply_chat_template(request.conversation(), tokenize=False, add_generation_prompt=True)
+
+    def _encode(self, text: str) -> list[int]:
+        return self.lm.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def option_read_out(self, request: JudgeRequest, text: str) -> tuple[list[int], tuple[int, ...]]:
+        """(context ids, one token id per option) after ``text``: the encodings
+        of ``text + option`` agree up to a position and differ there."""
+        encoded = [self._encode(text + option) for option in request.options]
+        common = _common_prefix_length(encoded)
+        firsts = tuple(e[common] if len(e) > common else None for e in encoded)
+        if None in firsts or len(set(firsts)) < len(firsts):
+            raise ValueError(
+                f"judge template {request.template}: options {request.options} share their first token "
+                f"under {self.lm.path}'s tokenizer; a closed verdict needs options that differ in it"
+            )
+        return encoded[0][:common], firsts
+
+    def _closed(self, request: JudgeRequest) -> str:
+        """Field by field: the argmax option after the reply so far, one
+        forward of only the new tokens each (the prompt's keys and values are
+        cached, so a sample's n verdicts cost one prompt pass)."""
+        import torch
+        from transformers import DynamicCache
+
+        text, chosen = self._chat(request), []
+        cache, fed = DynamicCache(), []
+        for index in range(len(request.fields)):
+            text += request.field_opening(index)
+            context, firsts = self.option_read_out(request, text)
+            keep = _common_prefix_length([fed, context]) if fed else 0
+            keep = min(keep, len(context) - 1)  # at least one new token, whose logits are read
+            if keep < len(fed):
+                cache.crop(keep)
+            with torch.inference_mode():
+                out = self.lm.model(
+                    input_ids=torch.tensor([context[keep:]], device=self.lm.device),
+                    past_key_values=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
+            fed = context
+            scores = out.logits[0, -1, list(firsts)].float().cpu().numpy()
+            chosen.append(request.options[int(np.argmax(scores))])
+            text += chosen[-1]
+        return closed_reply(request, chosen)
+
+    def ask(self, requests: Sequence[JudgeRequest]) -> list[str]:
+        from conflictlab.lm.generation import DecodingParams, HFBackend
+
+        replies: list[str | None] = [None] * len(requests)
+        free: dict[int, list[int]] = defaultdict(list)
+        for i, request in enumerate(requests):
+            if request.closed:
+                replies[i] = self._closed(request)
+            else:
+                free[request.max_new_tokens].append(i)
+        backend = HFBackend(self.lm, batch_size=self.batch_size)
+        for max_new_tokens, members in free.items():
+            prompts = [self._encode(self._chat(requests[i]) + requests[i].prefix) for i in members]
+            for i, completion in zip(members, backend.generate(prompts, DecodingParams(max_new_tokens=max_new_tokens))):
+                replies[i] = requests[i].prefix + completion.text
+        return replies
+
+
+class GuidedJudge:
+    """A judge whose replies are decoded under their JSON schema."""
+
+    def __init__(self, chat, *, name: str):
+        self.chat = chat
+        self.name = name
+
+    def ask(self, requests: Sequence[JudgeRequest]) -> list[str]:
+        replies: list[str | None] = [None] * len(requests)
+        groups: dict[tuple[str, int], list[int]] = defaultdict(list)
+        for i, request in enumerate(requests):
+            groups[json.dumps(request.schema(), sort_keys=True), request.max_new_tokens].append(i)
+        for (schema, max_new_tokens), members in groups.items():
+            texts = self.chat.complete_json([requests[i].conversation() for i in members], json.loads(schema), max_new_tokens=max_new_tokens)
+            for i, text in zip(members, texts):
+                replies[i] = text
+        return replies
+
+
+def judge_name(settings: dict) -> str:
+    """The judge's identity in the cache: what changes its replies."""
+    backend = settings["backend"]
+    if backend == "openai":
+        endpoint = settings["endpoint"]
+        return f"{endpoint['model']}|openai|{endpoint['base_url']}"
+    return f"{settings['model']}|{backend}|{settings.get('dtype') or 'default'}"
+
+
+@contextlib.contextmanager
+def open_judge(settings: dict, model_dir: str | os.PathLike | None, *, server_log: str | os.PathLike | None = None) -> Iterator[Judge]:
+    """The judge ``settings`` configure (keys as in the ``judges`` config section).
+
+    ``backend``: ``hf`` (transformers in process), ``vllm`` (vLLM in
+    process), ``served`` (vLLM's OpenAI-compatible server on this machine for
+    the block, its output in ``server_log``), ``openai`` (``endpoint``:
+    ``base_url``, ``model``, ``api_key_env``).
+    """
+    name, backend = judge_name(settings), settings["backend"]
+    if backend == "hf":
+        from conflictlab.lm.loading import load
+
+        yield HFJudge(load(model_dir, dtype=settings.get("dtype")), name=name, batch_size=settings["batch_size"])
+    elif backend == "vllm":
+        from conflictlab.lm.guided import VLLMGuidedChat
+
+        dtype, max_model_len, engine = _vllm_args(settings)
+        yield GuidedJudge(VLLMGuidedChat(model_dir, dtype=dtype, max_model_len=max_model_len, **engine), name=name)
+    elif backend == "served":
+        from conflictlab.lm.guided import EndpointGuidedChat
+        from conflictlab.lm.server import serve_vllm
+
+        dtype, max_model_len, engine = _vllm_args(settings)
+        memory = engine.pop("gpu_memory_utilization", 0.2)
+        extra = tuple(f"--{k.replace('_', '-')}={v}" for k, v in engine.items())
+        with serve_vllm(
+            model_dir, log_path=server_log, dtype=dtype, max_model_len=max_model_len, gpu_memory_utilization=memory, extra_args=extra
+        ) as endpoint:
+            yield GuidedJudge(EndpointGuidedChat(endpoint), name=name)
+    elif backend == "openai":
+        from conflictlab.lm.generation import Endpoint
+        from conflictlab.lm.guided import EndpointGuidedChat
+
+        if not settings.get("endpoint"):
+            raise ValueError("judges.backend is 'openai' but judges.endpoint (base_url, model, api_key_env) is not set")
+        yield GuidedJudge(EndpointGuidedChat(Endpoint(**settings["endpoint"])), name=name)
+    else:
+        raise ValueError(f"unknown judges.backend {backend!r}; known: {', '.join(JUDGE_BACKENDS)}")
+
+
+def _vllm_args(settings: dict) -> tuple[str, int, dict]:
+    """(dtype, max_model_len, extra engine arguments) of a vLLM judge."""
+    from conflictlab.lm.loading import default_device, resolve_dtype
+
+    dtype = settings.get("dtype")
+    dtype = "bfloat16" if dtype is None else resolve_dtype(dtype, default_device())
+    return dtype, settings["max_model_len"], dict(settings.get("vllm") or {})
+
+
+def judge_session(settings: dict, model_dir: str | os.PathLike | None, *, cache_dir: str | os.PathLike, writer: str, server_log: str | os.PathLike | None = None):
+    """A :class:`conflictlab.judges.cache.JudgeSession` for the configured judge,
+    its replies cached under ``cache_dir`` (this job's file: ``{writer}.parquet``)."""
+    from conflictlab.judges.cache import JudgeCache, JudgeSession
+
+    cache = JudgeCache(cache_dir, judge=judge_name(settings), writer=writer)
+    return JudgeSession(functools.partial(open_judge, settings, model_dir, server_log=server_log), cache)

@@ -1,0 +1,20 @@
+"""Rule judge_faithfulness: RAGAS Faithfulness of every response (base and steered) under the configured judge."""
+
+import pyarrow.parquet as pq
+
+from conflictlab.io import write_parquet
+from conflictlab.judges.backends import judge_session
+from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA, faithfulness_rows, first_by_id
+from conflictlab.logs import configure_logging
+
+log = configure_logging(snakemake.log[0], "judge_faithfulness")
+params, inputs = snakemake.params, snakemake.input
+groups = [
+    (model, first_by_id(pq.read_table(samples).to_pylist(), params.max_per_type), pq.read_table(responses).to_pylist())
+    for model, samples, responses in zip(params.models, inputs.samples, inputs.responses)
+]
+with judge_session(params.judge, inputs.get("judge_model"), cache_dir=params.cache, writer="faithfulness", server_log=params.server_log) as session:
+    table = faithfulness_rows(groups, session.ask, judge=session.cache.judge, max_statement_tokens=params.max_statement_tokens)
+write_parquet(table, snakemake.output.faithfulness, FAITHFULNESS_SCHEMA)
+statuses = table.column("status").to_pylist()
+log.info("%d responses judged: %s", table.num_rows, {s: statuses.count(s) for s in sorted(set(statuses))})

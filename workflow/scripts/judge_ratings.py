@@ -1,0 +1,21 @@
+"""Rule judge_ratings: the judge's 1-5 rating of every evidence piece of every generator's summarization responses."""
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from conflictlab.io import write_parquet
+from conflictlab.judges.backends import judge_session
+from conflictlab.judges.ratings import RATING_SCHEMA, judge_rating_rows
+from conflictlab.logs import configure_logging
+
+log = configure_logging(snakemake.log[0], "judge_ratings")
+params, inputs = snakemake.params, snakemake.input
+tables = []
+with judge_session(params.judge, inputs.get("judge_model"), cache_dir=params.cache, writer="ratings", server_log=params.server_log) as session:
+    for model, samples_path, responses_path in zip(params.models, inputs.samples, inputs.responses):
+        samples, responses = pq.read_table(samples_path).to_pylist(), pq.read_table(responses_path).to_pylist()
+        tables.append(judge_rating_rows(samples, responses, session.ask, model=model, judge=session.cache.judge))
+table = pa.concat_tables(tables)
+write_parquet(table, snakemake.output.ratings, RATING_SCHEMA)
+statuses = table.column("status").to_pylist()
+log.info("%d samples rated: %s", table.num_rows, {s: statuses.count(s) for s in sorted(set(statuses))})
