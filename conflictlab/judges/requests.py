@@ -31,7 +31,7 @@ class JudgeRequest:
     options: tuple[str, ...] = ()
     reply_schema: str | None = None  # JSON text of a JSON Schema (free JSON replies)
     prefix: str = ""  # free JSON: the reply's prefilled start in process
-    max_new_tokens: int = 16
+    max_new_tokens: int = 16  # free JSON replies (closed ones: backends.reply_budget)
 
     def __post_init__(self):
         closed = bool(self.fields)

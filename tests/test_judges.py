@@ -1,0 +1,380 @@
+"""The judge layer: request shapes, cache, arithmetic of the judged metrics, the gold set."""
+
+import json
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from conflictlab.judges.cache import JudgeCache, JudgeSession, cached_replies
+from conflictlab.judges.faithfulness import faithfulness_rows, faithfulness_score, parse_statements, summarize_faithfulness
+from conflictlab.judges.gold import gold_agreement, read_gold
+from conflictlab.judges.prompts.evidence_rating import rating_request
+from conflictlab.judges.prompts.ragas import STATEMENTS_INSTRUCTION, VERDICT_INSTRUCTION, statements_request, verdict_request
+from conflictlab.judges.ratings import agreement_table, cohen_kappa, judge_balance_table, rating_balance, shapley_ratings, spearman_rho
+from conflictlab.judges.requests import JudgeRequest, read_choices
+
+from .conftest import REPO
+
+# --------------------------------------------------------------------------
+# Requests and replies
+
+
+def test_closed_request_schema_and_strict_reading():
+    request = JudgeRequest(template="t_v1", messages=(("user", "q"),), fields=("a", "b"), options=("0", "1"))
+    schema = request.schema()
+    assert schema["required"] == ["a", "b"] and schema["properties"]["a"]["enum"] == ["0", "1"]
+    assert read_choices(request, '{"a": "1", "b": "0"}') == ["1", "0"]
+    assert read_choices(request, '{"a": "2", "b": "0"}') == [None, "0"]  # not an option
+    assert read_choices(request, '{"a": "1", "b": ') == [None, None]  # cut short
+    assert read_choices(request, "[1, 0]") == [None, None]
+    with pytest.raises(ValueError, match="either fields"):
+        JudgeRequest(template="t", messages=(), reply_schema="{}", fields=("a",), options=("0", "1"))
+    with pytest.raises(ValueError, match="repeated"):
+        JudgeRequest(template="t", messages=(), fields=("a", "a"), options=("0", "1"))
+
+
+def test_request_key_changes_with_template_version_and_input():
+    base = verdict_request("ctx", ["s1"])
+    assert base.key() == verdict_request("ctx", ["s1"]).key()
+    assert base.key() != verdict_request("ctx", ["s2"]).key()
+    renamed = JudgeRequest(template="ragas_verdict_v2", messages=base.messages, fields=base.fields, options=base.options)
+    assert renamed.key() != base.key()
+
+
+def test_ragas_prompts_quote_the_published_instructions():
+    """Quoted exactly as ../shared/references/judges.md gives them (when present)."""
+    reference = REPO.parent / "shared" / "references" / "judges.md"
+    if not reference.is_file():
+        pytest.skip(f"reference file not present at {reference}")
+    text = reference.read_text()
+    assert f'"{STATEMENTS_INSTRUCTION}"' in text and f'"{VERDICT_INSTRUCTION}"' in text
+    assert STATEMENTS_INSTRUCTION in statements_request("q", "a", max_new_tokens=8).messages[0][1]
+    request = verdict_request("the context", ["one", "two", "three"])
+    assert request.fields == ("statement_1", "statement_2", "statement_3")
+    assert "statement_3: three" in request.messages[0][1] and "Context: the context" in request.messages[0][1]
+
+
+def test_rating_request_numbers_every_source_in_order():
+    request = rating_request("Q?", ["first piece", "second piece", "third piece"], "the response")
+    text = request.messages[0][1]
+    assert request.fields == ("Source 1", "Source 2", "Source 3") and request.options == ("1", "2", "3", "4", "5")
+    assert text.index("Source 1: first piece") < text.index("Source 2: second piece") < text.index("Source 3: third piece")
+    assert "5 – Dominant Contribution" in text and "Avoid position bias" in text
+
+
+# --------------------------------------------------------------------------
+# Cache
+
+
+def _echo_judge(calls):
+    def ask(requests):
+        calls.append(len(requests))
+        return [json.dumps({f: request.options[-1] for f in request.fields}) for request in requests]
+
+    return ask
+
+
+def test_cache_asks_only_what_it_has_not_stored_and_survives_a_new_job(tmp_path):
+    requests = [verdict_request("ctx", [f"s{i}"]) for i in range(3)]
+    calls = []
+    cache = JudgeCache(tmp_path, judge="j", writer="job1")
+    replies, sent = cached_replies(requests + requests[:1], _echo_judge(calls), cache)
+    assert sent == 3 and calls == [3] and len(replies) == 4 and replies[0] == replies[3]
+    # a new job (a fresh cache object) reads the stored file: nothing is asked
+    again = JudgeCache(tmp_path, judge="j", writer="job2")
+    assert cached_replies(requests, _echo_judge(calls), again) == (replies[:3], 0) and calls == [3]
+    # another template version asks again, only for itself
+    bumped = [JudgeRequest(template="ragas_verdict_v2", messages=r.messages, fields=r.fields, options=r.options) for r in requests[:1]]
+    _, sent = cached_replies(requests + bumped, _echo_judge(calls), again)
+    assert sent == 1 and calls == [3, 1]
+    # another judge shares nothing
+    assert cached_replies(requests, _echo_judge(calls), JudgeCache(tmp_path, judge="other", writer="job3"))[1] == 3
+
+
+def test_session_opens_the_judge_only_on_a_cache_miss(tmp_path):
+    opened = []
+
+    class Fake:
+        def __init__(self):
+            self.ask = _echo_judge([])
+
+        def __enter__(self):
+            opened.append(1)
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    requests = [verdict_request("ctx", ["s"])]
+    with JudgeSession(Fake, JudgeCache(tmp_path, judge="j", writer="w")) as session:
+        session.ask(requests)
+    assert opened == [1] and session.calls == 1
+    with JudgeSession(Fake, JudgeCache(tmp_path, judge="j", writer="w")) as session:
+        session.ask(requests)
+    assert opened == [1] and session.calls == 0  # all cached: no model loaded
+
+
+# --------------------------------------------------------------------------
+# Faithfulness
+
+
+def test_statement_parsing_is_strict():
+    assert parse_statements('{"statements": ["A is B.", " ", "C is D."]}') == ["A is B.", "C is D."]
+    assert parse_statements('{"statements": []}') == []
+    assert parse_statements('{"statements": ["A is B.", ') is None  # cut short
+    assert parse_statements('{"statements": [1, 2]}') is None
+    assert parse_statements('{"claims": ["x"]}') is None
+    assert parse_statements("A is B.") is None
+
+
+def test_faithfulness_score_and_its_nan_cases():
+    assert faithfulness_score([1, 0, 1]) == pytest.approx(2 / 3)
+    assert faithfulness_score([0, 0]) == 0.0
+    assert math.isnan(faithfulness_score([]))
+
+
+def _scripted(statements_by_answer, verdicts_by_statement):
+    """A judge that answers step 1 from the answer text and step 2 per statement."""
+
+    def ask(requests):
+        replies = []
+        for request in requests:
+            text = request.messages[0][1]
+            if request.closed:
+                statements = [line.split(": ", 1)[1] for line in text.split("\n") if line.startswith("statement_")][-len(request.fields):]
+                replies.append(json.dumps({f: verdicts_by_statement.get(s, "x") for f, s in zip(request.fields, statements)}))
+            else:
+                answer = json.loads(text.rsplit("Input: ", 1)[1].rsplit("\nOutput:", 1)[0])["answer"]
+                replies.append(statements_by_answer[answer])
+        return replies
+
+    return ask
+
+
+def test_faithfulness_rows_on_a_hand_computed_set():
+    samples = [{"sample_id": f"s{i}", "question": "Q", "evidence": ["e1", "e2"], "conflict_type": "perspective"} for i in range(5)]
+    responses = [
+        {"sample_id": "s0", "status": "ok", "response": "two of three"},
+        {"sample_id": "s1", "status": "ok", "response": "nothing to say"},
+        {"sample_id": "s2", "status": "ok", "response": "garbled"},
+        {"sample_id": "s3", "status": "too_long", "response": None},
+        {"sample_id": "s4", "status": "ok", "response": "bad verdict"},
+    ]
+    ask = _scripted(
+        {
+            "two of three": '{"statements": ["a", "b", "c"]}',
+            "nothing to say": '{"statements": []}',
+            "garbled": '{"statements": ["a", ',
+            "bad verdict": '{"statements": ["a", "zz"]}',
+        },
+        {"a": "1", "b": "0", "c": "1"},  # "zz" gets an invalid verdict
+    )
+    rows = {r["sample_id"]: r for r in faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8).to_pylist()}
+    assert rows["s0"]["status"] == "ok" and rows["s0"]["faithfulness"] == pytest.approx(2 / 3) and rows["s0"]["verdicts"] == [1, 0, 1]
+    assert rows["s1"]["status"] == "no_statements" and rows["s1"]["faithfulness"] is None
+    assert rows["s2"]["status"] == "unparseable" and rows["s2"]["faithfulness"] is None
+    assert rows["s3"]["status"] == "not_generated" and rows["s3"]["faithfulness"] is None
+    assert rows["s4"]["status"] == "unparseable" and rows["s4"]["faithfulness"] is None
+    summary = summarize_faithfulness(faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8), n_resamples=200).to_pylist()[0]
+    assert (summary["n"], summary["n_scored"], summary["nan_rate"]) == (5, 1, pytest.approx(0.8))
+    assert (summary["n_no_statements"], summary["n_unparseable"], summary["n_not_generated"]) == (1, 2, 1)
+    assert summary["faithfulness"] == pytest.approx(2 / 3) and summary["ci_low"] == summary["ci_high"]
+
+
+def test_faithfulness_refuses_a_sample_without_response():
+    samples = [{"sample_id": "s0", "question": "Q", "evidence": ["e"], "conflict_type": "temporal"}]
+    with pytest.raises(ValueError, match="no row for samples"):
+        faithfulness_rows([("m", samples, [])], lambda r: [], judge="j", max_statement_tokens=8)
+
+
+# --------------------------------------------------------------------------
+# Ratings, kappa, Tables 2 and 7
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ([1, 2, 3, 4, 5, 1, 2], [1, 2, 3, 4, 5, 2, 1]),
+        ([1, 1, 1, 2, 2, 2], [1, 1, 2, 2, 2, 1]),
+        (["yes", "no", "yes", "yes"], ["yes", "yes", "yes", "no"]),
+        ([3, 3, 3, 3], [3, 3, 3, 4]),  # one rater constant
+        ([1, 5, 1, 5, 1], [5, 1, 5, 1, 5]),  # full disagreement
+    ],
+)
+def test_cohen_kappa_equals_sklearn(a, b):
+    from sklearn.metrics import cohen_kappa_score
+
+    assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b))
+
+
+def test_cohen_kappa_on_a_known_table_and_degenerate_cases():
+    # 2x2 table [[20, 5], [10, 15]]: po = 0.7, pe = 0.5 * 0.6 + 0.5 * 0.4 = 0.5, kappa = 0.4
+    a = [1] * 25 + [0] * 25
+    b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
+    assert math.isnan(cohen_kappa([2, 2, 2], [2, 2, 2]))  # chance agreement is 1
+    with pytest.raises(ValueError):
+        cohen_kappa([1, 2], [1])
+
+
+def test_shapley_ratings_reproduce_the_guideline_examples():
+    assert shapley_ratings([0.8, 0.0]) == [5, 1]  # Example A
+    assert shapley_ratings([0.2, 0.2]) == [3, 3]  # Example B
+    assert shapley_ratings([-0.1, 0.0]) == [1, 1]  # Example C: no positive contribution
+    assert shapley_ratings([0.5, 0.3, 0.2, -1.0]) == [3, 2, 2, 1]  # 1 + round(4 * [0.5, 0.3, 0.2, 0])
+    assert shapley_ratings([0.125, 0.875]) == [2, 5]  # 4 * 0.125 = 0.5 rounds up
+
+
+def test_rating_balance_is_the_normalised_gini_of_rating_shares():
+    shares, value = rating_balance([3, 3])
+    assert shares.tolist() == [0.5, 0.5] and value == 0.0
+    shares, value = rating_balance([5, 1])
+    # n = 2: Balance = 2 * (|p1 - p2| / 2) / 1 ... = |5 - 1| / 6
+    assert value == pytest.approx(4 / 6)
+    assert rating_balance([1, 1, 1])[1] == 0.0  # Example C is balanced
+
+
+def test_spearman_rho_nan_on_ties_and_values():
+    assert spearman_rho([1, 2, 3], [0.1, 0.5, 0.9]) == pytest.approx(1.0)
+    assert spearman_rho([3, 2, 1], [0.1, 0.5, 0.9]) == pytest.approx(-1.0)
+    assert math.isnan(spearman_rho([2, 2], [0.1, 0.4]))
+
+
+def _ratings_table(rows):
+    from conflictlab.judges.ratings import RATING_SCHEMA
+
+    full = []
+    for sid, ctype, ratings in rows:
+        status = "ok" if ratings is not None else "unparseable"
+        balance = None if ratings is None else rating_balance(ratings)[1]
+        full.append({"sample_id": sid, "model": "m", "conflict_type": ctype, "judge": "j", "status": status,
+                     "ratings": ratings, "shares": None, "balance": balance})
+    return pa.Table.from_pylist(full, schema=RATING_SCHEMA)
+
+
+def _attributions(rows):
+    return pa.Table.from_pylist(
+        [{"sample_id": sid, "model": "m", "phi": phi, "balance": bal, "undefined": bal is None} for sid, phi, bal in rows]
+    )
+
+
+def test_tables_2_and_7_on_hand_computed_ratings():
+    ratings = _ratings_table([("a", "perspective", [5, 1]), ("b", "perspective", [3, 3]), ("c", "ambiguity", [1, 5]), ("d", "ambiguity", None)])
+    attributions = _attributions([("a", [0.9, 0.0], 1.0), ("b", [0.1, 0.3], 0.5), ("c", [0.2, 0.2], 0.0), ("d", [0.3, 0.1], 0.5)])
+    table2 = {(r["comparison"], r["conflict_type"]): r for r in agreement_table(ratings, attributions, scorer="s").to_pylist()}
+    pooled = table2["Shapley (s) vs LLM judge", "all"]
+    # Shapley ratings: a [5, 1], b [2, 4], c [3, 3]; judge: [5, 1], [3, 3], [1, 5]
+    assert pooled["kappa"] == pytest.approx(cohen_kappa([5, 1, 3, 3, 1, 5], [5, 1, 2, 4, 3, 3]))
+    assert (pooled["n_pieces"], pooled["n_samples"]) == (6, 3)  # d is unparseable: left out
+    # rho: a = +1; b and c have tied ratings or phi: undefined
+    assert pooled["mean_spearman"] == pytest.approx(1.0) and pooled["n_spearman"] == 1
+    assert table2["Human 1 vs Human 2", "all"]["kappa"] is None and "not released" in table2["Human 1 vs Human 2", "all"]["note"]
+    table7 = {r["conflict_type"]: r for r in judge_balance_table(ratings, attributions, n_resamples=200).to_pylist()}
+    assert table7["perspective"]["judge_balance"] == pytest.approx(100 * (4 / 6 + 0.0) / 2)
+    assert table7["perspective"]["shapley_balance"] == pytest.approx(75.0)
+    assert table7["ambiguity"]["n_judged"] == 1 and table7["ambiguity"]["n_unparseable"] == 1
+    assert table7["ambiguity"]["n_shapley"] == 2 and table7["ambiguity"]["human"] is None
+
+
+# --------------------------------------------------------------------------
+# Gold set
+
+
+def test_the_shipped_gold_set_has_at_least_30_items_of_every_kind():
+    items = read_gold(REPO / "resources" / "judges" / "gold.jsonl")
+    kinds = [i["kind"] for i in items]
+    assert len(items) >= 30 and set(kinds) == {"verdict", "rating", "equivalence"}
+    assert {i["verdict"] for i in items if i["kind"] == "verdict"} == {0, 1}  # both verdicts occur
+
+
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ('{"id": "x", "kind": "score"}', "field 'kind'"),
+        ('{"id": "x", "kind": "verdict", "context": "c", "statement": "s", "verdict": 2}', "field 'verdict'"),
+        ('{"id": "x", "kind": "verdict", "context": "c", "verdict": 1}', "field 'statement'"),
+        ('{"id": "x", "kind": "rating", "question": "q", "evidence": ["a", "b"], "response": "r", "ratings": [1]}', "field 'ratings'"),
+        ("not json", "not JSON"),
+    ],
+)
+def test_a_bad_gold_line_names_file_line_and_field(tmp_path, line, message):
+    path = tmp_path / "gold.jsonl"
+    path.write_text('{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n' + line + "\n")
+    with pytest.raises(ValueError, match=f"gold.jsonl, line 2: {message}"):
+        read_gold(path)
+
+
+def test_gold_agreement_counts_unreadable_labels_as_disagreement():
+    from conflictlab.judges.gold import GOLD_SCHEMA
+
+    judged = pa.Table.from_pylist(
+        [
+            {"id": "1", "kind": "verdict", "judge": "j", "gold": ["1"], "judged": ["1"]},
+            {"id": "2", "kind": "verdict", "judge": "j", "gold": ["0"], "judged": ["1"]},
+            {"id": "3", "kind": "verdict", "judge": "j", "gold": ["0"], "judged": [None]},
+            {"id": "4", "kind": "rating", "judge": "j", "gold": ["5", "1"], "judged": ["3", "3"]},
+        ],
+        schema=GOLD_SCHEMA,
+    )
+    rows = {r["kind"]: r for r in gold_agreement(judged).to_pylist()}
+    assert rows["verdict"]["agreement"] == pytest.approx(1 / 3) and rows["verdict"]["n_unparseable"] == 1
+    assert rows["verdict"]["kappa"] == pytest.approx(cohen_kappa(["1", "0"], ["1", "1"]))
+    assert rows["rating"]["balance_mae"] == pytest.approx(100 * 4 / 6)
+
+
+# --------------------------------------------------------------------------
+# The in-process judge on a real model
+
+
+def test_hf_judge_reads_each_field_as_a_full_forward_would(smollm2_dir):
+    """Field by field with cached keys and values, the chosen options equal
+    the argmax of a plain forward over the whole text at each field."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from conflictlab.judges.backends import HFJudge
+    from conflictlab.lm.loading import load
+
+    lm = load(smollm2_dir, dtype="float32")
+    judge = HFJudge(lm, name="test")
+    request = rating_request("Which fruit is red?", ["Apples are red.", "Bananas are yellow.", "Limes are green."], "Apples are red.")
+    reply = json.loads(judge.ask([request])[0])
+    assert list(reply) == list(request.fields) and all(v in request.options for v in reply.values())
+
+    plain = AutoModelForCausalLM.from_pretrained(smollm2_dir, dtype=torch.float32).eval()
+    text = judge._chat(request)
+    for index, field in enumerate(request.fields):
+        text += request.field_opening(index)
+        context, firsts = judge.option_read_out(request, text)
+        with torch.inference_mode():
+            logits = plain(input_ids=torch.tensor([context])).logits[0, -1, list(firsts)]
+        assert reply[field] == request.options[int(torch.argmax(logits))], field
+        text += reply[field]
+
+
+def test_answer_match_overrides_only_long_free_text_golds():
+    from conflictlab.contextconflict.accuracy import score_responses, summarize_accuracy
+
+    samples = pa.Table.from_pylist(
+        [
+            {"sample_id": "long", "conflict_type": "inferential", "subset": "medical_qa", "implicit": False, "answer": ["iron deficiency anemia of the elderly"]},
+            {"sample_id": "short", "conflict_type": "inferential", "subset": "medical_qa", "implicit": False, "answer": ["Paris"]},
+        ]
+    )
+    responses = pa.Table.from_pylist(
+        [
+            {"sample_id": "long", "status": "ok", "response": "<answer>anemia from low iron in old age</answer>"},
+            {"sample_id": "short", "status": "ok", "response": "<answer>Lyon</answer>"},
+        ]
+    )
+    verbatim = {r["sample_id"]: r for r in score_responses(samples, responses, "m").to_pylist()}
+    assert verbatim["long"]["rule"] == "free_text_long" and not verbatim["long"]["correct"]
+    judged = {r["sample_id"]: r for r in score_responses(samples, responses, "m", judged={"long": True, "short": True}).to_pylist()}
+    assert judged["long"]["rule"] == "free_text_judged" and judged["long"]["correct"]
+    assert judged["short"]["rule"] == "free_text" and not judged["short"]["correct"]  # short golds stay verbatim
+    unreadable = {r["sample_id"]: r for r in score_responses(samples, responses, "m", judged={"long": None}).to_pylist()}
+    assert unreadable["long"]["rule"] == "free_text_long"
+    summary = summarize_accuracy(score_responses(samples, responses, "m", judged={"long": True}), n_resamples=200).to_pylist()[0]
+    assert summary["n_free_text_judged"] == 1 and summary["n_free_text"] == 1 and summary["accuracy"] == 0.5
