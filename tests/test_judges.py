@@ -378,3 +378,16 @@ def test_answer_match_overrides_only_long_free_text_golds():
     assert unreadable["long"]["rule"] == "free_text_long"
     summary = summarize_accuracy(score_responses(samples, responses, "m", judged={"long": True}), n_resamples=200).to_pylist()[0]
     assert summary["n_free_text_judged"] == 1 and summary["n_free_text"] == 1 and summary["accuracy"] == 0.5
+
+
+def test_facts_grounding_prompt_is_the_published_one_with_a_closed_reply():
+    from conflictlab.judges.prompts.facts import FACTS_PROMPT, LABELS, grounding_request
+
+    reference = REPO.parent / "shared" / "references" / "judges.md"
+    if not reference.is_file():
+        pytest.skip(f"reference file not present at {reference}")
+    assert FACTS_PROMPT == reference.read_text().split("````text\n", 1)[1].split("\n````", 1)[0]
+    request = grounding_request("Q?", "the context", "A [1]. B [2].", ["A [1].", "B [2]."])
+    text = request.messages[0][1]
+    assert "{{" not in text and "**User Query:**\nQ?" in text and "**Response:**\nA [1]. B [2]." in text
+    assert request.fields == ("sentence_1", "sentence_2") and request.options == LABELS

@@ -82,7 +82,7 @@ class HFJudge:
         from transformers import DynamicCache
 
         text, chosen = self._chat(request), []
-        cache, fed = DynamicCache(), []
+        cache, fed = DynamicCache(config=self.lm.model.config), []  # sliding-window layers where the model has them
         for index in range(len(request.fields)):
             text += request.field_opening(index)
             context, firsts = self.option_read_out(request, text)
