@@ -312,6 +312,21 @@ def response_inputs(models, conflict_types):
     }
 
 
+def answer_match_inputs(wildcards):
+    """accuracy.free_text: judge - the judge's verdicts on the long free-text golds."""
+    if config["accuracy"]["free_text"] != "judge":
+        return {}
+    return {"matches": f"results/judges/answer_match/{wildcards.model}.parquet"}
+
+
+def judge_table_inputs(wildcards):
+    inputs = {"faithfulness": "results/judges/faithfulness.parquet", "gold": "results/judges/gold.parquet"}
+    if SUMMARIZATION_TYPES and default_scorer():
+        inputs["ratings"] = "results/judges/ratings.parquet"
+        inputs["attributions"] = [f"results/metrics/{m}/attributions_{default_scorer()}.parquet" for m in config["generators"]]
+    return inputs
+
+
 def judge_table_outputs():
     outputs = {
         "faithfulness_md": "results/tables/faithfulness.md",

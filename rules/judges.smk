@@ -98,14 +98,6 @@ rule answer_match:
         "../workflow/scripts/answer_match.py"
 
 
-def judge_table_inputs(wildcards):
-    inputs = {"faithfulness": "results/judges/faithfulness.parquet", "gold": "results/judges/gold.parquet"}
-    if SUMMARIZATION_TYPES and default_scorer():
-        inputs["ratings"] = "results/judges/ratings.parquet"
-        inputs["attributions"] = [f"results/metrics/{m}/attributions_{default_scorer()}.parquet" for m in config["generators"]]
-    return inputs
-
-
 rule judge_tables:
     """Faithfulness per model and type, Table 2, Table 7 and the gold-set agreement."""
     input:

@@ -1,10 +1,3 @@
-def answer_match_inputs(wildcards):
-    """accuracy.free_text: judge - the judge's verdicts on the long free-text golds."""
-    if config["accuracy"]["free_text"] != "judge":
-        return {}
-    return {"matches": f"results/judges/answer_match/{wildcards.model}.parquet"}
-
-
 rule accuracy:
     """Per-sample correctness and its aggregates for one generator."""
     input:

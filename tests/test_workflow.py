@@ -247,10 +247,10 @@ def test_editing_steering_alpha_plans_only_steering_jobs(smoke_run):
     output = plan.stdout + plan.stderr
     jobs = planned_jobs(output)
     # the faithfulness job reruns over every response, its cache answering all but the new ones
-    assert set(jobs) <= {"steered_generate", "accuracy", "shapley_values", "attributions", "table4", "judge_faithfulness",
-                         "accuracy_table", "judge_tables", "html_report", "all"}, jobs
+    assert set(jobs) <= {"steered_generate", "accuracy", "answer_match", "shapley_values", "attributions", "table4",
+                         "judge_faithfulness", "accuracy_table", "judge_tables", "html_report", "all"}, jobs
     assert jobs["steered_generate"] == 3 and jobs["table4"] == 1
-    for rule in ("steered_generate", "accuracy", "shapley_values", "attributions"):
+    for rule in ("steered_generate", "accuracy", "answer_match", "shapley_values", "attributions"):
         for wildcards in planned_wildcards(output, rule):
             assert re.search(r"(@|variant=)\w+-a2\b", wildcards), (rule, wildcards)  # only the new variants
 
