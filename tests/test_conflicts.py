@@ -1,8 +1,9 @@
-"""CONFLICTS: loader (demo data and hand-broken copies), dates, citations, prompts."""
+"""CONFLICTS: loader (demo data and hand-broken copies), dates, citations, prompts, Task 1 read-out."""
 
 import datetime as dt
 import json
 
+import numpy as np
 import pytest
 
 from conflictlab.conflicts.citations import citation_quality, citations, sentences
@@ -153,3 +154,28 @@ def test_generated_labels_and_taxonomy_aware_replies_are_parsed_strictly():
     assert parse_label("I think it is no conflict") is None
     assert parse_taxonomy_aware("Type: Complementary information\nExplanation: both fit.\nResponse: A [1]. B [2].") == ("complementary", "A [1]. B [2].")
     assert parse_taxonomy_aware("Complementary information. A [1].") == (None, None)
+
+
+def test_task1_accuracy_and_confusion_count_unparseable_as_wrong():
+    from conflictlab.conflicts.evaluation import ORDER, confusion_matrix, task1_accuracy
+
+    gold = ["no_conflict", "outdated", "outdated", "misinformation"]
+    predicted = ["no_conflict", "outdated", None, "outdated"]
+    accuracy, low, high = task1_accuracy(predicted, gold, n_resamples=200)
+    assert accuracy == 0.5 and 0.0 <= low <= 0.5 <= high <= 1.0
+    matrix = confusion_matrix(predicted, gold)
+    assert matrix.shape == (5, 6) and matrix.sum() == 4
+    assert matrix[ORDER.index("outdated"), ORDER.index("outdated")] == 1 and matrix[ORDER.index("outdated"), 5] == 1
+    assert matrix[ORDER.index("misinformation"), ORDER.index("outdated")] == 1
+
+
+def test_task1_read_out_scores_every_category_name_in_full(smollm2_dir):
+    from conflictlab.conflicts.evaluation import ORDER, predicted_category, task1_scores
+    from conflictlab.lm.loading import load
+
+    lm = load(smollm2_dir, dtype="float32")
+    query = read_conflicts(DEMO)[0].to_pylist()[0]
+    scores = task1_scores(lm, query["question"], query["search_results"][:2])
+    assert scores.shape == (len(ORDER),) and np.all(np.isfinite(scores)) and np.all(scores < 0)
+    assert len(set(np.round(scores, 6))) == len(ORDER)  # the two "Conflict due to ..." names are told apart
+    assert predicted_category(scores) == ORDER[int(np.argmax(scores))]

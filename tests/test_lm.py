@@ -173,3 +173,22 @@ def test_hidden_states_equal_plain_per_layer_outputs(models):
         # which grows with depth; float32 rounding is relative to it).
         scale = np.maximum(1.0, np.sqrt((expected**2).mean(axis=1)))
         assert (np.abs(states[:-1] - expected).max(axis=1) / scale).max() <= 1e-4
+
+
+@pytest.mark.slow
+def test_option_loglikelihoods_equal_plain_full_forwards(models):
+    """Options that share their first tokens, scored from one cached prompt
+    pass, equal log-softmax sums of plain forwards over prompt + option."""
+    from conflictlab.lm.choices import option_loglikelihoods
+
+    lm, plain = models
+    prompt = _ids(lm, ["Which type of conflict do the sources show? Type:"])[0]
+    options = [lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in (" Conflict due to outdated information", " Conflict due to misinformation", " No conflict")]
+    assert options[0][0] == options[1][0]  # one first token: the first-token read-out cannot tell them apart
+    got = option_loglikelihoods(lm, prompt, options)
+    for option, value in zip(options, got):
+        ids = prompt + option
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(plain(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
+        expected = logprobs[len(prompt) - 1 : len(ids) - 1].gather(1, torch.tensor(option)[:, None]).sum().item()
+        assert value == pytest.approx(expected, abs=1e-4)

@@ -1,8 +1,11 @@
-"""Next-token logits over a fixed set of answer tokens.
+"""Closed read-outs: next-token logits over a fixed set of answer tokens,
+and the log-likelihoods of multi-token options.
 
-One forward per batch of left-padded prompts, the LM head at the last
-position only; the read-out of arbitration's A/B, ConflictBank's A–D and
-closed judge verdicts.
+:func:`choice_logits`: one forward per batch of left-padded prompts, the LM
+head at the last position only; the read-out of arbitration's A/B and
+ConflictBank's A–D. :func:`option_loglikelihoods`: options that share their
+first tokens (CONFLICTS' category names), each scored in full from one
+cached pass over the prompt.
 """
 
 from __future__ import annotations
@@ -48,3 +51,29 @@ def choice_logits(
 
     rows = map_batches([len(p) for p in prompts], run, BatchPolicy(batch_size=batch_size))
     return np.array(rows, dtype=np.float64).reshape(len(prompts), len(token_ids))
+
+
+def option_loglikelihoods(lm: LoadedModel, prompt: Sequence[int], options: Sequence[Sequence[int]]) -> np.ndarray:
+    """Summed log p(option | prompt) of each multi-token option, float64,
+    shape (len(options),): one pass over the prompt, whose keys and values
+    every option then continues from (the read-out of labels that share
+    their first tokens, such as CONFLICTS' five category names)."""
+    import torch
+    from transformers import DynamicCache
+
+    if not prompt or any(not option for option in options):
+        raise ValueError("option_loglikelihoods needs a non-empty prompt and non-empty options")
+    cache = DynamicCache(config=lm.model.config)
+    with torch.inference_mode():
+        out = lm.model(input_ids=torch.tensor([list(prompt)], device=lm.device), past_key_values=cache, use_cache=True, logits_to_keep=1)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        scores = []
+        for option in options:
+            total = float(first[option[0]])
+            if len(option) > 1:
+                rest = lm.model(input_ids=torch.tensor([list(option[:-1])], device=lm.device), past_key_values=cache, use_cache=True)
+                logprobs = torch.log_softmax(rest.logits[0].float(), dim=-1)
+                total += float(logprobs[torch.arange(len(option) - 1), torch.tensor(list(option[1:]))].sum())
+                cache.crop(len(prompt))
+            scores.append(total)
+    return np.array(scores, dtype=np.float64)
