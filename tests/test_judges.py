@@ -390,3 +390,12 @@ def test_facts_grounding_prompt_is_the_published_one_with_a_closed_reply():
     text = request.messages[0][1]
     assert "{{" not in text and "**User Query:**\nQ?" in text and "**Response:**\nA [1]. B [2]." in text
     assert request.fields == ("sentence_1", "sentence_2") and request.options == LABELS
+
+
+def test_judge_name_holds_the_resolved_precision():
+    from conflictlab.judges.backends import judge_name
+
+    assert judge_name({"backend": "hf", "model": "m", "dtype": "float32"}) == "m|hf|float32"
+    assert judge_name({"backend": "hf", "model": "m", "dtype": "auto"}) in ("m|hf|float32", "m|hf|bfloat16")
+    assert judge_name({"backend": "served", "model": "m", "dtype": None, "max_model_len": 2048}) == "m|served|bfloat16"
+    assert judge_name({"backend": "openai", "endpoint": {"base_url": "http://x/v1", "model": "g"}}) == "g|openai|http://x/v1"

@@ -147,12 +147,21 @@ def reply_budget(request: JudgeRequest) -> int:
 
 
 def judge_name(settings: dict) -> str:
-    """The judge's identity in the cache: what changes its replies."""
+    """The judge's identity in the cache: what changes its replies (the
+    precision resolved on this machine, so that ``auto`` on a CPU with and one
+    without native bfloat16 never share replies)."""
+    from conflictlab.lm.loading import default_device, resolve_dtype
+
     backend = settings["backend"]
     if backend == "openai":
         endpoint = settings["endpoint"]
         return f"{endpoint['model']}|openai|{endpoint['base_url']}"
-    return f"{settings['model']}|{backend}|{settings.get('dtype') or 'default'}"
+    dtype = settings.get("dtype")
+    if backend == "hf":
+        dtype = resolve_dtype(dtype, default_device())
+    else:
+        dtype, _, _ = _vllm_args(settings)
+    return f"{settings['model']}|{backend}|{dtype}"
 
 
 @contextlib.contextmanager
