@@ -34,6 +34,7 @@ include: "rules/arbitration.smk"
 include: "rules/mechanistic.smk"
 include: "rules/steering.smk"
 include: "rules/conflictbank.smk"
+include: "rules/conflicts.smk"
 include: "rules/judges.smk"
 include: "rules/report.smk"
 

@@ -55,12 +55,21 @@ def generation_threads(wildcards):
 GPU_FOR_GENERATION = 1 if config["generation"]["backend"] == "vllm" else 0
 
 
+BACKEND_KEYS = {"hf": ("batch_size",), "vllm": ("tensor_parallel_size", "vllm"), "openai": ("endpoint",)}
+
+
 def generation_params():
     """The generation settings the chosen backend reads."""
     generation = config["generation"]
     common = ("backend", "templates", "max_new_tokens", "max_model_len", "on_too_long", "seed", "shard_size", "dtype")
-    own = {"hf": ("batch_size",), "vllm": ("tensor_parallel_size", "vllm"), "openai": ("endpoint",)}
-    return subset(generation, *common, *own[generation["backend"]])
+    return subset(generation, *common, *BACKEND_KEYS[generation["backend"]])
+
+
+def conflicts_generation_params():
+    """CONFLICTS answers through the `generation` backend, with its own reply length."""
+    generation = config["generation"]
+    own = subset(generation, "backend", "max_model_len", "seed", "dtype", *BACKEND_KEYS[generation["backend"]])
+    return {**own, "max_new_tokens": config["conflicts"]["max_new_tokens"]}
 
 
 def data_params(wildcards):
@@ -103,7 +112,7 @@ def flagged(outputs, captions, category):
 
 
 MODEL_LISTS = ("generators", "scorers")
-SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering", "conflictbank")
+SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering", "conflictbank", "conflicts")
 
 
 def used_models():
@@ -266,6 +275,19 @@ def conflictbank_outputs():
         "embedded_csv": "results/tables/conflictbank_embedded.csv",
         "embedded_png": "results/figures/conflictbank_embedded.png",
         "embedded_pdf": "results/figures/conflictbank_embedded.pdf",
+    }
+
+
+def conflicts_outputs():
+    return {
+        "table4_md": "results/tables/conflicts_table4.md",
+        "table4_csv": "results/tables/conflicts_table4.csv",
+        "table5_md": "results/tables/conflicts_table5.md",
+        "table5_csv": "results/tables/conflicts_table5.csv",
+        "table6_md": "results/tables/conflicts_table6.md",
+        "table6_csv": "results/tables/conflicts_table6.csv",
+        "confusion_png": "results/figures/conflicts_confusion.png",
+        "confusion_pdf": "results/figures/conflicts_confusion.pdf",
     }
 
 
@@ -457,6 +479,8 @@ def report_inputs():
         targets += flatten(table4_outputs())
     if config["conflictbank"]["models"]:
         targets += flatten(conflictbank_outputs())
+    if config["conflicts"]["models"]:
+        targets += flatten(conflicts_outputs())
     targets += flatten(judge_table_outputs())
     return targets
 

@@ -170,7 +170,8 @@ def test_task1_accuracy_and_confusion_count_unparseable_as_wrong():
 
 
 def test_task1_read_out_scores_every_category_name_in_full(smollm2_dir):
-    from conflictlab.conflicts.evaluation import ORDER, predicted_category, task1_scores
+    from conflictlab.conflicts.evaluation import ORDER
+    from conflictlab.conflicts.responses import predicted_category, task1_scores
     from conflictlab.lm.loading import load
 
     lm = load(smollm2_dir, dtype="float32")
@@ -179,3 +180,217 @@ def test_task1_read_out_scores_every_category_name_in_full(smollm2_dir):
     assert scores.shape == (len(ORDER),) and np.all(np.isfinite(scores)) and np.all(scores < 0)
     assert len(set(np.round(scores, 6))) == len(ORDER)  # the two "Conflict due to ..." names are told apart
     assert predicted_category(scores) == ORDER[int(np.argmax(scores))]
+
+
+# --------------------------------------------------------------------------
+# Task 2 generation, judging and tables, on a character-level fake model
+
+
+class CharTokenizer:
+    """A tokenizer whose token ids are character codes (decodable in tests)."""
+
+    def apply_chat_template(self, conversation, add_generation_prompt=True, tokenize=True):
+        text = "".join(f"<{m['role']}>{m['content']}" for m in conversation) + ("<assistant>" if add_generation_prompt else "")
+        return [ord(c) for c in text]
+
+    def __call__(self, text, add_special_tokens=False):
+        return {"input_ids": [ord(c) for c in text]}
+
+
+class ScriptedBackend:
+    """Records every prompt; replies with ``reply(prompt text)``."""
+
+    name = "scripted"
+
+    def __init__(self, reply):
+        self.reply, self.prompts = reply, []
+
+    def generate(self, prompts, params):
+        from conflictlab.lm.generation import Completion
+
+        texts = ["".join(map(chr, p)) for p in prompts]
+        self.prompts += texts
+        return [Completion([], self.reply(t), "stop") for t in texts]
+
+
+def demo_queries(n=None):
+    return read_conflicts(DEMO)[0].to_pylist()[:n]
+
+
+def test_pipeline_answers_with_the_predicted_type_and_oracle_with_the_gold():
+    from conflictlab.conflicts.responses import respond
+
+    queries = [q for q in demo_queries() if q["conflict_type"] == "outdated"][:2]
+    predicted = {queries[0]["query_id"]: "misinformation", queries[1]["query_id"]: None}
+    backend = ScriptedBackend(lambda prompt: "An answer [1].")
+    table = respond(backend, CharTokenizer(), queries, predicted, model="m", strategies=["pipeline", "oracle"], limit=100_000, max_new_tokens=8)
+    rows = {(r["strategy"], r["query_id"]): r for r in table.to_pylist()}
+    first, second = (q["query_id"] for q in queries)
+    assert rows["pipeline", first]["given_type"] == "misinformation" and rows["pipeline", first]["status"] == "ok"
+    assert rows["pipeline", second]["status"] == "no_predicted_type" and rows["pipeline", second]["response"] is None
+    assert rows["oracle", first]["given_type"] == rows["oracle", second]["given_type"] == "outdated"
+    pipeline_prompt, *oracle_prompts = backend.prompts  # the unparseable prediction sent nothing
+    assert TAXONOMY["misinformation"].label in pipeline_prompt and TAXONOMY["outdated"].label not in pipeline_prompt
+    assert all(TAXONOMY["outdated"].label in p for p in oracle_prompts) and len(oracle_prompts) == 2
+
+
+def test_taxonomy_aware_replies_are_prefilled_and_split_and_long_prompts_refused():
+    from conflictlab.conflicts.responses import respond
+
+    queries = demo_queries(3)
+    replies = iter([" No conflict\nExplanation: they agree.\nResponse: It opened in 1889 [1].", " I cannot say."])
+    backend = ScriptedBackend(lambda prompt: next(replies))
+    table = respond(backend, CharTokenizer(), queries[:2], {}, model="m", strategies=["taxonomy_aware"], limit=100_000, max_new_tokens=8)
+    ok, bad = table.to_pylist()
+    assert all(p.endswith("<assistant>Type:") for p in backend.prompts)
+    assert (ok["status"], ok["predicted_type"], ok["response"]) == ("ok", "no_conflict", "It opened in 1889 [1].")
+    assert bad["status"] == "unparseable" and bad["response"] is None and bad["reply"] == " I cannot say."
+    too_long = respond(ScriptedBackend(lambda p: "x"), CharTokenizer(), queries, {}, model="m", strategies=["vanilla"], limit=200, max_new_tokens=8)
+    assert set(too_long.column("status").to_pylist()) == {"too_long"}
+
+
+def test_generated_task1_labels_are_parsed_strictly_and_counted():
+    from conflictlab.conflicts.responses import types_by_generation
+
+    queries = demo_queries(3)
+    replies = iter([" Complementary information", " complementary-ish", " No conflict."])
+    table = types_by_generation(ScriptedBackend(lambda p: next(replies)), CharTokenizer(), queries, model="m", limit=100_000, seed=0)
+    assert table.column("predicted").to_pylist() == ["complementary", None, "no_conflict"]
+    assert table.column("status").to_pylist() == ["ok", "unparseable", "ok"]
+
+
+def test_grounding_score_counts_only_factual_sentences():
+    from conflictlab.conflicts.judging import grounding_score
+
+    assert grounding_score(["supported", "no_rad", "unsupported", "supported"]) == (2 / 3, "ok")
+    assert grounding_score(["contradictory"]) == (0.0, "ok")
+    assert grounding_score(["no_rad", "no_rad"])[1] == "no_factual_sentences"
+    assert grounding_score([])[1] == "no_sentences"
+    assert grounding_score(["supported", None])[1] == "unreadable"
+
+
+def test_judged_rows_ask_each_judge_only_what_applies():
+    from conflictlab.conflicts.judging import judge_responses
+
+    queries = [q for q in demo_queries() if q["conflict_type"] in ("no_conflict", "complementary")][:4]
+    with_gold = [q for q in queries if q["correct_answer"]]
+    without_gold = [q for q in queries if not q["correct_answer"]]
+    assert with_gold and without_gold
+    picked = [with_gold[0], without_gold[0]]
+    responses = [
+        {"query_id": picked[0]["query_id"], "model": "m", "strategy": "vanilla", "status": "ok", "response": "It opened in 1889 [1]. Visit it! [9]"},
+        {"query_id": picked[1]["query_id"], "model": "m", "strategy": "vanilla", "status": "ok", "response": "Both help [2]."},
+        {"query_id": picked[1]["query_id"], "model": "m", "strategy": "taxonomy_aware", "status": "unparseable", "response": None},
+    ]
+    asked = []
+
+    def ask(requests):
+        asked.extend(requests)
+        replies = []
+        for r in requests:
+            if r.template.startswith("facts"):
+                labels = ["supported", "no_rad"][: len(r.fields)] if len(r.fields) == 2 else ["unsupported"]
+                replies.append(json.dumps(dict(zip(r.fields, labels))))
+            elif "recall" in r.template:
+                replies.append('{"includes_answer": "yes"}')
+            else:
+                replies.append("not json")  # an unreadable verdict (a cut guided reply)
+        return replies
+
+    rows = judge_responses(picked, responses, ask, judge="j").to_pylist()
+    assert sorted(r.template.split("_v")[0] for r in asked) == sorted(
+        [f"conflicts_behaviour_{picked[0]['conflict_type']}", f"conflicts_behaviour_{picked[1]['conflict_type']}", "conflicts_answer_recall", "facts_grounding", "facts_grounding"]
+    )
+    gold_row, plain_row, missing = rows
+    assert (gold_row["answer_recall"], gold_row["recall_status"]) == (1, "ok")
+    assert (plain_row["answer_recall"], plain_row["recall_status"]) == (None, "no_gold")
+    assert gold_row["sentence_labels"] == ["supported", "no_rad"] and gold_row["grounding"] == 1.0
+    assert (plain_row["grounding"], plain_row["grounding_status"]) == (0.0, "ok")
+    assert gold_row["adheres"] is None and gold_row["behaviour_status"] == "unreadable"
+    assert (gold_row["n_sentences"], gold_row["n_cited_sentences"], gold_row["n_invalid_citations"]) == (2, 2, 1 if picked[0]["n_results"] < 9 else 0)
+    assert missing["behaviour_status"] == missing["grounding_status"] == "not_generated" and missing["adheres"] is None
+
+
+def judged_row(model, strategy, category, adheres, recall=None, grounding=None, status="ok"):
+    return {
+        "query_id": 1, "model": model, "strategy": strategy, "conflict_type": category, "judge": "j", "status": status,
+        "adheres": adheres, "behaviour_status": "ok" if adheres is not None else "not_generated",
+        "answer_recall": recall, "recall_status": "ok" if recall is not None else "no_gold", "sentence_labels": None,
+        "grounding": grounding, "grounding_status": "ok" if grounding is not None else "not_generated",
+        "n_sentences": 2, "n_cited_sentences": 1, "n_citations": 1, "n_invalid_citations": 0,
+    }
+
+
+def test_tables_5_and_6_on_hand_computed_verdicts():
+    import pyarrow as pa
+
+    from conflictlab.conflicts.judging import JUDGED_SCHEMA
+    from conflictlab.conflicts.tables import PAPER_TABLE5, table5, table6
+
+    rows = [
+        judged_row("m", "vanilla", "outdated", 1, recall=1, grounding=0.5),
+        judged_row("m", "vanilla", "misinformation", 0, recall=0, grounding=1.0),
+        judged_row("m", "vanilla", "complementary", 1),
+        judged_row("m", "vanilla", "no_conflict", None, status="empty"),
+        judged_row("m", "oracle", "conflicting_opinions", 0),
+    ]
+    judged = pa.Table.from_pylist(rows, schema=JUDGED_SCHEMA)
+    t5 = {(r["source"], r["model"], r["strategy"]): r for r in table5(judged, n_resamples=200).to_pylist()}
+    vanilla = t5["this run", "m", "vanilla"]
+    assert vanilla["expected_behaviour"] == pytest.approx(200 / 3) and vanilla["n"] == 4 and vanilla["n_not_generated"] == 1
+    assert (vanilla["n_recall"], vanilla["answer_recall"]) == (2, 50.0)
+    assert (vanilla["n_grounding"], vanilla["grounding"]) == (2, 75.0)
+    assert vanilla["cited_sentences"] == 50.0
+    assert t5["paper", "Gemma 3 27B", "oracle"]["expected_behaviour"] == PAPER_TABLE5["Gemma 3 27B"][3][0] == 87.6
+    t6 = {(r["source"], r["category"]): r for r in table6(judged).to_pylist()}
+    merged = t6["this run", "Freshness and Misinformation"]
+    assert (merged["vanilla"], merged["n_vanilla"]) == (50.0, 2)
+    assert t6["this run", "No conflict"]["vanilla"] is None and t6["this run", "No conflict"]["n_vanilla"] == 0
+    assert t6["this run", "Conflicting opinions"]["oracle"] == 0.0
+    assert t6["paper", "Conflicting opinions"]["vanilla"] == 36.2
+
+
+def test_max_per_category_is_a_seeded_sample_of_each_category():
+    from conflictlab.conflicts.dataset import sample_queries
+
+    queries = read_conflicts(DEMO)[0]
+    one = sample_queries(queries, 1, seed=0)
+    assert sorted(one.column("conflict_type").to_pylist()) == sorted(CATEGORIES)
+    assert one.equals(sample_queries(queries, 1, seed=0))
+    ids = one.column("query_id").to_pylist()
+    assert ids == sorted(ids)  # file order kept
+    assert len({tuple(sample_queries(queries, 1, seed=s).column("query_id").to_pylist()) for s in range(5)}) > 1
+    assert sample_queries(queries, None, seed=0).equals(queries)
+
+
+def test_behaviour_examples_quote_the_papers_table3_pairs():
+    """Where an example says it is the paper's, its text is in the paper (when present)."""
+    import inspect
+
+    from conflictlab.judges.prompts import conflicts as judge_prompts
+
+    papers = sorted((REPO.parent / "shared" / "papers").glob("001_*.txt"))
+    if not papers:
+        pytest.skip("../shared/papers/001_*.txt (the CONFLICTS paper) is not on this machine")
+    paper = papers[0].read_text(encoding="utf-8")
+    source = inspect.getsource(judge_prompts)
+    quoted = source.count("# paper Table 3")
+    found = [e for examples in judge_prompts.EXAMPLES.values() for e in examples if e.response in paper]
+    assert quoted == len(found) == 8
+    assert {e.adheres for e in found} == {True, False}
+    for category, examples in judge_prompts.EXAMPLES.items():
+        assert sum(e.adheres for e in examples) >= 2 and sum(not e.adheres for e in examples) >= 2, category
+
+
+def test_download_checks_the_digest_and_leaves_nothing_on_a_mismatch(tmp_path):
+    from conflictlab.conflicts.dataset import RELEASE_URL, download_release, file_sha256
+
+    assert "81ba921dd684a93db41a7e9dda6b6a7c67348a88/conflicts.jsonl" in RELEASE_URL
+    url = DEMO.resolve().as_uri()
+    dest = tmp_path / "got" / "conflicts.jsonl"
+    assert download_release(url, dest, sha256=file_sha256(DEMO)) == file_sha256(DEMO)
+    assert dest.read_bytes() == DEMO.read_bytes()
+    other = tmp_path / "other.jsonl"
+    with pytest.raises(ValueError, match="not the pinned release"):
+        download_release(url, other)
+    assert not other.exists() and not list(tmp_path.glob(".other*"))

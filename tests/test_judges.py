@@ -399,3 +399,22 @@ def test_judge_name_holds_the_resolved_precision():
     assert judge_name({"backend": "hf", "model": "m", "dtype": "auto"}) in ("m|hf|float32", "m|hf|bfloat16")
     assert judge_name({"backend": "served", "model": "m", "dtype": None, "max_model_len": 2048}) == "m|served|bfloat16"
     assert judge_name({"backend": "openai", "endpoint": {"base_url": "http://x/v1", "model": "g"}}) == "g|openai|http://x/v1"
+
+
+def test_hf_judge_shares_a_prompt_prefix_across_requests_without_changing_replies(smollm2_dir):
+    """Requests sharing a template's instructions and examples, asked together,
+    feed fewer tokens and get the replies each gets when asked alone."""
+    from conflictlab.judges.backends import HFJudge
+    from conflictlab.judges.prompts.conflicts import behaviour_request
+    from conflictlab.lm.loading import load
+
+    judge = HFJudge(load(smollm2_dir, dtype="float32"), name="test")
+    requests = [
+        behaviour_request("outdated", "Who leads the club?", answer)
+        for answer in ("Ana has led it since 2024 [1].", "Bo led it in 2019 [2].", "Either Ana [1] or Bo [2].")
+    ] + [rating_request("Which fruit is red?", ["Apples are red.", "Limes are green."], "Apples are red.")]
+    together = judge.ask(requests)
+    fed_together = judge.tokens_fed
+    alone = [judge.ask([request])[0] for request in requests]
+    assert together == alone
+    assert fed_together < 0.6 * (judge.tokens_fed - fed_together)

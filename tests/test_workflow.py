@@ -66,7 +66,8 @@ def test_paper_config_plans_offline(workflow_copy):
     assert result.returncode == 0, result.stderr
     jobs = planned_jobs(result.stdout + result.stderr)
     assert jobs["build_subset"] == 6
-    assert jobs["prepare_model"] == 8
+    assert jobs["prepare_model"] == 10  # + the two CONFLICTS models
+    assert jobs["conflicts_download"] == 1 and jobs["conflicts_respond"] == 2
     assert jobs["conflictbank_train"] == 12  # three models x four ratios
 
 
@@ -191,7 +192,8 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     results = workflow_copy / "results"
     for table in ("table1", "accuracy", "balance", "table3", "table4", "table6", "table6_agreement", "arbitration_accuracy", "arbitration_sensitivity",
                   "table8_smollm2-135m-instruct", "shuffled_positions_smollm2-135m-instruct", "shuffled_original_pieces_smollm2-135m-instruct",
-                  "conflictbank_mr", "conflictbank_embedded", "faithfulness", "table2", "table7", "judge_gold"):
+                  "conflictbank_mr", "conflictbank_embedded", "faithfulness", "table2", "table7", "judge_gold",
+                  "conflicts_table4", "conflicts_table5", "conflicts_table6"):
         text = (results / "tables" / f"{table}.md").read_text()
         assert text.count("\n|") >= 3, table  # header, rule and at least one row
     table4 = (results / "tables" / "table4.md").read_text()
@@ -200,8 +202,10 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     accuracy = (results / "tables" / "accuracy.md").read_text()
     assert "fth_nan_rate" in accuracy and "n_free_text_judged" in accuracy
     assert "\\textbf{" in (results / "tables" / "table4.tex").read_text()
+    table5 = (results / "tables" / "conflicts_table5.md").read_text()
+    assert all(f"| this run | smollm2-135m-instruct | {s} |" in table5 for s in ("vanilla", "pipeline", "taxonomy_aware", "oracle"))
     figures = sorted(p.name for p in (results / "figures").iterdir())
-    assert len(figures) == 18 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
+    assert len(figures) == 20 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
     assert "fig31_alpha_smollm2-135m-instruct.png" in figures
     report = (results / "report.html").read_text(errors="replace")
     assert "table4.csv" in report and "fig31_alpha_smollm2-135m-instruct.png" in report

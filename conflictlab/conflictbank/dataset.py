@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Iterable, Mapping
 
-import numpy as np
 import pyarrow as pa
+
+from conflictlab.stats import sample_per_group
 
 EVIDENCE_KINDS = ("default", "misinformation", "temporal", "semantic")
 CONFLICT_KINDS = EVIDENCE_KINDS[1:]
@@ -197,16 +199,5 @@ def build_records(
                 raise
             result.rejections.append({"record_id": record_id, "source": source, "field": err.field, "reason": err.problem})
     if max_per_relation is not None:
-        result.rows = sample_per_relation(result.rows, max_per_relation, seed=seed)
+        result.rows = sample_per_group(result.rows, itemgetter("relation"), max_per_relation, seed=seed)
     return result
-
-
-def sample_per_relation(rows: list[dict], limit: int, *, seed: int) -> list[dict]:
-    """At most ``limit`` rows per relation, drawn with ``seed``, original order kept."""
-    rng = np.random.default_rng(seed)
-    keep: set[int] = set()
-    relations = [row["relation"] for row in rows]
-    for relation in sorted(set(relations)):
-        positions = [i for i, r in enumerate(relations) if r == relation]
-        keep.update(positions[i] for i in rng.permutation(len(positions))[:limit])
-    return [row for i, row in enumerate(rows) if i in keep]

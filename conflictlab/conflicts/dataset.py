@@ -20,8 +20,11 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 
 import pyarrow as pa
+
+from conflictlab.stats import sample_per_group
 
 # short name -> the strings the release and the paper use for it
 CATEGORIES = {
@@ -200,3 +203,33 @@ def read_conflicts(path: str | os.PathLike, *, on_error: str = "fail", check_rel
                     raise
                 rejected.append({"query_id": line, "path": str(path), "field": err.field, "reason": err.reason})
     return pa.Table.from_pylist(rows, schema=QUERY_SCHEMA), pa.Table.from_pylist(rejected, schema=REJECTION_SCHEMA)
+
+
+def sample_queries(queries: pa.Table, max_per_category: int | None, *, seed: int) -> pa.Table:
+    """At most ``max_per_category`` queries of each category (seeded, file
+    order kept); None keeps every query."""
+    if max_per_category is None:
+        return queries
+    rows = sample_per_group(queries.to_pylist(), itemgetter("conflict_type"), max_per_category, seed=seed)
+    return pa.Table.from_pylist(rows, schema=QUERY_SCHEMA)
+
+
+RELEASE_URL = f"https://raw.githubusercontent.com/google-research-datasets/rag_conflicts/{RELEASE_REVISION}/conflicts.jsonl"
+
+
+def download_release(url: str, dest: str | os.PathLike, *, sha256: str | None = RELEASE_SHA256, timeout: float = 120) -> str:
+    """Fetch ``conflicts.jsonl`` from ``url`` into ``dest`` (atomically) and
+    return its SHA-256; a digest other than ``sha256`` (None: no check) is a
+    ValueError and leaves nothing at ``dest``."""
+    import urllib.request
+
+    from conflictlab.io import atomic_path
+
+    digest = hashlib.sha256()
+    with atomic_path(dest) as tmp, urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as out:
+        for block in iter(lambda: response.read(1 << 20), b""):
+            digest.update(block)
+            out.write(block)
+        if sha256 is not None and digest.hexdigest() != sha256:
+            raise ValueError(f"{url}: SHA-256 {digest.hexdigest()} is not the pinned release's {sha256}")
+    return digest.hexdigest()

@@ -1,13 +1,6 @@
-"""CONFLICTS Task 1 read-out and its scores.
-
-The in-process read-out is exact and needs no parsing: after the Task 1
-prompt and the reply's ``Type:``, each category name is scored in full
-(:func:`conflictlab.lm.choices.option_loglikelihoods`; the names share first
-tokens, "Conflict due to ..."), and the prediction is the most likely name.
-Generated answers (vLLM, endpoints) go through
-:func:`conflictlab.conflicts.prompts.parse_label`, with unparseable answers
-counted.
-"""
+"""CONFLICTS Task 1 scores: accuracy and the confusion matrix over the
+predictions of :mod:`conflictlab.conflicts.responses` (an unparseable
+generated label, None, counts as wrong)."""
 
 from __future__ import annotations
 
@@ -16,25 +9,9 @@ from typing import Sequence
 import numpy as np
 
 from conflictlab.conflicts.dataset import CATEGORIES
-from conflictlab.conflicts.prompts import TASK1_PREFIX, TAXONOMY, task1_messages
 from conflictlab.stats import bootstrap_mean_ci
 
 ORDER = tuple(CATEGORIES)  # category order of score vectors and confusion matrices
-
-
-def task1_scores(lm, question: str, results: Sequence[dict]) -> np.ndarray:
-    """log p(category name | Task 1 prompt, "Type:") per category in
-    :data:`ORDER`, shape (5,), float64."""
-    from conflictlab.lm.choices import option_loglikelihoods
-
-    chat = lm.tokenizer.apply_chat_template(task1_messages(question, results), tokenize=False, add_generation_prompt=True)
-    encode = lambda text: lm.tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
-    prompt = encode(chat + TASK1_PREFIX)
-    return option_loglikelihoods(lm, prompt, [encode(" " + TAXONOMY[name].label) for name in ORDER])
-
-
-def predicted_category(scores: np.ndarray) -> str:
-    return ORDER[int(np.argmax(scores))]
 
 
 def task1_accuracy(predicted: Sequence[str | None], gold: Sequence[str], *, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import os
 from collections import defaultdict
 from typing import Iterator, Protocol, Sequence
@@ -27,6 +28,8 @@ from typing import Iterator, Protocol, Sequence
 import numpy as np
 
 from conflictlab.judges.requests import JudgeRequest, closed_reply
+
+log = logging.getLogger(__name__)
 
 JUDGE_BACKENDS = ("hf", "vllm", "served", "openai")
 
@@ -45,6 +48,47 @@ def _common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
     return length
 
 
+def _has_sliding_window(config) -> bool:
+    text_config = getattr(config, "text_config", None) or config
+    layer_types = getattr(text_config, "layer_types", None)
+    if layer_types is not None:
+        return any(t != "full_attention" for t in layer_types)
+    return bool(getattr(text_config, "sliding_window", None))
+
+
+class _FedTokens:
+    """The token ids whose keys and values a DynamicCache holds, and how many
+    of a new context's tokens it can keep. ``across_requests=False`` starts
+    a fresh cache for every request (models with sliding-window layers:
+    their cache cannot be cropped back once past the window)."""
+
+    def __init__(self, model_config, *, across_requests: bool):
+        self.config = model_config
+        self.across_requests = across_requests
+        self.fed: list[int] = []
+        self.cache = None
+        self.tokens_fed = 0
+
+    def new_request(self) -> None:
+        if not self.across_requests:
+            self.fed, self.cache = [], None
+
+    def reuse(self, context: list[int]):
+        """(cache holding a prefix of ``context``, its length); at least one
+        token of ``context`` is left to feed, whose logits are read."""
+        from transformers import DynamicCache
+
+        keep = _common_prefix_length([self.fed, context]) if self.fed and self.cache is not None else 0
+        keep = min(keep, len(context) - 1)
+        if keep == 0:
+            self.cache = DynamicCache(config=self.config)  # sliding-window layers where the model has them
+        elif keep < len(self.fed):
+            self.cache.crop(keep - len(self.fed))  # negative: drop the tokens after the shared prefix
+        self.fed = context
+        self.tokens_fed += len(context) - keep
+        return self.cache, keep
+
+
 class HFJudge:
     """A judge run in process by transformers (the CPU default)."""
 
@@ -54,6 +98,7 @@ class HFJudge:
         self.lm = lm
         self.name = name
         self.batch_size = batch_size
+        self.tokens_fed = 0  # closed verdicts' prompt tokens run through the model, all asks
 
     def _chat(self, request: JudgeRequest) -> str:
         return self.lm.tokenizer.apply_chat_template(request.conversation(), tokenize=False, add_generation_prompt=True)
@@ -74,22 +119,20 @@ class HFJudge:
             )
         return encoded[0][:common], firsts
 
-    def _closed(self, request: JudgeRequest) -> str:
+    def _closed(self, request: JudgeRequest, state: "_FedTokens") -> str:
         """Field by field: the argmax option after the reply so far, one
-        forward of only the new tokens each (the prompt's keys and values are
-        cached, so a sample's n verdicts cost one prompt pass)."""
+        forward of only the tokens not already in ``state``'s cache (a
+        request's n verdicts cost one prompt pass; consecutive requests that
+        share a prompt prefix, such as one template's instructions and
+        examples, share its pass)."""
         import torch
-        from transformers import DynamicCache
 
         text, chosen = self._chat(request), []
-        cache, fed = DynamicCache(config=self.lm.model.config), []  # sliding-window layers where the model has them
+        state.new_request()
         for index in range(len(request.fields)):
             text += request.field_opening(index)
             context, firsts = self.option_read_out(request, text)
-            keep = _common_prefix_length([fed, context]) if fed else 0
-            keep = min(keep, len(context) - 1)  # at least one new token, whose logits are read
-            if keep < len(fed):
-                cache.crop(keep)
+            cache, keep = state.reuse(context)
             with torch.inference_mode():
                 out = self.lm.model(
                     input_ids=torch.tensor([context[keep:]], device=self.lm.device),
@@ -97,7 +140,6 @@ class HFJudge:
                     use_cache=True,
                     logits_to_keep=1,
                 )
-            fed = context
             scores = out.logits[0, -1, list(firsts)].float().cpu().numpy()
             chosen.append(request.options[int(np.argmax(scores))])
             text += chosen[-1]
@@ -108,10 +150,17 @@ class HFJudge:
 
         replies: list[str | None] = [None] * len(requests)
         free: dict[int, list[int]] = defaultdict(list)
+        closed = [i for i, request in enumerate(requests) if request.closed]
+        # In prompt order, so that requests sharing a prefix are neighbours.
+        closed.sort(key=lambda i: self._chat(requests[i]))
+        state = _FedTokens(self.lm.model.config, across_requests=not _has_sliding_window(self.lm.model.config))
+        for i in closed:
+            replies[i] = self._closed(requests[i], state)
+        self.tokens_fed += state.tokens_fed
+        if closed:
+            log.info("judge %s: %d closed requests, %d prompt tokens fed", self.name, len(closed), state.tokens_fed)
         for i, request in enumerate(requests):
-            if request.closed:
-                replies[i] = self._closed(request)
-            else:
+            if not request.closed:
                 free[request.max_new_tokens].append(i)
         backend = HFBackend(self.lm, batch_size=self.batch_size)
         for max_new_tokens, members in free.items():

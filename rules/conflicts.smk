@@ -1,0 +1,111 @@
+# CONFLICTS ("DRAGged into Conflicts"): conflict-type prediction (Task 1),
+# cited responses under four strategies (Task 2), three judges, Tables 4-6.
+
+
+if config["conflicts"]["url"]:
+
+    rule conflicts_download:
+        """The release file, fetched once from conflicts.url and checked against its pinned SHA-256."""
+        output:
+            queries=config["conflicts"]["path"],
+        params:
+            url=config["conflicts"]["url"],
+            check_release=config["conflicts"]["check_release"],
+        log:
+            "results/logs/conflicts_download.log",
+        conda:
+            "../envs/datasets.yaml"
+        script:
+            "../workflow/scripts/conflicts_download.py"
+
+
+rule conflicts_data:
+    """conflicts.jsonl (the release or the demo) -> one table, one row per query."""
+    input:
+        queries=config["conflicts"]["path"],
+    output:
+        queries="results/conflicts/data.parquet",
+        rejected="results/conflicts/data.rejected.parquet",
+    params:
+        options=subset(config["conflicts"], "on_error", "check_release", "max_per_category", "seed"),
+        code=code_hash("conflicts_data.py"),
+    log:
+        "results/logs/conflicts_data.log",
+    conda:
+        "../envs/datasets.yaml"
+    script:
+        "../workflow/scripts/conflicts_data.py"
+
+
+rule conflicts_respond:
+    """One model's Task 1 type predictions and Task 2 responses (every strategy), one model load."""
+    input:
+        queries="results/conflicts/data.parquet",
+        model="resources/models/{model}",
+    output:
+        types="results/conflicts/{model}/types.parquet",
+        responses="results/conflicts/{model}/responses.parquet",
+    params:
+        generation=conflicts_generation_params(),
+        strategies=config["conflicts"]["strategies"],
+        code=code_hash("conflicts_respond.py"),
+    log:
+        "results/logs/conflicts_respond/{model}.log",
+    benchmark:
+        "results/benchmarks/conflicts_respond/{model}.tsv"
+    threads: generation_threads
+    resources:
+        gpu=GPU_FOR_GENERATION,
+        mem_mb=16000,
+    conda:
+        "../envs/vllm.yaml"
+    script:
+        "../workflow/scripts/conflicts_respond.py"
+
+
+rule conflicts_judge:
+    """Expected behaviour, answer recall and FACTS grounding of every response (one judge load)."""
+    input:
+        unpack(judge_inputs),
+        queries="results/conflicts/data.parquet",
+        responses=expand("results/conflicts/{model}/responses.parquet", model=config["conflicts"]["models"]),
+    output:
+        judged="results/conflicts/judged.parquet",
+    params:
+        **judge_params("conflicts"),
+        code=code_hash("conflicts_judge.py"),
+    log:
+        "results/logs/judges/conflicts.log",
+    benchmark:
+        "results/benchmarks/judges/conflicts.tsv"
+    threads: torch_threads
+    resources:
+        gpu=config["judges"]["gpu"],
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow/scripts/conflicts_judge.py"
+
+
+rule conflicts_tables:
+    """Tables 4-6 (with the paper's numbers) and the Task 1 confusion matrices."""
+    input:
+        types=expand("results/conflicts/{model}/types.parquet", model=config["conflicts"]["models"]),
+        judged="results/conflicts/judged.parquet",
+    output:
+        **flagged(
+            conflicts_outputs(),
+            {"table4_csv": "conflicts_table4", "table5_csv": "conflicts_table5", "table6_csv": "conflicts_table6",
+             "confusion_png": "conflicts_confusion"},
+            "CONFLICTS",
+        ),
+    params:
+        judge=judge_label(),
+        options=subset(config["conflicts"], "bootstrap_resamples", "seed"),
+        code=code_hash("conflicts_tables.py"),
+    log:
+        "results/logs/conflicts_tables.log",
+    conda:
+        "../envs/scipy.yaml"
+    script:
+        "../workflow/scripts/conflicts_tables.py"
