@@ -23,6 +23,9 @@ from conflictlab.provenance import code_hash as _code_hash
 REPO = Path(workflow.basedir)
 REASONING_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "reasoning"]
 SUMMARIZATION_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "summarization"]
+# What a generator answers: every configured type and, where the shuffle
+# analysis runs (summarization types with a scorer), their shuffled-evidence copies.
+GENERATION_SUBSETS = config["conflict_types"] + ([f"{t}-shuffled" for t in SUMMARIZATION_TYPES] if config["scorers"] else [])
 
 
 def code_hash(script):
@@ -50,6 +53,13 @@ def torch_threads(wildcards):
 def generation_threads(wildcards):
     """vLLM runs one engine per job with its own thread binding: give it every core."""
     return workflow.cores if config["generation"]["backend"] == "vllm" else torch_threads(wildcards)
+
+
+# The model jobs at the head of the DAG's longest chains (responses -> Shapley
+# scoring -> Balance, Table 3, Table 4) start first; the other model jobs, whose
+# descendants are short report jobs, then fill the cores behind them instead of
+# leaving one long Shapley job running alone at the end.
+CHAIN_HEAD_PRIORITY = 1
 
 
 GPU_FOR_GENERATION = 1 if config["generation"]["backend"] == "vllm" else 0
@@ -364,9 +374,6 @@ def judge_table_outputs():
             "table7_csv": "results/tables/table7.csv",
         }
     return outputs
-
-
-ACTIVATION_KEYS = {"pairs": ("dtype", "batch_size", "drop_last"), "projection": ("dtype", "batch_size", "matched_templates")}
 
 
 def activation_files(analysis, ext):

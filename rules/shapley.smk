@@ -20,6 +20,7 @@ rule shapley_values:
         "results/logs/shapley_values/{scorer}/{model}{suffix}.log",
     benchmark:
         "results/benchmarks/shapley_values/{scorer}/{model}{suffix}.tsv"
+    priority: CHAIN_HEAD_PRIORITY
     threads: torch_threads
     resources:
         gpu=config["shapley"]["gpu"],

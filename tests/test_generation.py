@@ -189,3 +189,28 @@ def test_a_batch_size_change_never_reuses_shards_of_a_killed_run(smollm2_dir, tm
     same = CountingBackend()
     run(settings, same)
     assert same.prompts_seen == 2  # batch size 8 again: its finished shard is reused
+
+
+@pytest.mark.slow
+def test_subsets_are_generated_in_one_pooled_job_and_split_back(smollm2_dir, tmp_path):
+    """generate_subsets hands the rows of every table to the backend together
+    (one call for a shard) and returns each table's responses, in its order,
+    as generating that table alone would."""
+    from conflictlab.contextconflict.dataset import load_released
+    from conflictlab.contextconflict.generation import generate_responses, generate_subsets
+
+    tables = [load_released(DEMO, t).tables()[0].slice(0, n) for t, n in (("temporal", 3), ("perspective", 2))]
+    settings = {
+        "backend": "hf", "templates": {"reasoning": "reasoning_combined", "summarization": "summarization_simple"},
+        "max_new_tokens": 4, "max_model_len": None, "on_too_long": "skip", "seed": 0, "shard_size": 64, "dtype": None, "batch_size": 8,
+    }
+    pooled_backend = CountingBackend()
+    pooled = generate_subsets(tables, smollm2_dir, model="m", settings=settings, shard_dir=tmp_path / "pooled",
+                              make_backend=lambda limit: pooled_backend)
+    assert pooled_backend.calls == 1 and pooled_backend.prompts_seen == 5
+    assert [t.num_rows for t in pooled] == [3, 2]
+    for i, (table, got) in enumerate(zip(tables, pooled)):
+        alone = generate_responses(table, smollm2_dir, model="m", settings=settings, shard_dir=tmp_path / f"alone{i}",
+                                   make_backend=lambda limit: CountingBackend())
+        assert got.column("sample_id").to_pylist() == table.column("sample_id").to_pylist()
+        assert got.to_pylist() == alone.to_pylist()

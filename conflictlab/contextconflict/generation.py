@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Callable
+from typing import Callable, Sequence
+
+import numpy as np
 
 import pyarrow as pa
 
@@ -104,8 +106,8 @@ def engine_settings(settings: dict) -> dict:
     return {key: settings[key] for key in ENGINE_KEYS if key in settings}
 
 
-def generate_responses(
-    samples: pa.Table,
+def generate_subsets(
+    subsets: Sequence[pa.Table],
     model_dir: str | os.PathLike,
     *,
     model: str,
@@ -113,8 +115,14 @@ def generate_responses(
     shard_dir: str | os.PathLike,
     make_backend: Callable[[int], Backend],
     steering_key: str | None = None,
-) -> pa.Table:
-    """All responses of one (model, samples table) job.
+) -> list[pa.Table]:
+    """The responses of one model to several sample tables, one table each.
+
+    Every table's requests go into one sharded job, so the backend batches
+    them together (longest first, across tables): on a CPU a decoding step
+    costs about the same for one row as for eight, and a row's tokens do not
+    depend on the rows batched with it (
+    ``tests/test_generation.py::test_hf_batched_left_padded_equals_one_by_one``).
 
     ``settings`` is the config's ``generation`` mapping (``backend``,
     ``templates``, ``max_new_tokens``, ``max_model_len``, ``on_too_long``,
@@ -128,9 +136,12 @@ def generate_responses(
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     limit = context_limit(model_dir, settings.get("max_model_len"))
     params = DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"])
-    requests = render_requests(
-        tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=params.max_new_tokens, on_too_long=settings["on_too_long"]
-    )
+    per_table = [
+        render_requests(
+            tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=params.max_new_tokens, on_too_long=settings["on_too_long"]
+        )
+        for samples in subsets
+    ]
     job = GenerationJob(
         model=model,
         model_checksum=weights_checksum(model_dir),
@@ -139,12 +150,18 @@ def generate_responses(
         shard_size=settings["shard_size"],
         extra_key={"dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings)},
     )
-    responses = run_sharded(job, requests, lambda: make_backend(limit), shard_dir)
+    responses = run_sharded(job, [r for requests in per_table for r in requests], lambda: make_backend(limit), shard_dir)
     harmony = HarmonyTokens.of(tokenizer)
-    if harmony is None:
-        return responses
-    rows = separate_final_channel(responses.to_pylist(), harmony, lambda ids: tokenizer.decode(ids, skip_special_tokens=True))
-    return pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
+    if harmony is not None:
+        rows = separate_final_channel(responses.to_pylist(), harmony, lambda ids: tokenizer.decode(ids, skip_special_tokens=True))
+        responses = pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
+    starts = np.cumsum([0] + [len(requests) for requests in per_table])
+    return [responses.slice(start, stop - start) for start, stop in zip(starts[:-1], starts[1:])]
+
+
+def generate_responses(samples: pa.Table, model_dir: str | os.PathLike, **job) -> pa.Table:
+    """:func:`generate_subsets` of one sample table."""
+    return generate_subsets([samples], model_dir, **job)[0]
 
 
 def variant_steering(method: str, alpha: float, schedule: str | None, directions_path, *, layers=None) -> Steering | None:
