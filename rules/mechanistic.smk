@@ -1,24 +1,26 @@
 rule activations:
-    """Last-token residual stream after every layer for one analysis's prompts
-    of every type, one forward per batch, the model loaded once."""
+    """Last-token residual stream after every layer for the pair, projection
+    and steering-direction prompts of every type, the model loaded once and
+    each distinct prompt forwarded once."""
     input:
         samples=expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
         model="resources/models/{model}",
     output:
-        states=expand("results/activations/{{model}}/{{analysis}}/{conflict_type}.npy", conflict_type=config["conflict_types"]),
-        index=expand(
-            "results/activations/{{model}}/{{analysis}}/{conflict_type}.index.parquet", conflict_type=config["conflict_types"]
-        ),
-    wildcard_constraints:
-        analysis="|".join(ACTIVATION_KEYS),
+        pairs_states=activation_files("pairs", "npy"),
+        pairs_index=activation_files("pairs", "index.parquet"),
+        projection_states=activation_files("projection", "npy"),
+        projection_index=activation_files("projection", "index.parquet"),
+        directions_states=activation_files("directions", "npy"),
+        directions_index=activation_files("directions", "index.parquet"),
     params:
-        settings=lambda wildcards: subset(config["mechanistic"], *ACTIVATION_KEYS[wildcards.analysis]),
+        settings=subset(config["mechanistic"], "dtype", "batch_size", "drop_last", "matched_templates"),
         templates=config["generation"]["templates"],
         code=code_hash("activations.py"),
     log:
-        "results/logs/activations/{model}/{analysis}.log",
+        "results/logs/activations/{model}.log",
     benchmark:
-        "results/benchmarks/activations/{model}/{analysis}.tsv"
+        "results/benchmarks/activations/{model}.tsv"
+    priority: CHAIN_HEAD_PRIORITY
     threads: torch_threads
     resources:
         gpu=GPU_FOR_GENERATION,

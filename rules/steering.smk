@@ -18,29 +18,22 @@ rule steering_split:
 
 
 rule steering_directions:
-    """Eq. 6 and CAS directions per type from one model's calibration activations."""
+    """Eq. 6 and CAS directions per type from the activations of one model's
+    calibration samples (the activations rule forwards their prompts)."""
     input:
         calibration=expand(
             "results/steering/split/{conflict_type}.calibration.parquet", conflict_type=config["conflict_types"]
         ),
-        model="resources/models/{model}",
+        states=activation_files("directions", "npy"),
+        index=activation_files("directions", "index.parquet"),
     output:
         expand("results/steering/{{model}}/directions/{conflict_type}.npz", conflict_type=config["conflict_types"]),
     params:
-        templates=config["generation"]["templates"],
-        batch_size=config["steering"]["batch_size"],
-        dtype=config["steering"]["dtype"],
         code=code_hash("steering_directions.py"),
     log:
         "results/logs/steering_directions/{model}.log",
-    benchmark:
-        "results/benchmarks/steering_directions/{model}.tsv"
-    threads: torch_threads
-    resources:
-        gpu=config["steering"]["gpu"],
-        mem_mb=16000,
     conda:
-        "../envs/transformers.yaml"
+        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/steering_directions.py"
 
@@ -78,6 +71,7 @@ rule steered_generate:
         "results/logs/steered_generate/{model}@{variant}.log",
     benchmark:
         "results/benchmarks/steered_generate/{model}@{variant}.tsv"
+    priority: CHAIN_HEAD_PRIORITY
     threads: torch_threads
     resources:
         gpu=config["steering"]["gpu"],

@@ -168,6 +168,22 @@ def test_one_pass_states_equal_per_layer_hooks(smollm2_dir, padding_side):
         assert np.allclose(got[i][:-1], recorded, atol=1e-3)
 
 
+@pytest.mark.slow
+def test_shared_prompts_are_forwarded_once_and_give_each_set_its_states(smollm2_dir):
+    from conflictlab.lm.hidden import ExtractionStats, hidden_states_of_sets
+    from conflictlab.lm.loading import load
+
+    lm = load(smollm2_dir, dtype="float32")
+    a, b, c = (lm.tokenizer(t)["input_ids"] for t in ("Shared prompt.", "Only in the first set, and longer.", "Only in the second."))
+    stats = ExtractionStats()
+    first, second = hidden_states_of_sets(lm, [[a, b], [c, a, a]], batch_size=2, stats=stats)
+    assert stats.prompts == 3  # a, b, c: the repeats of a are not forwarded again
+    assert first.shape == (2, lm.n_layers, lm.hidden_size) and second.shape == (3, lm.n_layers, lm.hidden_size)
+    alone = hidden_states(lm, [a, b, c], batch_size=1)
+    for got, want in ((first[0], alone[0]), (first[1], alone[1]), (second[0], alone[2]), (second[1], alone[0]), (second[2], alone[0])):
+        assert np.allclose(got, want, atol=1e-4), np.abs(got - want).max()
+
+
 def test_spectral_rows_flag_rank_limited_k():
     from conflictlab.contextconflict.mechanistic import spectral_rows
 

@@ -9,6 +9,7 @@ from conflictlab.contextconflict.dataset import load_released
 from conflictlab.contextconflict.prompts import build_messages
 from conflictlab.contextconflict.steering import (
     calibration_count,
+    calibration_directions,
     direction_prompts,
     directions_from_states,
     steering_directions,
@@ -80,6 +81,33 @@ def test_question_only_prompt_has_no_evidence(smollm2):
     d = directions_from_states(prompts, states)
     assert d["mean_difference"].shape == (3, 4)
     np.testing.assert_allclose(np.linalg.norm(d["cas"], axis=1), 1.0, rtol=1e-5)
+
+
+def test_calibration_directions_from_every_sample_equal_those_of_the_calibration_prompts_alone(smollm2):
+    """The activations rule stores the direction prompts of every sample; the
+    directions taken from the calibration rows there are exactly those of the
+    calibration samples' own prompts and states, and a calibration sample
+    missing from the stored index is an error naming the file."""
+    from conflictlab.contextconflict.pairs import activation_index
+
+    _, tokenizer = smollm2
+    samples = load_released(DEMO, "perspective").tables()[0].to_pylist()
+    templates = {"summarization": "summarization_simple"}
+    stored = direction_prompts(tokenizer, samples, templates)
+    states = np.random.default_rng(1).normal(size=(len(stored), 3, 4)).astype(np.float32)
+    state_of = {(p["sample_id"], p["variant"]): states[row] for row, p in enumerate(stored)}
+    calibration = [samples[4], samples[1]]  # not in file order
+    own = direction_prompts(tokenizer, calibration, templates)
+    want = directions_from_states(own, np.stack([state_of[(p["sample_id"], p["variant"])] for p in own]))
+    index = activation_index(stored).to_pylist()
+    got = calibration_directions(index, states, [s["sample_id"] for s in calibration])
+    assert set(got) == set(want)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key])
+    other = calibration_directions(index, states, [samples[0]["sample_id"], samples[2]["sample_id"]])
+    assert not np.allclose(other["mean_difference"], got["mean_difference"])
+    with pytest.raises(ValueError, match=r"directions/perspective.index.parquet: no direction prompts for calibration samples \['nope'\]"):
+        calibration_directions(index, states, ["nope"], source="directions/perspective.index.parquet")
 
 
 def _left_padded(tokenizer, texts):

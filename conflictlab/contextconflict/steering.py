@@ -183,6 +183,26 @@ def directions_from_states(prompts: list[dict], states: np.ndarray) -> dict[str,
     )
 
 
+def calibration_directions(index: list[dict], states: np.ndarray, calibration_ids: Sequence[str], *, source: str = "states") -> dict[str, np.ndarray]:
+    """:func:`directions_from_states` of the calibration samples only.
+
+    ``index`` and ``states`` hold the :func:`direction_prompts` of every
+    sample of a type (rows of an activation index, each with ``sample_id``
+    and ``variant``; states of shape (len(index), n_layers, hidden)), as the
+    activations rule stores them; the calibration samples' rows are taken in
+    ``calibration_ids`` order. ValueError, naming ``source``, when a
+    calibration sample has no rows there.
+    """
+    rows_of: dict[str, list[int]] = {}
+    for row, prompt in enumerate(index):
+        rows_of.setdefault(prompt["sample_id"], []).append(row)
+    missing = [sample_id for sample_id in calibration_ids if sample_id not in rows_of]
+    if missing:
+        raise ValueError(f"{source}: no direction prompts for calibration samples {missing[:5]} (activations of other data?)")
+    rows = [row for sample_id in calibration_ids for row in rows_of[sample_id]]
+    return directions_from_states([index[row] for row in rows], states[rows])
+
+
 def save_directions(path, directions: dict[str, np.ndarray], calibration_ids: Sequence[str]) -> None:
     """One ``.npz`` per (model, type): both directions, their norms and the
     calibration sample ids they came from (written atomically)."""

@@ -87,3 +87,22 @@ def hidden_states(
         for handle in handles:
             handle.remove()
     return out
+
+
+def hidden_states_of_sets(
+    lm: LoadedModel,
+    prompt_sets: Sequence[Sequence[Sequence[int]]],
+    *,
+    batch_size: int = 8,
+    stats: ExtractionStats | None = None,
+) -> list[np.ndarray]:
+    """:func:`hidden_states` of several prompt lists, each distinct prompt
+    forwarded once (analyses that share prompts, such as a conflict prompt that
+    is also the combined prompt of a projection, pay for it once).
+
+    Returns one float32 array per list, shape (len(list), n_layers, hidden_size).
+    """
+    distinct: dict[tuple[int, ...], int] = {}
+    rows = [[distinct.setdefault(tuple(p), len(distinct)) for p in prompts] for prompts in prompt_sets]
+    states = hidden_states(lm, [list(p) for p in distinct], batch_size=batch_size, stats=stats)
+    return [states[r] for r in rows]

@@ -1,31 +1,39 @@
-"""Rule activations: one model's last-token states for the pair or projection prompts of every type."""
+"""Rule activations: one model's last-token states for the pair, projection
+and steering-direction prompts of every type, each distinct prompt forwarded once."""
 
 import numpy as np
 import pyarrow.parquet as pq
 
 from conflictlab.contextconflict.pairs import INDEX_SCHEMA, activation_index, pair_prompts, projection_prompts
+from conflictlab.contextconflict.steering import direction_prompts
 from conflictlab.io import atomic_path, write_parquet
-from conflictlab.lm.hidden import ExtractionStats, hidden_states
+from conflictlab.lm.hidden import ExtractionStats, hidden_states_of_sets
 from conflictlab.lm.loading import load
 from conflictlab.logs import configure_logging
 
-analysis = snakemake.wildcards.analysis
-log = configure_logging(snakemake.log[0], f"activations.{snakemake.wildcards.model}.{analysis}")
-settings, inputs, outputs = snakemake.params.settings, snakemake.input, snakemake.output
+# The probes and projections read float16 states; steering directions are
+# means of differences, kept in float32 so they equal a direct computation.
+STORED_DTYPE = {"pairs": np.float16, "projection": np.float16, "directions": np.float32}
+
+log = configure_logging(snakemake.log[0], f"activations.{snakemake.wildcards.model}")
+settings, inputs, outputs, templates = snakemake.params.settings, snakemake.input, snakemake.output, snakemake.params.templates
 lm = load(inputs.model, dtype=settings["dtype"])
-for samples_path, states_path, index_path in zip(inputs.samples, outputs.states, outputs.index):
-    samples = pq.read_table(samples_path).to_pylist()
-    if analysis == "pairs":
-        prompts = pair_prompts(lm.tokenizer, samples, snakemake.params.templates, drop_last=settings["drop_last"])
-    else:
-        prompts = projection_prompts(lm.tokenizer, samples, snakemake.params.templates, matched=settings["matched_templates"])
-    stats = ExtractionStats()
-    states = hidden_states(lm, [p["ids"] for p in prompts], batch_size=settings["batch_size"], stats=stats)
-    with atomic_path(states_path) as tmp:
+samples = [pq.read_table(path).to_pylist() for path in inputs.samples]
+prompts = {
+    "pairs": [pair_prompts(lm.tokenizer, s, templates, drop_last=settings["drop_last"]) for s in samples],
+    "projection": [projection_prompts(lm.tokenizer, s, templates, matched=settings["matched_templates"]) for s in samples],
+    "directions": [direction_prompts(lm.tokenizer, s, templates) for s in samples],
+}
+sets = [(analysis, i) for analysis in prompts for i in range(len(samples))]
+stats = ExtractionStats()
+states = hidden_states_of_sets(lm, [[p["ids"] for p in prompts[a][i]] for a, i in sets], batch_size=settings["batch_size"], stats=stats)
+for (analysis, i), array in zip(sets, states):
+    with atomic_path(outputs[f"{analysis}_states"][i]) as tmp:
         with open(tmp, "wb") as handle:
-            np.save(handle, states.astype(np.float16))
-    write_parquet(activation_index(prompts), index_path, INDEX_SCHEMA)
-    log.info(
-        "%s: %d prompts in %d forward passes (each prompt in exactly one pass, all %d layers from it); states %s",
-        samples_path, stats.prompts, stats.forwards, states.shape[1], states.shape,
-    )
+            np.save(handle, array.astype(STORED_DTYPE[analysis]))
+    write_parquet(activation_index(prompts[analysis][i]), outputs[f"{analysis}_index"][i], INDEX_SCHEMA)
+    log.info("%s %s: states %s", analysis, inputs.samples[i], array.shape)
+log.info(
+    "%d prompts, %d distinct, in %d forward passes (all %d layers from each)",
+    sum(len(prompts[a][i]) for a, i in sets), stats.prompts, stats.forwards, lm.n_layers,
+)

@@ -3,24 +3,21 @@
 import numpy as np
 import pyarrow.parquet as pq
 
-from conflictlab.contextconflict.steering import direction_prompts, directions_from_states, save_directions
-from conflictlab.lm.hidden import ExtractionStats, hidden_states
-from conflictlab.lm.loading import load
+from conflictlab.contextconflict.steering import calibration_directions, save_directions
 from conflictlab.logs import configure_logging
 
 log = configure_logging(snakemake.log[0], f"steering_directions.{snakemake.wildcards.model}")
-lm = load(snakemake.input.model, dtype=snakemake.params.dtype)
-for calibration_path, out in zip(snakemake.input.calibration, snakemake.output):
-    samples = pq.read_table(calibration_path).to_pylist()
-    if not samples:
+inputs = snakemake.input
+for calibration_path, states_path, index_path, out in zip(inputs.calibration, inputs.states, inputs.index, snakemake.output):
+    calibration_ids = pq.read_table(calibration_path, columns=["sample_id"]).column("sample_id").to_pylist()
+    if not calibration_ids:
         raise ValueError(f"{calibration_path}: no calibration samples (every subset has fewer than 2 samples)")
-    prompts = direction_prompts(lm.tokenizer, samples, snakemake.params.templates)
-    stats = ExtractionStats()
-    states = hidden_states(lm, [p["ids"] for p in prompts], batch_size=snakemake.params.batch_size, stats=stats)
-    directions = directions_from_states(prompts, states)
-    save_directions(out, directions, [s["sample_id"] for s in samples])
+    directions = calibration_directions(
+        pq.read_table(index_path).to_pylist(), np.load(states_path), calibration_ids, source=f"{index_path}"
+    )
+    save_directions(out, directions, calibration_ids)
     log.info(
-        "%s: %d calibration samples, %d prompts in %d forwards; ||mu_bar - c_bar|| per layer %s; ||c_bar - q_bar|| %s",
-        calibration_path, len(samples), stats.prompts, stats.forwards,
+        "%s: %d calibration samples; ||mu_bar - c_bar|| per layer %s; ||c_bar - q_bar|| %s",
+        calibration_path, len(calibration_ids),
         np.round(directions["mean_difference_norm"], 2).tolist(), np.round(directions["cas_norm"], 2).tolist(),
     )
