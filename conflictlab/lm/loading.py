@@ -5,7 +5,9 @@ tokenizer plus what every operation needs to agree on (device, dtype, pad
 id, end-of-sequence ids, whether a chat template exists). Defaults, written
 once: CUDA when available; float32 on the CPU (the exact reference) and
 bfloat16 on a GPU; a float32 model on the CPU gets its linear layers packed
-for oneDNN (:mod:`conflictlab.lm.packed_linear`) unless ``pack=False``.
+for oneDNN (:mod:`conflictlab.lm.packed_linear`) unless ``pack=False``; a CPU
+model attends with grouped key/value heads kept grouped under a mask
+(:mod:`conflictlab.lm.attention`, same outputs).
 
 ``dtype="auto"`` picks the faster precision the hardware offers: bfloat16 on
 a GPU or on a CPU with native bfloat16 instructions (``avx512_bf16`` or
@@ -85,6 +87,7 @@ class LoadedModel:
     eos_ids: frozenset[int]
     has_chat_template: bool
     packed_layers: int = 0
+    attention: str = "sdpa"
 
     @property
     def n_layers(self) -> int:
@@ -130,6 +133,7 @@ def load(model_dir: str | os.PathLike, *, dtype: str | None = None, device: str 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from conflictlab.lm.attention import use_grouped_sdpa
     from conflictlab.lm.packed_linear import pack_linear_layers
 
     device = device or default_device()
@@ -139,6 +143,7 @@ def load(model_dir: str | os.PathLike, *, dtype: str | None = None, device: str 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
     eos_ids = end_of_sequence_ids(model.generation_config, tokenizer)
     packed = pack_linear_layers(model) if pack else 0
+    use_grouped_sdpa(model)
     return LoadedModel(
         model=model,
         tokenizer=tokenizer,
@@ -149,4 +154,5 @@ def load(model_dir: str | os.PathLike, *, dtype: str | None = None, device: str 
         eos_ids=eos_ids,
         has_chat_template=bool(getattr(tokenizer, "chat_template", None)),
         packed_layers=packed,
+        attention=model.config._attn_implementation,
     )
