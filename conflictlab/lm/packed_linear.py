@@ -1,12 +1,13 @@
 """fp32 linear layers held in oneDNN's layout, for CPU inference.
 
 On CPU, PyTorch runs a dense float32 ``nn.Linear`` through MKL's sgemm. On
-this project's reference machine (2 cores of an AMD EPYC) MKL reaches
-174–217 GFLOP/s for SmolLM2's layer shapes, while oneDNN's fp32 kernels on a
-weight reordered once to oneDNN's layout reach 413–507 GFLOP/s
+2 cores of an AMD EPYC with AVX-512, MKL reaches 174–217 GFLOP/s for
+SmolLM2's layer shapes, while oneDNN's fp32 kernels on a weight reordered
+once to oneDNN's layout reach 413–507 GFLOP/s
 (``python benchmarks/linear_kernels.py``; ``benchmarks/shapley.py`` prints
 the whole-scorer effect). Both compute in IEEE float32; the outputs agree to
-float32 rounding.
+float32 rounding. On the AVX2-only AMD EPYC (Zen 3) both run at about
+65 GFLOP/s per thread, so packing gains nothing there.
 
 Packing is for inference on the CPU, and comes last: a packed model cannot be
 moved to another device or dtype, trained, or saved.
