@@ -56,9 +56,11 @@ def generation_threads(wildcards):
 
 
 # The model jobs at the head of the DAG's longest chains (responses -> Shapley
-# scoring -> Balance, Table 3, Table 4) start first; the other model jobs, whose
+# scoring -> Balance, Table 3, Table 4; CONFLICTS responses -> judge) and the
+# seconds-long data jobs that feed them start first; the other model jobs, whose
 # descendants are short report jobs, then fill the cores behind them instead of
-# leaving one long Shapley job running alone at the end.
+# leaving one long job running alone at the end. Without it the six data jobs
+# waited behind two ConflictBank jobs and generation started 2 minutes late.
 CHAIN_HEAD_PRIORITY = 1
 
 

@@ -53,6 +53,7 @@ rule conflicts_respond:
         "results/logs/conflicts_respond/{model}.log",
     benchmark:
         "results/benchmarks/conflicts_respond/{model}.tsv"
+    priority: CHAIN_HEAD_PRIORITY
     threads: generation_threads
     resources:
         gpu=GPU_FOR_GENERATION,

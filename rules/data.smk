@@ -14,6 +14,7 @@ rule build_subset:
         "results/logs/build_subset/{conflict_type}.log",
     benchmark:
         "results/benchmarks/build_subset/{conflict_type}.tsv"
+    priority: CHAIN_HEAD_PRIORITY
     resources:
         mem_mb=2000,
     conda:
@@ -35,6 +36,7 @@ rule shuffle_evidence:
         code=code_hash("shuffle_evidence.py"),
     log:
         "results/logs/shuffle_evidence/{conflict_type}.log",
+    priority: CHAIN_HEAD_PRIORITY
     conda:
         "../envs/datasets.yaml"
     script:
