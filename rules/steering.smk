@@ -39,38 +39,38 @@ rule steering_directions:
 
 
 rule steered_generate:
-    """One steering variant's responses to every type's test split (base: unsteered)."""
+    """Every steering variant's responses to every type's test split (base:
+    unsteered), one model load, each prompt prefilled once for all variants."""
     input:
         samples=expand("results/steering/split/{conflict_type}.test.parquet", conflict_type=config["conflict_types"]),
-        directions=lambda wildcards: (
-            []
-            if wildcards.variant == "base"
-            else expand(
-                "results/steering/{model}/directions/{conflict_type}.npz",
-                model=wildcards.model,
-                conflict_type=config["conflict_types"],
-            )
-        ),
+        directions=expand("results/steering/{{model}}/directions/{conflict_type}.npz", conflict_type=config["conflict_types"]),
         model="resources/models/{model}",
     output:
-        expand("results/responses/{{model}}@{{variant}}/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
+        expand(
+            "results/responses/{{model}}@{variant}/{conflict_type}.parquet",
+            variant=steering_variants(),
+            conflict_type=config["conflict_types"],
+        ),
     wildcard_constraints:
         model="[A-Za-z0-9][A-Za-z0-9._-]*",
-        variant=VARIANT_PATTERN,
     params:
-        # Only what this variant depends on, so that editing steering.alpha
-        # reruns only the variants whose name changes.
-        method=lambda wildcards: parse_variant(wildcards.variant)[0],
-        alpha=lambda wildcards: parse_variant(wildcards.variant)[1],
-        schedule=lambda wildcards: variant_schedule(wildcards.variant, cas_schedule=config["steering"]["cas_schedule"]),
+        # (method, alpha, schedule) per variant: editing steering.alpha or
+        # alpha_sweep reruns this job (all variants share its prefill).
+        variants={
+            variant: [
+                *parse_variant(variant),
+                variant_schedule(variant, cas_schedule=config["steering"]["cas_schedule"]),
+            ]
+            for variant in steering_variants()
+        },
         layers=config["steering"]["layers"],
         generation=steering_generation_params(),
-        shard_dir=lambda wildcards: f"results/responses/{wildcards.model}@{wildcards.variant}/.shards",
+        shard_root="results/responses",
         code=code_hash("steered_generate.py"),
     log:
-        "results/logs/steered_generate/{model}@{variant}.log",
+        "results/logs/steered_generate/{model}.log",
     benchmark:
-        "results/benchmarks/steered_generate/{model}@{variant}.tsv"
+        "results/benchmarks/steered_generate/{model}.tsv"
     priority: CHAIN_HEAD_PRIORITY
     threads: torch_threads
     resources:

@@ -8,6 +8,7 @@ only renders requests and names the job.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from typing import Callable, Sequence
@@ -19,9 +20,9 @@ import pyarrow as pa
 from conflictlab.contextconflict.prompts import build_messages, encode_messages
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
-from conflictlab.lm.generation import Backend, DecodingParams
+from conflictlab.lm.generation import Backend, DecodingParams, HFBackend
 from conflictlab.lm.registry import context_limit, weights_checksum
-from conflictlab.lm.shards import RESPONSE_SCHEMA, STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded
+from conflictlab.lm.shards import RESPONSE_SCHEMA, STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded, run_sharded_variants
 from conflictlab.lm.steering import Steering
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,37 @@ def engine_settings(settings: dict) -> dict:
     return {key: settings[key] for key in ENGINE_KEYS if key in settings}
 
 
+def _render_subsets(tokenizer, subsets: Sequence[pa.Table], settings: dict, limit: int) -> list[list[Request]]:
+    return [
+        render_requests(
+            tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=settings["max_new_tokens"], on_too_long=settings["on_too_long"]
+        )
+        for samples in subsets
+    ]
+
+
+def _job(model: str, model_dir, settings: dict, limit: int, steering_key: str | None) -> GenerationJob:
+    return GenerationJob(
+        model=model,
+        model_checksum=weights_checksum(model_dir),
+        backend=settings["backend"],
+        params=DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"]),
+        shard_size=settings["shard_size"],
+        extra_key={"dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings)},
+    )
+
+
+def _split_tables(tokenizer, responses: pa.Table, per_table: list[list[Request]]) -> list[pa.Table]:
+    """The pooled responses cut back into one table per subset (reasoning
+    models' final channel separated)."""
+    harmony = HarmonyTokens.of(tokenizer)
+    if harmony is not None:
+        rows = separate_final_channel(responses.to_pylist(), harmony, lambda ids: tokenizer.decode(ids, skip_special_tokens=True))
+        responses = pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
+    starts = np.cumsum([0] + [len(requests) for requests in per_table])
+    return [responses.slice(start, stop - start) for start, stop in zip(starts[:-1], starts[1:])]
+
+
 def generate_subsets(
     subsets: Sequence[pa.Table],
     model_dir: str | os.PathLike,
@@ -135,28 +167,52 @@ def generate_subsets(
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     limit = context_limit(model_dir, settings.get("max_model_len"))
-    params = DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"])
-    per_table = [
-        render_requests(
-            tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=params.max_new_tokens, on_too_long=settings["on_too_long"]
-        )
-        for samples in subsets
-    ]
-    job = GenerationJob(
-        model=model,
-        model_checksum=weights_checksum(model_dir),
-        backend=settings["backend"],
-        params=params,
-        shard_size=settings["shard_size"],
-        extra_key={"dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings)},
-    )
+    per_table = _render_subsets(tokenizer, subsets, settings, limit)
+    job = _job(model, model_dir, settings, limit, steering_key)
     responses = run_sharded(job, [r for requests in per_table for r in requests], lambda: make_backend(limit), shard_dir)
-    harmony = HarmonyTokens.of(tokenizer)
-    if harmony is not None:
-        rows = separate_final_channel(responses.to_pylist(), harmony, lambda ids: tokenizer.decode(ids, skip_special_tokens=True))
-        responses = pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
-    starts = np.cumsum([0] + [len(requests) for requests in per_table])
-    return [responses.slice(start, stop - start) for start, stop in zip(starts[:-1], starts[1:])]
+    return _split_tables(tokenizer, responses, per_table)
+
+
+def generate_steered_subsets(
+    subsets: Sequence[pa.Table],
+    model_dir: str | os.PathLike,
+    *,
+    model: str,
+    variants: dict[str, Sequence[Steering | None]],
+    settings: dict,
+    shard_dirs: dict[str, str | os.PathLike],
+    make_backend: Callable[[], HFBackend],
+) -> dict[str, list[pa.Table]]:
+    """Every steering variant's responses to several sample tables, in one
+    sharded run: ``variants[name][t]`` steers table t's samples under variant
+    ``name`` (None: unsteered). Every table's requests are batched together and
+    each prompt is prefilled once for all variants
+    (:meth:`conflictlab.lm.generation.HFBackend.generate_variants`). The
+    responses of variant ``name`` are those of pseudo-model ``{model}@{name}``,
+    with shards under ``shard_dirs[name]``. Returns ``{name: [table per subset]}``.
+    """
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    limit = context_limit(model_dir, settings.get("max_model_len"))
+    per_table = _render_subsets(tokenizer, subsets, settings, limit)
+    requests = [r for requests in per_table for r in requests]
+    table_of = [t for t, requests_of_table in enumerate(per_table) for _ in requests_of_table]
+    names = list(variants)
+    jobs = [
+        _job(f"{model}@{name}", model_dir, settings, limit, json.dumps([None if s is None else s.key() for s in variants[name]]))
+        for name in names
+    ]
+    backend = []
+
+    def generate(indices: list[int], missing: list[int]):
+        if not backend:
+            backend.append(make_backend())
+        steerings = [[variants[names[v]][table_of[i]] for i in indices] for v in missing]
+        return backend[0].generate_variants([requests[i].prompt_ids for i in indices], steerings, jobs[0].params)
+
+    tables = run_sharded_variants(jobs, requests, generate, [shard_dirs[name] for name in names])
+    return {name: _split_tables(tokenizer, responses, per_table) for name, responses in zip(names, tables)}
 
 
 def generate_responses(samples: pa.Table, model_dir: str | os.PathLike, **job) -> pa.Table:

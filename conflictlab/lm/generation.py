@@ -78,17 +78,25 @@ class HFBackend:
         self.steering = steering
 
     def _generate_batch(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
+        ids, mask = pad_batch(prompts, self.lm.pad_id, side="left")
+        return self._decode(ids, mask, params, self.steering)
+
+    def _decode(self, ids, mask, params: DecodingParams, steering, cache=None) -> list[Completion]:
+        """Greedy ``generate`` of one left-padded batch under ``steering`` (a
+        Steering, one per row, or None), continuing ``cache`` when given."""
         import torch
 
+        from conflictlab.lm.steering import steering_hooks
+
         lm = self.lm
-        ids, mask = pad_batch(prompts, lm.pad_id, side="left")
         width = ids.shape[1]
         torch.manual_seed(params.seed)
-        steered = self.steering.hooks(lm.model) if self.steering is not None else contextlib.nullcontext()
+        steered = steering_hooks(lm.model, steering) if steering is not None else contextlib.nullcontext()
         with steered, torch.inference_mode():
             out = lm.model.generate(
                 input_ids=ids.to(lm.device),
                 attention_mask=mask.to(lm.device),
+                past_key_values=cache,
                 max_new_tokens=params.max_new_tokens,
                 do_sample=False,
                 temperature=None,
@@ -107,6 +115,42 @@ class HFBackend:
         return map_batches(
             [len(p) for p in prompts], lambda batch: self._generate_batch([prompts[i] for i in batch], params), self.policy
         )
+
+    def generate_variants(self, prompts: Sequence[Sequence[int]], steerings: Sequence[Sequence], params: DecodingParams) -> list[list[Completion]]:
+        """Completions of every prompt under each of several steering variants.
+
+        ``steerings[v][i]``: prompt i's :class:`~conflictlab.lm.steering.Steering`
+        under variant v, or None (unsteered). Returns ``[v][i]``. No variant
+        touches a position before a prompt's last one (the hooks steer the last
+        prompt position and later ones), so each batch is forwarded once
+        without its last column, and every variant generates on a copy of that
+        cache: one prefill per prompt instead of one per variant. The backend's
+        own ``steering`` is not used here.
+        """
+        import copy
+
+        import torch
+        from transformers import DynamicCache
+
+        lm = self.lm
+
+        def run(batch: list[int]) -> list[list[Completion]]:
+            ids, mask = pad_batch([prompts[i] for i in batch], lm.pad_id, side="left")
+            prefix = None
+            if ids.shape[1] > 1:  # one-token prompts have no prefix to share
+                head, head_mask = ids[:, :-1].to(lm.device), mask[:, :-1].to(lm.device)
+                # Positions as generate() numbers them under left padding.
+                positions = (head_mask.long().cumsum(-1) - 1).masked_fill(head_mask == 0, 0)
+                prefix = DynamicCache(config=lm.model.config)
+                with torch.inference_mode():
+                    lm.model.get_decoder()(input_ids=head, attention_mask=head_mask, position_ids=positions, past_key_values=prefix, use_cache=True)
+            per_variant = [
+                self._decode(ids, mask, params, [variant[i] for i in batch], cache=copy.deepcopy(prefix)) for variant in steerings
+            ]
+            return [list(row) for row in zip(*per_variant)]
+
+        per_prompt = map_batches([len(p) for p in prompts], run, self.policy)
+        return [[per_prompt[i][v] for i in range(len(prompts))] for v in range(len(steerings))]
 
 
 @dataclass(frozen=True)

@@ -117,33 +117,61 @@ def run_sharded(
     generating, so a fully resumed job never loads the model. Returns the
     table in request order.
     """
-    backend: Backend | None = None
-    shard_dir = Path(shard_dir)
-    shard_dir.mkdir(parents=True, exist_ok=True)
-    tables = []
+    backend: list[Backend] = []
+
+    def generate(indices: list[int], variants: list[int]) -> list[list[Completion]]:
+        if not backend:
+            backend.append(make_backend())
+        return [backend[0].generate([requests[i].prompt_ids for i in indices], job.params)]
+
+    return run_sharded_variants([job], requests, generate, [shard_dir])[0]
+
+
+def run_sharded_variants(
+    jobs: Sequence[GenerationJob],
+    requests: Sequence[Request],
+    generate: Callable[[list[int], list[int]], list[list[Completion]]],
+    shard_dirs: Sequence[str | os.PathLike],
+) -> list[pa.Table]:
+    """:func:`run_sharded` for several jobs (variants) over the same requests.
+
+    Job v writes its shards to ``shard_dirs[v]``. For each shard,
+    ``generate(indices, variants)`` is called once with the ``ok`` requests'
+    indices into ``requests`` and the variants whose shard is missing, and
+    returns their completions ``[variant][request]``; so variants can share
+    work per shard (:meth:`conflictlab.lm.generation.HFBackend.generate_variants`).
+    Returns one table per job, in request order.
+    """
+    if len({job.shard_size for job in jobs}) != 1:
+        raise ValueError("variants of one sharded run need the same shard_size")
+    shard_size = jobs[0].shard_size
+    dirs = [Path(d) for d in shard_dirs]
+    for d in dirs:
+        d.mkdir(parents=True, exist_ok=True)
+    tables: list[list[pa.Table]] = [[] for _ in jobs]
     reused = 0
-    for index, start in enumerate(range(0, len(requests), job.shard_size)):
-        shard = list(requests[start : start + job.shard_size])
-        path = shard_dir / job.shard_name(index, shard)
-        if path.exists():
-            tables.append(pq.read_table(path, schema=RESPONSE_SCHEMA))
-            reused += 1
+    for index, start in enumerate(range(0, len(requests), shard_size)):
+        shard = list(requests[start : start + shard_size])
+        paths = [d / job.shard_name(index, shard) for job, d in zip(jobs, dirs)]
+        missing = [v for v, path in enumerate(paths) if not path.exists()]
+        for v, path in enumerate(paths):
+            if v not in missing:
+                tables[v].append(pq.read_table(path, schema=RESPONSE_SCHEMA))
+                reused += 1
+        if not missing:
             continue
         todo = [i for i, r in enumerate(shard) if r.status == STATUS_OK]
-        completions: list[Completion | None] = [None] * len(shard)
-        if todo:
-            if backend is None:
-                backend = make_backend()
-            for i, completion in zip(todo, backend.generate([shard[i].prompt_ids for i in todo], job.params)):
+        generated = generate([start + i for i in todo], missing) if todo else [[] for _ in missing]
+        for v, completions_of_todo in zip(missing, generated):
+            completions: list[Completion | None] = [None] * len(shard)
+            for i, completion in zip(todo, completions_of_todo):
                 completions[i] = completion
-        table = pa.Table.from_pylist(_rows(job, shard, completions), schema=RESPONSE_SCHEMA)
-        write_parquet(table, path, RESPONSE_SCHEMA)
-        tables.append(table)
-        log.info("shard %d: %d requests (%d generated) -> %s", index, len(shard), len(todo), path.name)
+            table = pa.Table.from_pylist(_rows(jobs[v], shard, completions), schema=RESPONSE_SCHEMA)
+            write_parquet(table, paths[v], RESPONSE_SCHEMA)
+            tables[v].append(table)
+            log.info("shard %d: %d requests (%d generated) -> %s", index, len(shard), len(todo), paths[v])
     log.info("%d shards reused from an earlier run", reused)
-    if not tables:
-        return RESPONSE_SCHEMA.empty_table()
-    return pa.concat_tables(tables)
+    return [pa.concat_tables(t) if t else RESPONSE_SCHEMA.empty_table() for t in tables]
 
 
 def finish_shards(shard_dir: str | os.PathLike) -> None:
