@@ -23,9 +23,10 @@ from conflictlab.provenance import code_hash as _code_hash
 REPO = Path(workflow.basedir)
 REASONING_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "reasoning"]
 SUMMARIZATION_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "summarization"]
-# What a generator answers: every configured type and, where the shuffle
-# analysis runs (summarization types with a scorer), their shuffled-evidence copies.
-GENERATION_SUBSETS = config["conflict_types"] + ([f"{t}-shuffled" for t in SUMMARIZATION_TYPES] if config["scorers"] else [])
+# The summarization types of the shuffle analysis (Tables 9-10), where it runs (with a scorer).
+SHUFFLE_TYPES = [t for t in SUMMARIZATION_TYPES if config["shapley"].get("shuffle_types") is None or t in config["shapley"]["shuffle_types"]] if config["scorers"] else []
+# What a generator answers: every configured type and the shuffled-evidence copies.
+GENERATION_SUBSETS = config["conflict_types"] + [f"{t}-shuffled" for t in SHUFFLE_TYPES]
 
 
 def code_hash(script):
@@ -476,7 +477,7 @@ def report_inputs():
     )
     if REASONING_TYPES:
         targets += flatten(accuracy_outputs())
-    if SUMMARIZATION_TYPES and config["scorers"]:
+    if SHUFFLE_TYPES:
         targets += flatten(balance_outputs()) + flatten(table3_outputs())
         for model in config["generators"]:
             targets += flatten(shuffle_outputs(model))

@@ -1,25 +1,22 @@
 rule shapley_values:
     """v(S) of every evidence subset of every summarization response of one
-    generator (suffix "-shuffled": its shuffled-evidence responses), under one
-    scorer loaded once."""
+    generator, under one scorer loaded once."""
     input:
-        samples=lambda wildcards: [samples_path(wildcards.model, t + wildcards.suffix) for t in SUMMARIZATION_TYPES],
-        responses=expand("results/responses/{{model}}/{conflict_type}{{suffix}}.parquet", conflict_type=SUMMARIZATION_TYPES),
+        samples=lambda wildcards: [samples_path(wildcards.model, t) for t in SUMMARIZATION_TYPES],
+        responses=expand("results/responses/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
         scorer="resources/models/{scorer}",
     output:
-        values=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}{{suffix}}.parquet", conflict_type=SUMMARIZATION_TYPES),
-        skipped=expand(
-            "results/shapley/{{scorer}}/{{model}}/{conflict_type}{{suffix}}.skipped.parquet", conflict_type=SUMMARIZATION_TYPES
-        ),
+        values=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
+        skipped=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}.skipped.parquet", conflict_type=SUMMARIZATION_TYPES),
     wildcard_constraints:
-        suffix="(-shuffled)?",
+        model="[A-Za-z0-9][A-Za-z0-9._-]*",  # steered reruns (name@variant): shapley_values_steered
     params:
         settings=subset(config["shapley"], "renumber", "exact_max_n", "n_permutations", "seed", "dtype", "token_budget"),
         code=code_hash("shapley_values.py"),
     log:
-        "results/logs/shapley_values/{scorer}/{model}{suffix}.log",
+        "results/logs/shapley_values/{scorer}/{model}.log",
     benchmark:
-        "results/benchmarks/shapley_values/{scorer}/{model}{suffix}.tsv"
+        "results/benchmarks/shapley_values/{scorer}/{model}.tsv"
     priority: CHAIN_HEAD_PRIORITY
     threads: torch_threads
     resources:
@@ -29,6 +26,51 @@ rule shapley_values:
         "../envs/transformers.yaml"
     script:
         "../workflow/scripts/shapley_values.py"
+
+
+use rule shapley_values as shapley_values_shuffled with:
+    # The shuffled-evidence responses of the shuffle analysis' types (shapley.shuffle_types).
+    input:
+        samples=expand("results/data/{conflict_type}-shuffled.parquet", conflict_type=SHUFFLE_TYPES),
+        responses=expand("results/responses/{{model}}/{conflict_type}-shuffled.parquet", conflict_type=SHUFFLE_TYPES),
+        scorer="resources/models/{scorer}",
+    output:
+        values=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}-shuffled.parquet", conflict_type=SHUFFLE_TYPES),
+        skipped=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}-shuffled.skipped.parquet", conflict_type=SHUFFLE_TYPES),
+    log:
+        "results/logs/shapley_values/{scorer}/{model}-shuffled.log",
+    benchmark:
+        "results/benchmarks/shapley_values/{scorer}/{model}-shuffled.tsv"
+
+
+use rule shapley_values as shapley_values_steered with:
+    # Every steering variant of one model under one scorer, loaded once
+    # (the variants' responses all exist together: one steered_generate job).
+    input:
+        samples=lambda wildcards: [
+            samples_path(name, t) for name in steered_names(wildcards.model) for t in SUMMARIZATION_TYPES
+        ],
+        responses=lambda wildcards: [
+            f"results/responses/{name}/{t}.parquet" for name in steered_names(wildcards.model) for t in SUMMARIZATION_TYPES
+        ],
+        scorer="resources/models/{scorer}",
+    output:
+        values=expand(
+            "results/shapley/{{scorer}}/{{model}}@{variant}/{conflict_type}.parquet",
+            variant=steering_variants(),
+            conflict_type=SUMMARIZATION_TYPES,
+        ),
+        skipped=expand(
+            "results/shapley/{{scorer}}/{{model}}@{variant}/{conflict_type}.skipped.parquet",
+            variant=steering_variants(),
+            conflict_type=SUMMARIZATION_TYPES,
+        ),
+    wildcard_constraints:
+        model="[A-Za-z0-9][A-Za-z0-9._-]*",
+    log:
+        "results/logs/shapley_values/{scorer}/{model}@steered.log",
+    benchmark:
+        "results/benchmarks/shapley_values/{scorer}/{model}@steered.tsv"
 
 
 rule attributions:
@@ -124,12 +166,12 @@ rule shuffle_report:
     """Shapley shares of shuffled-evidence responses by presented position (the
     paper's Tables 9-10, one per generator) and by original piece (an addition)."""
     input:
-        samples=expand("results/data/{conflict_type}-shuffled.parquet", conflict_type=SUMMARIZATION_TYPES),
+        samples=expand("results/data/{conflict_type}-shuffled.parquet", conflict_type=SHUFFLE_TYPES),
         values=lambda wildcards: expand(
             "results/shapley/{scorer}/{model}/{conflict_type}-shuffled.parquet",
             scorer=default_scorer(),
             model=wildcards.model,
-            conflict_type=SUMMARIZATION_TYPES,
+            conflict_type=SHUFFLE_TYPES,
         ),
     output:
         **flagged(shuffle_outputs("{model}"), {"presented_csv": "shuffled_positions", "original_csv": "shuffled_original_pieces"}, "Balance"),

@@ -154,6 +154,32 @@ def test_generate_equals_plain_greedy_one_by_one(models):
 
 
 @pytest.mark.slow
+def test_generate_variants_equal_one_generate_per_steering(models):
+    """Prefilling each prompt once for every variant (all but its last token,
+    then a copy of the cache per variant) gives the tokens of one plain
+    steered generate per variant, and per-row steerings those of each row's
+    own steering alone."""
+    from conflictlab.lm.generation import DecodingParams, HFBackend
+    from conflictlab.lm.steering import Steering
+
+    lm, _ = models
+    prompts = _ids(lm, PROMPTS)
+    rng = np.random.default_rng(0)
+    direction = rng.normal(size=(lm.n_layers, lm.hidden_size)).astype(np.float32)
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    variants = [None, Steering(direction, 8.0, "first_generated"), Steering(direction, 8.0, "all_tokens", layers=(1, 2))]
+    params = DecodingParams(max_new_tokens=8)
+    mixed = [variants[i % len(variants)] for i in range(len(prompts))]
+    got = HFBackend(lm, batch_size=3).generate_variants(prompts, [[v] * len(prompts) for v in variants] + [mixed], params)
+    assert len(got) == len(variants) + 1 and all(len(g) == len(prompts) for g in got)
+    per_variant = [[c.token_ids for c in HFBackend(lm, batch_size=3, steering=v).generate(prompts, params)] for v in variants]
+    for v in range(len(variants)):
+        assert [c.token_ids for c in got[v]] == per_variant[v]
+    assert per_variant[1] != per_variant[0] and per_variant[2] != per_variant[1]  # the steerings change tokens
+    assert [c.token_ids for c in got[-1]] == [per_variant[i % len(variants)][i] for i in range(len(prompts))]
+
+
+@pytest.mark.slow
 def test_loglikelihoods_equal_plain_log_softmax(models):
     from conflictlab.lm.batching import BatchPolicy
     from conflictlab.lm.likelihood import loglikelihoods
@@ -184,6 +210,9 @@ def test_choice_logits_equal_plain_last_position(models):
         with torch.inference_mode():
             expected = plain(input_ids=torch.tensor([prompt])).logits[0, -1, tokens].numpy()
         np.testing.assert_allclose(row, expected, atol=1e-4, rtol=KERNEL_RTOL)  # logits reach ~20: see KERNEL_RTOL
+    repeated = choice_logits(lm, [prompts[2], prompts[0], prompts[2]], tokens, batch_size=3)
+    assert np.array_equal(repeated[0], repeated[2])  # a repeated prompt is read once
+    np.testing.assert_allclose(repeated[:2], got[[2, 0]], atol=1e-4, rtol=KERNEL_RTOL)
     with pytest.raises(ValueError, match="exactly one"):
         single_token_ids(lm.tokenizer, [" Antidisestablishmentarianism"])
 

@@ -251,12 +251,12 @@ def test_editing_steering_alpha_plans_only_steering_jobs(smoke_run):
     output = plan.stdout + plan.stderr
     jobs = planned_jobs(output)
     # the faithfulness job reruns over every response, its cache answering all but the new ones
-    assert set(jobs) <= {"steered_generate", "accuracy", "answer_match", "shapley_values", "attributions", "table4",
+    assert set(jobs) <= {"steered_generate", "accuracy", "answer_match", "shapley_values_steered", "attributions", "table4",
                          "judge_faithfulness", "accuracy_table", "judge_tables", "html_report", "all"}, jobs
     # one steered job per model generates every variant (they share each prompt's prefill), so its
     # rerun rewrites every variant's responses; the new variants are among the scored ones
-    assert jobs["steered_generate"] == 1 and jobs["table4"] == 1
-    scored = " ".join(planned_wildcards(output, "shapley_values"))
+    assert jobs["steered_generate"] == 1 and jobs["shapley_values_steered"] == 1 and jobs["table4"] == 1
+    scored = " ".join(planned_wildcards(output, "accuracy") + planned_wildcards(output, "attributions"))
     assert re.search(r"@all_tokens-a2\b", scored) and re.search(r"@cas-a2\b", scored), scored
 
 
@@ -267,7 +267,7 @@ def test_slurm_profile_plans_the_paper_config_with_gpu_partitions(workflow_copy)
     output = plan.stdout + plan.stderr
     jobs = planned_jobs(output)
     assert jobs["steered_generate"] == 2 and jobs["steering_directions"] == 2  # one job per model for its 10 variants
-    gpu_rules = {"generate", "shapley_values", "activations", "steered_generate", "conflictbank_train"}  # steering_directions runs no model
+    gpu_rules = {"generate", "shapley_values", "shapley_values_shuffled", "shapley_values_steered", "activations", "steered_generate", "conflictbank_train"}  # steering_directions runs no model
     for block in re.split(r"\n(?=\[)", output):
         rule = re.search(r"rule (\w+):", block)
         if rule and rule.group(1) in gpu_rules:

@@ -38,19 +38,26 @@ def choice_logits(
 ) -> np.ndarray:
     """Logits of ``token_ids`` at the position after each prompt, float64,
     shape (len(prompts), len(token_ids)). A softmax over a row equals the
-    next-token distribution renormalised over those tokens."""
+    next-token distribution renormalised over those tokens. Identical
+    prompts (a sensitivity baseline that repeats a main setting) are
+    forwarded once."""
     import torch
 
     select = torch.tensor(list(token_ids), device=lm.device)
+    row_of: dict[tuple[int, ...], int] = {}
+    for prompt in prompts:
+        row_of.setdefault(tuple(prompt), len(row_of))
+    distinct = list(row_of)
 
     def run(batch: list[int]) -> np.ndarray:
-        ids, mask = pad_batch([prompts[i] for i in batch], lm.pad_id, side="left")
+        ids, mask = pad_batch([distinct[i] for i in batch], lm.pad_id, side="left")
         with torch.inference_mode():
             logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), logits_to_keep=1).logits[:, -1]
         return logits[:, select].float().cpu().numpy().astype(np.float64)
 
-    rows = map_batches([len(p) for p in prompts], run, BatchPolicy(batch_size=batch_size))
-    return np.array(rows, dtype=np.float64).reshape(len(prompts), len(token_ids))
+    rows = map_batches([len(p) for p in distinct], run, BatchPolicy(batch_size=batch_size))
+    logits = np.array(rows, dtype=np.float64).reshape(len(distinct), len(token_ids))
+    return logits[[row_of[tuple(prompt)] for prompt in prompts]].reshape(len(prompts), len(token_ids))
 
 
 def option_loglikelihoods(lm: LoadedModel, prompt: Sequence[int], options: Sequence[Sequence[int]]) -> np.ndarray:
