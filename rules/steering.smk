@@ -65,7 +65,11 @@ rule steered_generate:
         },
         layers=config["steering"]["layers"],
         generation=steering_generation_params(),
-        shard_root="results/responses",
+        # per variant, beside its responses (outputs are variant-major)
+        shard_dirs=lambda wildcards, output: {
+            variant: str(Path(output[k * len(config["conflict_types"])]).parent / ".shards" / "steered")
+            for k, variant in enumerate(steering_variants())
+        },
         code=code_hash("steered_generate.py"),
     log:
         "results/logs/steered_generate/{model}.log",

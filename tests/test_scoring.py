@@ -147,6 +147,39 @@ def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
         assert sparse.keys() == wanted and max(abs(sparse[m] - slow[m]) for m in wanted) <= 1e-4
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("model_fixture", ["smollm2_dir", "gemma_dir"])
+def test_shared_context_values_equal_one_game_at_a_time(request, model_fixture):
+    """Several responses to one sample (steering variants): pieces forwarded
+    once for all of them give each game's own values; sparse requests too;
+    games that differ in more than their response are refused."""
+    from conflictlab.contextconflict.scoring import score_response_sets
+    from conflictlab.lm.loading import load
+
+    lm = load(request.getfixturevalue(model_fixture), dtype="float32")
+    sample = [s for s in load_released(DEMO, "perspective").tables()[0].to_pylist() if s["n_evidence"] >= 4][0]
+    texts = [RESPONSE, "Both sides have a point.", "The first source is right: it cites the study."]
+    games = [build_game(lm.tokenizer, sample["question"], sample["evidence"], t) for t in texts]
+    for wanted in (None, {0, 0b1, 0b101, (1 << games[0].n) - 1}):
+        shared = SubsetScorer(lm.model, token_budget=600)
+        together = shared.values_shared(games, wanted)
+        alone = SubsetScorer(lm.model, token_budget=600)
+        for game, values in zip(games, together):
+            expected = alone.values(game, wanted)
+            assert values.keys() == expected.keys()
+            assert max(abs(values[m] - expected[m]) for m in expected) <= 1e-4
+        assert shared.stats.tokens_forwarded < alone.stats.tokens_forwarded
+    other = build_game(lm.tokenizer, sample["question"], sample["evidence"][::-1], RESPONSE)
+    with pytest.raises(ValueError, match="differ in more than their response"):
+        SubsetScorer(lm.model).values_shared([games[0], other])
+    # Per response table: a repeated response is scored once and written to each table.
+    rows = [{"sample_id": sample["sample_id"], "response": t, "status": "ok"} for t in (texts[1], texts[1], texts[2])]
+    tables = [pa.Table.from_pylist([r]) for r in rows]
+    results = score_response_sets(SubsetScorer(lm.model), lm.tokenizer, pa.Table.from_pylist([sample]), tables, scorer_name="s")
+    assert results[0][0].equals(results[1][0]) and not results[0][0].equals(results[2][0])
+    assert results[0][0].num_rows == 1 << games[0].n and not any(skipped for _, skipped in results)
+
+
 class _Head:
     """The two things token_logprobs reads from a model: its config and LM head."""
 

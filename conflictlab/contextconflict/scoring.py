@@ -84,49 +84,90 @@ def score_games(
     Returns the value table (VALUE_SCHEMA) and one skip record per response
     that could not be scored (not generated, empty, or a single piece).
     """
+    return score_response_sets(
+        scorer, tokenizer, samples, [responses], scorer_name=scorer_name, renumber=renumber,
+        exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed,
+    )[0]
+
+
+def _skip_reason(sample: dict, response: dict) -> str | None:
+    text = response["response"]
+    if response["status"] != "ok":
+        return f"response status {response['status']}"
+    if not text or not text.strip():
+        return "empty response"
+    if sample["n_evidence"] < 2:
+        return "fewer than two evidence pieces"
+    return None
+
+
+def score_response_sets(
+    scorer: SubsetScorer,
+    tokenizer,
+    samples: pa.Table,
+    response_sets: Sequence[pa.Table],
+    *,
+    scorer_name: str,
+    renumber: bool = True,
+    exact_max_n: int = 10,
+    n_permutations: int = 64,
+    seed: int = 0,
+) -> list[tuple[pa.Table, list[dict]]]:
+    """:func:`score_games` of several response tables to the same samples
+    (the steering variants' responses to one test split), one result per
+    table. A sample's responses from every table are scored together
+    (:meth:`~conflictlab.lm.subsets.SubsetScorer.values_shared`: each evidence
+    subset forwarded once for all of them; identical responses once); with
+    one table this is the single-response path. Longest samples first."""
     by_id = {row["sample_id"]: row for row in samples.to_pylist()}
-    games, skipped = [], []
-    for response in responses.to_pylist():
-        sample = by_id.get(response["sample_id"])
-        if sample is None:
-            raise ValueError(f"response for unknown sample {response['sample_id']!r}")
-        text = response["response"]
-        reason = None
-        if response["status"] != "ok":
-            reason = f"response status {response['status']}"
-        elif not text or not text.strip():
-            reason = "empty response"
-        elif sample["n_evidence"] < 2:
-            reason = "fewer than two evidence pieces"
-        if reason:
-            skipped.append({"sample_id": sample["sample_id"], "reason": reason})
-            continue
-        game = build_game(tokenizer, sample["question"], sample["evidence"], text, renumber=renumber)
-        games.append((sample, text, game))
-    games.sort(key=lambda item: -len(item[2].sequence((1 << item[2].n) - 1)))
+    per_sample: dict[str, list[tuple[int, str]]] = {}
+    skipped: list[list[dict]] = [[] for _ in response_sets]
+    for t, responses in enumerate(response_sets):
+        for response in responses.to_pylist():
+            sample = by_id.get(response["sample_id"])
+            if sample is None:
+                raise ValueError(f"response for unknown sample {response['sample_id']!r}")
+            reason = _skip_reason(sample, response)
+            if reason:
+                skipped[t].append({"sample_id": sample["sample_id"], "reason": reason})
+                continue
+            per_sample.setdefault(sample["sample_id"], []).append((t, response["response"]))
+    sets = []
+    for sample_id, answers in per_sample.items():
+        sample = by_id[sample_id]
+        texts = list(dict.fromkeys(text for _, text in answers))
+        games = [build_game(tokenizer, sample["question"], sample["evidence"], text, renumber=renumber) for text in texts]
+        sets.append((sample, answers, texts, games))
+    sets.sort(key=lambda item: -len(item[3][0].sequence((1 << item[3][0].n) - 1)))
 
-    rows = []
-    for index, (sample, text, game) in enumerate(games):
+    rows: list[list[dict]] = [[] for _ in response_sets]
+    for index, (sample, answers, texts, games) in enumerate(sets):
         masks, permutations = coalitions(
-            game.n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed, sample_id=sample["sample_id"]
+            games[0].n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed, sample_id=sample["sample_id"]
         )
-        values = scorer.values(game, masks)
-        digest = response_sha256(text)
-        for mask, value in values.items():
-            rows.append(
-                {
-                    "sample_id": sample["sample_id"],
-                    "response_sha256": digest,
-                    "mask": mask,
-                    "n_evidence": game.n,
-                    "value": value,
-                    "n_response_tokens": len(game.response),
-                    "scorer": scorer_name,
-                    "permutations": permutations.tolist() if permutations is not None and mask == 0 else None,
-                }
-            )
-        log.info("game %d/%d %s: n=%d, %d coalitions", index + 1, len(games), sample["sample_id"], game.n, len(masks))
-    rows.sort(key=lambda r: (r["sample_id"], r["mask"]))
-    return pa.Table.from_pylist(rows, schema=VALUE_SCHEMA), skipped
-
-
+        values_of = dict(zip(texts, scorer.values_shared(games, masks)))
+        game_of = dict(zip(texts, games))
+        for t, text in answers:
+            digest = response_sha256(text)
+            for mask, value in values_of[text].items():
+                rows[t].append(
+                    {
+                        "sample_id": sample["sample_id"],
+                        "response_sha256": digest,
+                        "mask": mask,
+                        "n_evidence": games[0].n,
+                        "value": value,
+                        "n_response_tokens": len(game_of[text].response),
+                        "scorer": scorer_name,
+                        "permutations": permutations.tolist() if permutations is not None and mask == 0 else None,
+                    }
+                )
+        log.info(
+            "game %d/%d %s: n=%d, %d coalitions, %d distinct responses",
+            index + 1, len(sets), sample["sample_id"], games[0].n, len(masks), len(games),
+        )
+    results = []
+    for table_rows, table_skipped in zip(rows, skipped):
+        table_rows.sort(key=lambda r: (r["sample_id"], r["mask"]))
+        results.append((pa.Table.from_pylist(table_rows, schema=VALUE_SCHEMA), table_skipped))
+    return results

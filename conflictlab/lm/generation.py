@@ -86,12 +86,15 @@ class HFBackend:
         Steering, one per row, or None), continuing ``cache`` when given."""
         import torch
 
-        from conflictlab.lm.steering import steering_hooks
+        from conflictlab.lm.steering import Steering, steering_hooks
 
         lm = self.lm
         width = ids.shape[1]
         torch.manual_seed(params.seed)
-        steered = steering_hooks(lm.model, steering) if steering is not None else contextlib.nullcontext()
+        if steering is None:
+            steered = contextlib.nullcontext()
+        else:
+            steered = steering.hooks(lm.model) if isinstance(steering, Steering) else steering_hooks(lm.model, steering)
         with steered, torch.inference_mode():
             out = lm.model.generate(
                 input_ids=ids.to(lm.device),

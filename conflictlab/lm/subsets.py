@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from conflictlab.lm.batching import BatchPolicy, batches, pad_batch
 from conflictlab.lm.likelihood import response_means
@@ -154,14 +154,7 @@ class SubsetScorer:
 
         if not game.response:
             raise ValueError("cannot score an empty response")
-        wanted = set(range(1 << game.n)) if masks is None else set(masks)
-        # Trie nodes to visit: every wanted mask and each of its prefixes in
-        # evidence order (drop the highest piece repeatedly).
-        visit = set()
-        for m in wanted:
-            while m:
-                visit.add(m)
-                m &= ~(1 << (m.bit_length() - 1))
+        wanted, visit = _walk_plan(game.n, masks)
         self.stats.naive_tokens += game.naive_tokens(wanted)
 
         # The root forward is the empty set's row, prefix + tail, whose cache
@@ -205,6 +198,98 @@ class SubsetScorer:
                         children.append((r.mask, _fork(batch_cache, rows=slice(j, j + 1), keep=node_len + r.piece_len), node_len + r.piece_len, depth + 1))
             stack.extend(reversed(children))
         return {m: results[m] for m in sorted(wanted)}
+
+
+    # -- several responses to one context ------------------------------------
+    def _score_tails(self, cache, games: Sequence[Game]) -> list[float]:
+        """v of the coalition whose cache is ``cache`` for each game: rows
+        ``suffix + response[:-1]`` on top of the shared cache."""
+        torch = self._torch
+        suffix = games[0].suffix
+        tails = [suffix + g.response[:-1] for g in games]
+        values: list[float] = [0.0] * len(games)
+
+        def run(idx: list[int]):
+            ids, _ = pad_batch([tails[g] for g in idx], games[idx[0]].response[-1], side="right")
+            with torch.inference_mode():
+                out = self.model.get_decoder()(input_ids=ids.to(self.device), past_key_values=_fork(cache, repeat=len(idx)), use_cache=True)
+            self.stats.forwards += 1
+            self.stats.tokens_forwarded += sum(len(tails[g]) for g in idx)
+            self.stats.tokens_padded += sum(ids.shape[1] - len(tails[g]) for g in idx)
+            for k, g in enumerate(idx):
+                self.stats.head_positions += len(games[g].response)
+                values[g] = response_means(self.model, out.last_hidden_state, [k], [len(suffix)], games[g].response)[0]
+
+        for _ in batches([len(t) for t in tails], run, self.policy, order=range(len(tails))):
+            pass
+        return values
+
+    def values_shared(self, games: Sequence[Game], masks: Iterable[int] | None = None) -> list[dict[int, float]]:
+        """:meth:`values` of several games that differ only in their response
+        (one sample answered by several steering variants or generators).
+
+        Each trie node's pieces are forwarded once for all games (rows of the
+        new pieces alone), and each coalition's ``suffix + response`` rows of
+        every game then run on top of the coalition's cache; so a piece costs
+        one pass instead of one per game. One game takes :meth:`values`'
+        fused rows. Values equal those of :meth:`values` up to float rounding
+        (the forwards are cut differently)."""
+        from transformers import DynamicCache
+
+        torch = self._torch
+        head = games[0]
+        if len(games) == 1:
+            return [self.values(head, masks)]
+        if any((g.prefix, g.pieces, g.suffix) != (head.prefix, head.pieces, head.suffix) for g in games):
+            raise ValueError("values_shared: the games differ in more than their response")
+        if not head.suffix or any(not g.response for g in games):
+            raise ValueError("values_shared needs a non-empty suffix and non-empty responses")
+        wanted, visit = _walk_plan(head.n, masks)
+        for g in games:
+            self.stats.naive_tokens += g.naive_tokens(wanted)
+        results: list[dict[int, float]] = [{} for _ in games]
+
+        def record(mask, cache):
+            if mask in wanted:
+                for g, value in enumerate(self._score_tails(cache, games)):
+                    results[g][mask] = value
+
+        root = DynamicCache()
+        with torch.inference_mode():
+            self.model.get_decoder()(input_ids=torch.tensor([head.prefix], device=self.device), past_key_values=root, use_cache=True)
+        self.stats.forwards += 1
+        self.stats.tokens_forwarded += len(head.prefix)
+        record(0, root)
+        stack = [(0, root, len(head.prefix), 0)]
+        while stack:
+            mask, node_cache, node_len, depth = stack.pop()
+            rows = [
+                _Row(mask | 1 << i, head.piece(i, depth + 1), len(head.piece(i, depth + 1)), False)
+                for i in range(mask.bit_length(), head.n)
+                if mask | 1 << i in visit
+            ]
+            if not rows:
+                continue
+            children = []
+            for chunk, _, batch_cache in self._run_rows(node_cache, rows, head):
+                for j, r in enumerate(chunk):
+                    child_cache = _fork(batch_cache, rows=slice(j, j + 1), keep=node_len + r.piece_len)
+                    record(r.mask, child_cache)
+                    children.append((r.mask, child_cache, node_len + r.piece_len, depth + 1))
+            stack.extend(reversed(children))
+        return [{m: result[m] for m in sorted(wanted)} for result in results]
+
+
+def _walk_plan(n: int, masks: Iterable[int] | None) -> tuple[set[int], set[int]]:
+    """The wanted masks and the trie nodes to visit: every wanted mask and
+    each of its prefixes in evidence order (drop the highest piece repeatedly)."""
+    wanted = set(range(1 << n)) if masks is None else set(masks)
+    visit = set()
+    for m in wanted:
+        while m:
+            visit.add(m)
+            m &= ~(1 << (m.bit_length() - 1))
+    return wanted, visit
 
 
 def reference_values(model, game: Game, masks: Iterable[int] | None = None) -> dict[int, float]:

@@ -1,9 +1,10 @@
-"""Rule shapley_values: coalition values of one generator's summarization responses under one scorer."""
+"""Rule shapley_values (and its _shuffled and _steered uses): coalition values
+of one generator's summarization responses under one scorer, loaded once."""
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conflictlab.contextconflict.scoring import SKIP_SCHEMA, VALUE_SCHEMA, score_games
+from conflictlab.contextconflict.scoring import SKIP_SCHEMA, VALUE_SCHEMA, score_response_sets
 from conflictlab.io import write_parquet
 from conflictlab.lm.loading import load
 from conflictlab.lm.subsets import SubsetScorer
@@ -16,23 +17,29 @@ inputs, outputs = snakemake.input, snakemake.output
 
 lm = load(inputs.scorer, dtype=settings["dtype"])
 scorer = SubsetScorer(lm.model, token_budget=settings["token_budget"])
-for samples, responses, values_path, skipped_path in zip(inputs.samples, inputs.responses, outputs.values, outputs.skipped):
-    values, skipped = score_games(
+# Response files that answer the same samples file (the steering variants of
+# one type) are scored together: each evidence subset is forwarded once for all.
+by_samples: dict[str, list[int]] = {}
+for k, samples in enumerate(inputs.samples):
+    by_samples.setdefault(samples, []).append(k)
+for samples, files in by_samples.items():
+    results = score_response_sets(
         scorer,
         lm.tokenizer,
         pq.read_table(samples),
-        pq.read_table(responses),
+        [pq.read_table(inputs.responses[k]) for k in files],
         scorer_name=scorer_name,
         renumber=settings["renumber"],
         exact_max_n=settings["exact_max_n"],
         n_permutations=settings["n_permutations"],
         seed=settings["seed"],
     )
-    write_parquet(values, values_path, VALUE_SCHEMA)
-    write_parquet(pa.Table.from_pylist(skipped, schema=SKIP_SCHEMA), skipped_path, SKIP_SCHEMA)
-    log.info("%s: %d coalition values, %d responses skipped", responses, values.num_rows, len(skipped))
-    for row in skipped:
-        log.warning("skipped %s: %s", row["sample_id"], row["reason"])
+    for k, (values, skipped) in zip(files, results):
+        write_parquet(values, outputs.values[k], VALUE_SCHEMA)
+        write_parquet(pa.Table.from_pylist(skipped, schema=SKIP_SCHEMA), outputs.skipped[k], SKIP_SCHEMA)
+        log.info("%s: %d coalition values, %d responses skipped", inputs.responses[k], values.num_rows, len(skipped))
+        for row in skipped:
+            log.warning("skipped %s: %s", row["sample_id"], row["reason"])
 stats = scorer.stats
 log.info(
     "tokens forwarded %d (+%d padding) vs naive %d (%.2fx fewer), %d forwards",

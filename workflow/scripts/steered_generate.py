@@ -20,7 +20,7 @@ variants = {
 }
 responses = generate_steered_subsets(
     [pq.read_table(path) for path in inputs.samples], inputs.model, model=model, variants=variants, settings=settings,
-    shard_dirs={name: f"{params.shard_root}/{model}@{name}/.shards/steered" for name in variants},
+    shard_dirs=params.shard_dirs,
     make_backend=lambda: HFBackend(load(inputs.model, dtype=settings["dtype"]), batch_size=settings["batch_size"]),
 )
 for name, tables in responses.items():
@@ -29,4 +29,4 @@ for name, tables in responses.items():
     for samples_path, table, out in zip(inputs.samples, tables, outputs):
         write_parquet(table, out, RESPONSE_SCHEMA)
         log.info("%s: %d responses (%s, alpha %s, schedule %s) -> %s", samples_path, table.num_rows, method, alpha, schedule, out)
-    finish_shards(f"{params.shard_root}/{model}@{name}/.shards/steered")
+    finish_shards(params.shard_dirs[name])
