@@ -19,3 +19,28 @@ def test_device_check_runs_on_cpu_and_says_so():
     assert len(speedups) == 2  # the Shapley scorer and the activation pass
     assert float(re.search(r"max \|dv\| (\S+);", out).group(1)) <= 1e-4  # same values as the paper code's way
     assert out.rstrip().endswith("done")
+
+
+def test_job_times_reads_each_job_and_the_wall_time_from_a_snakemake_log():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("job_times", REPO / "benchmarks" / "job_times.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    log = """
+[Wed Dec  2 17:07:35 2026]
+localrule build_subset:
+    jobid: 5
+    wildcards: conflict_type=misinformation
+[Wed Dec  2 17:07:36 2026]
+rule generate:
+    jobid: 7
+    wildcards: model=m
+[Wed Dec  2 17:07:40 2026]
+Finished jobid: 5 (Rule: build_subset)
+[Wed Dec  2 17:10:16 2026]
+Finished jobid: 7 (Rule: generate)
+""".splitlines(keepends=True)
+    jobs, wall = module.job_times(log)
+    assert jobs == [("build_subset", "conflict_type=misinformation", 5.0), ("generate", "model=m", 160.0)]
+    assert wall == 161.0

@@ -4,7 +4,7 @@ import pytest
 from conflictlab.contextconflict.generation import build_request
 from conflictlab.lm.batching import BatchPolicy
 from conflictlab.lm.generation import Completion, DecodingParams, HFBackend
-from conflictlab.lm.shards import GenerationJob, Request, run_sharded
+from conflictlab.lm.shards import GenerationJob, Request, run_sharded, run_sharded_variants
 
 from .conftest import DEMO
 
@@ -68,6 +68,32 @@ def test_changed_settings_do_not_reuse_shards(tmp_path):
     backend = CountingBackend()
     run_sharded(other, _requests(2), lambda: backend, tmp_path)
     assert backend.prompts_seen == 2
+
+
+def test_variants_share_shards_and_resume_only_the_missing_ones(tmp_path):
+    """Each variant writes its own shards; a shard is generated once for the
+    variants that miss it, and a finished variant is never asked again."""
+    jobs = [GenerationJob(model=f"m@{v}", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=4), shard_size=2)
+            for v in ("base", "steered")]
+    requests = _requests(3)
+    requests[2].status = "too_long"
+    calls = []
+
+    def generate(indices, variants):
+        calls.append((list(indices), list(variants)))
+        return [[Completion([v] * len(requests[i].prompt_ids), f"v{v}", "stop") for i in indices] for v in variants]
+
+    dirs = [tmp_path / "base", tmp_path / "steered"]
+    tables = run_sharded_variants(jobs, requests, generate, dirs)
+    assert calls == [([0, 1], [0, 1])]  # the last shard holds only a too-long request
+    assert [t.column("response").to_pylist() for t in tables] == [["v0", "v0", None], ["v1", "v1", None]]
+    assert tables[1].column("model").to_pylist() == ["m@steered"] * 3
+    for path in (dirs[1]).iterdir():
+        path.unlink()
+    calls.clear()
+    again = run_sharded_variants(jobs, requests, generate, dirs)
+    assert calls == [([0, 1], [1])]  # only the variant whose shards are gone
+    assert all(a.equals(b) for a, b in zip(again, tables))
 
 
 def test_too_long_requests_are_recorded_not_generated(tmp_path):
