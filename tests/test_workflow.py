@@ -109,7 +109,7 @@ def test_data_rule_is_reproducible_and_incremental(workflow_with_smollm2):
     assert planned_jobs(nothing.stdout + nothing.stderr) == {}
 
     fewer = workflow_copy / "fewer.yaml"
-    fewer.write_text("data:\n  max_per_subset: 2\n")
+    fewer.write_text("data:\n  max_per_subset: 1\n")  # the default keeps 2
     plan = snakemake_cmd("-n", "--configfile", str(tiny), str(fewer), cwd=workflow_copy)
     jobs = planned_jobs(plan.stdout + plan.stderr)
     assert jobs.get("build_subset") == 2
