@@ -289,18 +289,26 @@ def test_slurm_profile_plans_the_paper_config_with_gpu_partitions(workflow_copy)
 
 
 def rules_and_scripts() -> dict[str, tuple[str | None, str | None]]:
-    """{rule: (script file name or None, conda env file or None)} from rules/*.smk."""
+    """{rule: (script file name or None, conda env file or None)} from rules/*.smk;
+    a ``use rule A as B with:`` takes A's script and env unless it sets its own."""
     from .conftest import REPO
 
-    found = {}
+    found, used = {}, {}
     for smk in sorted((REPO / "rules").glob("*.smk")):
-        for block in re.split(r"\n(?=rule \w+:)", smk.read_text()):
+        for block in re.split(r"\n(?=rule \w+:|use rule \w+ as \w+)", smk.read_text()):
             name = re.match(r"rule (\w+):", block)
-            if not name:
+            derived = re.match(r"use rule (\w+) as (\w+)", block)
+            if not (name or derived):
                 continue
             script = re.search(r'script:\s*\n\s*"\.\./workflow/scripts/([\w.]+)"', block)
             conda = re.search(r'conda:\s*\n(?:\s*#.*\n)*\s*"\.\./(envs/[\w.-]+)"', block)
-            found[name.group(1)] = (script and script.group(1), conda and conda.group(1))
+            entry = (script and script.group(1), conda and conda.group(1))
+            if name:
+                found[name.group(1)] = entry
+            else:
+                used[derived.group(2)] = (derived.group(1), entry)
+    for rule, (parent, (script, conda)) in used.items():
+        found[rule] = (script or found[parent][0], conda or found[parent][1])
     return found
 
 
