@@ -1,12 +1,68 @@
-"""Small statistics shared by every metric table."""
+"""Estimators shared by every metric table.
+
+One function per estimator, each stating what it estimates, its interval and
+the smallest sample that gets one (README, "Statistics"):
+
+- :func:`wilson_interval` — a proportion (accuracy, MR/OAR/CAR, recall,
+  behaviour rates): Wilson score interval; none at n < 2.
+- :func:`bootstrap_mean_ci` — a mean of non-binary per-sample scores
+  (Balance, Faithfulness): percentile bootstrap; none at n < 2.
+- :func:`rank_agreement` — Kendall's τ and Spearman's ρ with exact
+  permutation p-values at n ≤ :data:`EXACT_RANK_MAX_N`, asymptotic above.
+- :func:`marks_over_same_samples` — best/second marks only between cells over
+  the same samples with n ≥ a minimum.
+"""
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 from typing import Callable, Hashable, Sequence, TypeVar
 
 import numpy as np
 
 T = TypeVar("T")
+
+MIN_N_INTERVAL = 2  # one observation says nothing about its own spread
+EXACT_RANK_MAX_N = 10  # exact permutation p-values up to here (10! orderings)
+DEFAULT_MIN_N_MARK = 30
+
+
+def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Proportion ``successes / n`` and its Wilson score interval.
+
+    Returns ``(p, low, high)``: all NaN at n = 0; ``p`` with a NaN interval
+    at n = 1 (below :data:`MIN_N_INTERVAL`). Unlike a percentile bootstrap,
+    the interval is not degenerate at 0% or 100%: at 0 of 10 it is
+    [0, 27.8%]. Matches ``statsmodels.stats.proportion.proportion_confint(
+    method="wilson")`` (tested).
+    """
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must lie in [0, n], got {successes} of {n}")
+    if n == 0:
+        return (math.nan,) * 3
+    p = successes / n
+    if n < MIN_N_INTERVAL:
+        return p, math.nan, math.nan
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    denominator = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    # at p = 0 or 1 the bound is exactly 0 or 1; the formula leaves float rounding
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return p, low, high
+
+
+def proportion_ci(outcomes: Sequence[bool] | np.ndarray, *, confidence: float = 0.95) -> tuple[float, float, float]:
+    """:func:`wilson_interval` of binary ``outcomes`` (shape (n,))."""
+    outcomes = np.asarray(outcomes, dtype=float)
+    if outcomes.size and not np.isin(outcomes, (0.0, 1.0)).all():
+        raise ValueError("proportion_ci takes 0/1 outcomes; use bootstrap_mean_ci for graded scores")
+    return wilson_interval(int(outcomes.sum()), int(outcomes.size), confidence=confidence)
 
 
 def bootstrap_mean_ci(
@@ -18,18 +74,136 @@ def bootstrap_mean_ci(
 ) -> tuple[float, float, float]:
     """Mean of ``values`` (shape (n,)) and its percentile-bootstrap CI.
 
-    Returns ``(mean, low, high)``; NaN for all three when ``values`` is empty.
-    A single value gives a zero-width interval.
+    Returns ``(mean, low, high)``: all NaN when ``values`` is empty, the mean
+    with a NaN interval below :data:`MIN_N_INTERVAL` values. For 0/1 outcomes
+    use :func:`proportion_ci`: the bootstrap interval of a proportion
+    collapses to a point at 0% and 100%.
     """
     values = np.asarray(values, dtype=float)
     if values.size == 0:
-        return (float("nan"),) * 3
+        return (math.nan,) * 3
+    if values.size < MIN_N_INTERVAL:
+        return float(values.mean()), math.nan, math.nan
     rng = np.random.default_rng(seed)
     resamples = rng.integers(0, values.size, size=(n_resamples, values.size))
     means = values[resamples].mean(axis=1)
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(values.mean()), float(low), float(high)
+
+
+def rank_agreement(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
+    """Kendall's τ-b and Spearman's ρ of paired ``x``, ``y`` (shape (n,)) with
+    two-sided p-values.
+
+    For n ≤ :data:`EXACT_RANK_MAX_N` the p-values are exact: the share of the
+    n! orderings of ``y`` whose statistic is at least as extreme, so at n = 3
+    the smallest is 2/3! = 1/3, never the t approximation's 0.0000. Above it,
+    scipy's asymptotic p-values. NaN everywhere at n < 3 or when either side
+    is constant. Returns ``kendall_tau``, ``kendall_p``, ``spearman_rho``,
+    ``spearman_p``, ``p_method`` (``exact`` | ``asymptotic``), and
+    ``p_floor``: the smallest p-value the test can give at this n.
+    """
+    from scipy.stats import kendalltau, permutation_test, spearmanr
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n = x.size
+    empty = {"kendall_tau": math.nan, "kendall_p": math.nan, "spearman_rho": math.nan, "spearman_p": math.nan,
+             "p_method": "", "p_floor": math.nan}
+    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return empty
+    tau, rho = kendalltau(x, y), spearmanr(x, y)
+    out = {"kendall_tau": float(tau.statistic), "spearman_rho": float(rho.statistic)}
+    if n <= EXACT_RANK_MAX_N:
+        kendall_p, spearman_p = _exact_rank_p_values(x, y)
+        out.update(kendall_p=kendall_p, spearman_p=spearman_p, p_method="exact", p_floor=2.0 / math.factorial(n))
+    else:
+        out.update(kendall_p=float(tau.pvalue), spearman_p=float(rho.pvalue), p_method="asymptotic", p_floor=0.0)
+    return out
+
+
+@functools.lru_cache(maxsize=EXACT_RANK_MAX_N + 1)
+def _orderings(n: int) -> np.ndarray:
+    """Every ordering of ``range(n)``, shape (n!, n), int8 (36 MB at n = 10)."""
+    return np.array(list(itertools.permutations(range(n))), dtype=np.int8)
+
+
+def _exact_rank_p_values(x: np.ndarray, y: np.ndarray, *, chunk: int = 400_000) -> tuple[float, float]:
+    """Two-sided exact permutation p-values of Kendall's τ-b and Spearman's ρ.
+
+    Under H0 every pairing of ``y`` with ``x`` is equally likely. With ties the
+    tie counts, and so each statistic's denominator, are the same for every
+    pairing, so the numerators alone order the pairings: Σ sign(xi−xj)·
+    sign(yi−yj) over pairs for τ, Σ (rank xi − mean)(rank yi − mean) for ρ.
+    Two-sided p = 2·min(P(T ≥ t), P(T ≤ t)), capped at 1, as scipy's
+    ``permutation_test`` defines it (with ties the null need not be symmetric).
+    """
+    from scipy.stats import rankdata
+
+    n = x.size
+    upper = np.triu_indices(n, 1)
+    sign_x = np.sign(x[:, None] - x[None, :])[upper]
+    rank_x, rank_y = rankdata(x) - (n + 1) / 2, rankdata(y) - (n + 1) / 2
+    observed = np.array([sign_x @ np.sign(y[:, None] - y[None, :])[upper], rank_x @ rank_y])
+    slack = 1e-9 * np.maximum(1.0, np.abs(observed))  # float ties with the observed value count as "as extreme"
+    at_least, at_most = np.zeros(2), np.zeros(2)
+    orderings = _orderings(n)
+    for start in range(0, len(orderings), chunk):
+        block = orderings[start:start + chunk]
+        permuted = y[block]  # (b, n)
+        null = np.stack([(np.sign(permuted[:, upper[0]] - permuted[:, upper[1]]) * sign_x).sum(axis=1),
+                         rank_y[block] @ rank_x])  # (2, b)
+        at_least += (null >= observed[:, None] - slack[:, None]).sum(axis=1)
+        at_most += (null <= observed[:, None] + slack[:, None]).sum(axis=1)
+    p = np.minimum(1.0, 2 * np.minimum(at_least, at_most) / len(orderings))
+    return float(p[0]), float(p[1])
+
+
+def format_estimate(value: float | None, low: float | None = None, high: float | None = None, *, scale: float = 100.0, decimals: int = 1) -> str:
+    """``62.5 [48.1, 75.2]``: the estimate and its interval, times ``scale``;
+    the estimate alone where the interval is NaN or missing; ``""`` for none."""
+    def shown(v):
+        return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+    if not shown(value):
+        return ""
+    text = f"{scale * value:.{decimals}f}"
+    if shown(low) and shown(high):
+        text += f" [{scale * low:.{decimals}f}, {scale * high:.{decimals}f}]"
+    return text
+
+
+def marks_over_same_samples(
+    values: Sequence[float | None],
+    samples: Sequence[Hashable],
+    ns: Sequence[int],
+    *,
+    higher_is_better: bool,
+    min_n: int = DEFAULT_MIN_N_MARK,
+    decimals: int = 1,
+    scale: float = 100.0,
+) -> tuple[list[str], str]:
+    """Best/second marks (``"best"``, ``"second"``, ``""``) per cell, and why
+    none were given (``""`` when some were).
+
+    ``samples``: per cell, an identity of the samples it averages (e.g. a
+    frozenset of sample ids); cells are ranked against each other only when
+    all non-empty cells share one identity and every one has n ≥ ``min_n``.
+    Values are compared as displayed (``scale`` × value rounded to
+    ``decimals``), so displayed ties share a mark; NaN/None gets none.
+    """
+    present = [i for i, v in enumerate(values) if v is not None and not math.isnan(v)]
+    blank = [""] * len(values)
+    if len(present) < 2:
+        return blank, "fewer than two cells to compare"
+    if len({samples[i] for i in present}) > 1:
+        return blank, "cells cover different samples"
+    if min(ns[i] for i in present) < min_n:
+        return blank, f"n < {min_n}"
+    shown = {i: round(scale * values[i], decimals) for i in present}
+    ranked = sorted(set(shown.values()), reverse=higher_is_better)
+    by_value = dict(zip(ranked, ("best", "second")))
+    return [by_value.get(shown[i], "") if i in shown else "" for i in range(len(values))], ""
 
 
 def sample_per_group(rows: Sequence[T], group_of: Callable[[T], Hashable], limit: int, *, seed: int) -> list[T]:

@@ -6,34 +6,67 @@ import csv
 import io
 import math
 import os
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pyarrow as pa
 
 from conflictlab.io import atomic_path
 
 
-def _cell(value) -> str:
+def _cell(value, *, scale: float = 1.0, decimals: int = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return f"{scale * value:.{decimals}f}"
     return str(value)
 
 
-def markdown(table: pa.Table, *, caption: str | None = None, columns: Sequence[str] | None = None) -> str:
-    columns = list(columns or table.column_names)
+def markdown(
+    table: pa.Table,
+    *,
+    caption: str | None = None,
+    columns: Sequence[str] | None = None,
+    intervals: Mapping[str, tuple[str, str]] | None = None,
+    scale: Mapping[str, float] | None = None,
+    decimals: Mapping[str, int] | None = None,
+    notes: Sequence[str] = (),
+) -> str:
+    """``table`` as a Markdown table for reading.
+
+    ``intervals``: value column -> (low column, high column); the three show
+    as one cell, ``62.5 [48.1, 75.2]`` (the value alone where the interval is
+    NaN), and the bound columns are not shown apart. ``scale`` multiplies a
+    column's floats (1 -> 100 for a proportion shown in percent) and its
+    interval's; ``decimals`` sets its digits (default 4, or 1 for a column
+    scaled by 100). ``notes`` follow as a bullet list (why a cell is empty).
+    """
+    from conflictlab.stats import format_estimate
+
+    intervals, scale, decimals = dict(intervals or {}), dict(scale or {}), dict(decimals or {})
+    bounds = {c for pair in intervals.values() for c in pair}
+    columns = [c for c in (columns or table.column_names) if c not in bounds]
+    digits = {c: decimals.get(c, 1 if scale.get(c) == 100 else 4) for c in columns}
     lines = [f"{caption}\n"] if caption else []
     lines.append("| " + " | ".join(columns) + " |")
     lines.append("|" + "|".join("---" for _ in columns) + "|")
-    for row in table.select(columns).to_pylist():
-        lines.append("| " + " | ".join(_cell(row[c]) for c in columns) + " |")
+    for row in table.to_pylist():
+        cells = []
+        for c in columns:
+            if c in intervals:
+                low, high = intervals[c]
+                cells.append(format_estimate(row[c], row[low], row[high], scale=scale.get(c, 1.0), decimals=digits[c]))
+            else:
+                cells.append(_cell(row[c], scale=scale.get(c, 1.0), decimals=digits[c]))
+        lines.append("| " + " | ".join(cells) + " |")
+    if notes:
+        lines += [""] + [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
 
 
-def write_markdown_and_csv(table: pa.Table, md_path: str | os.PathLike, csv_path: str | os.PathLike, *, caption: str) -> None:
-    """The same table twice: Markdown for reading, CSV (full precision) for tools."""
-    write_text(markdown(table, caption=caption), md_path)
+def write_markdown_and_csv(table: pa.Table, md_path: str | os.PathLike, csv_path: str | os.PathLike, *, caption: str, **display) -> None:
+    """The same table twice: Markdown for reading (``display``: the keyword
+    arguments of :func:`markdown`), CSV (every column, full precision) for tools."""
+    write_text(markdown(table, caption=caption, **display), md_path)
     write_csv(table, csv_path)
 
 

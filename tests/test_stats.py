@@ -1,0 +1,132 @@
+"""The shared estimators against reference implementations and simulations
+with a known truth (README, Statistics)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau, permutation_test, spearmanr
+
+from conflictlab.stats import (
+    bootstrap_mean_ci,
+    format_estimate,
+    marks_over_same_samples,
+    proportion_ci,
+    rank_agreement,
+    wilson_interval,
+)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 30, 228])
+def test_wilson_matches_statsmodels(n):
+    proportion_confint = pytest.importorskip(
+        "statsmodels.stats.proportion", reason="statsmodels is a test dependency (pyproject [test])"
+    ).proportion_confint
+    for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+        p, low, high = wilson_interval(k, n)
+        ref_low, ref_high = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert p == pytest.approx(k / n)
+        assert (low, high) == pytest.approx((ref_low, ref_high), abs=1e-12)
+        assert low <= p <= high
+
+
+def test_wilson_no_interval_below_two():
+    assert all(math.isnan(v) for v in wilson_interval(0, 0))
+    p, low, high = wilson_interval(1, 1)
+    assert p == 1.0 and math.isnan(low) and math.isnan(high)
+    # not degenerate at the boundary, where the percentile bootstrap collapses
+    p, low, high = wilson_interval(10, 10)
+    assert p == 1.0 and high == 1.0 and low < 0.75
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+    with pytest.raises(ValueError, match="0/1"):
+        proportion_ci([0.5, 1.0])
+
+
+@pytest.mark.parametrize("n,truth", [(40, 0.3), (100, 0.9)])
+def test_wilson_coverage_near_nominal(n, truth):
+    rng = np.random.default_rng(1)
+    hits = 0
+    trials = 4000
+    for k in rng.binomial(n, truth, size=trials):
+        _, low, high = wilson_interval(int(k), n)
+        hits += low <= truth <= high
+    assert abs(hits / trials - 0.95) <= 0.03
+
+
+def test_bootstrap_no_interval_below_two_and_coverage():
+    mean, low, high = bootstrap_mean_ci(np.array([0.4]))
+    assert mean == 0.4 and math.isnan(low) and math.isnan(high)
+    assert all(math.isnan(v) for v in bootstrap_mean_ci(np.array([])))
+    rng = np.random.default_rng(2)
+    truth, trials, hits = 2 / 7, 2000, 0  # mean of Beta(2, 5)
+    for seed in range(trials):
+        values = rng.beta(2, 5, size=60)
+        _, low, high = bootstrap_mean_ci(values, n_resamples=500, seed=seed)
+        hits += low <= truth <= high
+    assert abs(hits / trials - 0.95) <= 0.03
+
+
+def test_rank_agreement_exact_at_small_n():
+    # n = 3, perfect agreement: 2 of the 3! orderings are as extreme, p = 1/3
+    # (the t approximation of Spearman's p says 0)
+    out = rank_agreement([1, 2, 3], [10, 20, 30])
+    assert out["spearman_rho"] == pytest.approx(1.0) and out["kendall_tau"] == pytest.approx(1.0)
+    assert out["spearman_p"] == pytest.approx(1 / 3) and out["kendall_p"] == pytest.approx(1 / 3)
+    assert out["p_method"] == "exact" and out["p_floor"] == pytest.approx(1 / 3)
+    assert spearmanr([1, 2, 3], [10, 20, 30]).pvalue < 1e-6
+
+
+def test_rank_agreement_matches_scipy_exact():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=7), rng.normal(size=7)
+    y = 0.6 * x + y
+    out = rank_agreement(x, y)
+    assert out["kendall_p"] == pytest.approx(kendalltau(x, y, method="exact").pvalue, abs=1e-12)
+    # one sample permuted against the fixed other: the n! pairings (scipy's documented form)
+    reference = permutation_test((x,), lambda a: spearmanr(a, y).statistic, permutation_type="pairings",
+                                 n_resamples=np.inf, alternative="two-sided")
+    assert out["spearman_p"] == pytest.approx(reference.pvalue, abs=1e-9)
+
+
+def test_rank_agreement_exact_with_ties_matches_permutation():
+    x = np.array([1.0, 2.0, 2.0, 3.0, 4.0, 4.0])
+    y = np.array([0.1, 0.3, 0.2, 0.2, 0.5, 0.4])
+    out = rank_agreement(x, y)
+    for key, stat in (("kendall_p", lambda a: kendalltau(a, y).statistic),
+                      ("spearman_p", lambda a: spearmanr(a, y).statistic)):
+        reference = permutation_test((x,), stat, permutation_type="pairings", n_resamples=np.inf, alternative="two-sided")
+        assert out[key] == pytest.approx(reference.pvalue, abs=1e-9)
+
+
+def test_rank_agreement_large_n_asymptotic_and_degenerate():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=25)
+    y = x + rng.normal(size=25)
+    out = rank_agreement(x, y)
+    assert out["p_method"] == "asymptotic"
+    assert out["spearman_p"] == pytest.approx(spearmanr(x, y).pvalue)
+    assert math.isnan(rank_agreement([1, 2], [1, 2])["kendall_tau"])
+    assert math.isnan(rank_agreement([1, 1, 1], [1, 2, 3])["spearman_p"])
+
+
+def test_format_estimate():
+    assert format_estimate(0.625, 0.481, 0.752) == "62.5 [48.1, 75.2]"
+    assert format_estimate(1.0, math.nan, math.nan) == "100.0"
+    assert format_estimate(None) == ""
+    assert format_estimate(0.4123, 0.3, 0.5, scale=1, decimals=3) == "0.412 [0.300, 0.500]"
+
+
+def test_marks_only_over_same_samples_with_enough_n():
+    same = frozenset(range(40))
+    marks, why = marks_over_same_samples([0.5, 0.7, 0.6], [same] * 3, [40] * 3, higher_is_better=True)
+    assert marks == ["", "best", "second"] and why == ""
+    marks, why = marks_over_same_samples([0.5, 0.7, 0.6], [same] * 3, [40] * 3, higher_is_better=False)
+    assert marks == ["best", "", "second"]
+    marks, why = marks_over_same_samples([0.5, 0.7], [same, frozenset(range(39))], [40, 39], higher_is_better=True)
+    assert marks == ["", ""] and why == "cells cover different samples"
+    marks, why = marks_over_same_samples([0.5, 0.7], [same] * 2, [40] * 2, higher_is_better=True, min_n=50)
+    assert marks == ["", ""] and why == "n < 50"
+    # displayed ties share a mark; NaN gets none
+    marks, _ = marks_over_same_samples([0.7001, 0.7002, math.nan, 0.2], [same] * 4, [40] * 4, higher_is_better=True)
+    assert marks == ["best", "best", "", "second"]
