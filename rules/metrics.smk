@@ -10,7 +10,6 @@ rule accuracy:
         per_sample="results/metrics/{model}/accuracy.parquet",
         summary="results/metrics/{model}/accuracy_summary.parquet",
     params:
-        settings=subset(config["accuracy"], "bootstrap_resamples", "seed"),
         code=code_hash("accuracy.py"),
     log:
         "results/logs/accuracy/{model}.log",

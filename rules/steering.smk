@@ -101,6 +101,7 @@ rule table4:
         judge=judge_label(),
         bootstrap=config["shapley"]["bootstrap_resamples"],
         seed=config["shapley"]["seed"],
+        min_n_mark=config["statistics"]["min_n_mark"],
         code=code_hash("table4.py"),
     log:
         "results/logs/table4.log",

@@ -1,3 +1,4 @@
+import math
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -5,7 +6,7 @@ import pytest
 from conflictlab.contextconflict.accuracy import ACCURACY_SCHEMA, extract_answer, normalize, score_answer, score_responses, summarize_accuracy
 from conflictlab.contextconflict.dataset import SAMPLE_SCHEMA
 from conflictlab.lm.shards import RESPONSE_SCHEMA
-from conflictlab.stats import bootstrap_mean_ci
+from conflictlab.stats import wilson_interval
 
 
 def test_last_answer_span_wins():
@@ -88,7 +89,7 @@ def test_free_text_golds(answer, golds, correct):
         ("not false", "True", False),
         ("It isn't true.", "True", False),
         ("It is never uncertain: true", "True", False),
-        ("True. It is not uncertain.", "True", False),
+        ("It is not uncertain.", "True", False),
         # Yes/No is binary: a negated label names the other one
         ("The answer is not yes.", "No", True),
         ("The answer is not yes.", "Yes", False),
@@ -110,7 +111,7 @@ def test_summary_counts_the_samples_each_rule_decided():
         for rule, correct in (("label", True), ("free_text", False), ("free_text_long", True), ("free_text_long", False))
     ]
     table = pa.Table.from_pylist([{**r, "sample_id": str(i)} for i, r in enumerate(rows)], schema=ACCURACY_SCHEMA)
-    row = next(r for r in summarize_accuracy(table, n_resamples=50).to_pylist() if r["level"] == "type")
+    row = next(r for r in summarize_accuracy(table).to_pylist() if r["level"] == "type")
     assert (row["n_label"], row["n_free_text"], row["n_free_text_long"], row["n_abstain"]) == (1, 1, 2, 0)
     assert row["accuracy"] == 0.5
 
@@ -144,7 +145,7 @@ def test_score_responses_keeps_every_sample_in_the_denominator():
     assert [r["tag_found"] for r in scored] == [True, False, False]
     assert scored[1]["rule"] == "not_generated"
 
-    summary = {(r["level"], r["group"]): r for r in summarize_accuracy(score_responses(samples, responses, "m"), n_resamples=200).to_pylist()}
+    summary = {(r["level"], r["group"]): r for r in summarize_accuracy(score_responses(samples, responses, "m")).to_pylist()}
     overall = summary[("type", "all")]
     assert overall["n"] == 3 and overall["n_not_generated"] == 1
     assert overall["accuracy"] == pytest.approx(2 / 3)
@@ -160,12 +161,42 @@ def test_missing_response_row_is_an_error():
         score_responses(samples, _responses([]), "m")
 
 
-def test_bootstrap_ci_brackets_the_mean_and_shrinks_with_n():
-    rng = np.random.default_rng(1)
-    small = rng.random(20) < 0.5
-    large = rng.random(2000) < 0.5
-    m1, lo1, hi1 = bootstrap_mean_ci(small)
-    m2, lo2, hi2 = bootstrap_mean_ci(large)
-    assert lo1 <= m1 <= hi1 and lo2 <= m2 <= hi2
-    assert (hi2 - lo2) < (hi1 - lo1)
-    assert bootstrap_mean_ci(np.array([1.0])) == (1.0, 1.0, 1.0)
+@pytest.mark.parametrize(
+    "answer,gold,correct",
+    [
+        # a later "no" is not the answer: the leading clause names "yes"
+        ("Yes, there is no evidence against it.", "Yes", True),
+        ("Yes, there is no evidence against it.", "No", False),
+        ("No. Yes would need more evidence.", "No", True),
+        ("Based on the evidence, the answer is yes; no source disagrees", "Yes", True),
+        # one clause naming two labels stays ambiguous
+        ("True or False", "True", False),
+        ("It is true and false at once, no?", "True", False),
+        # a label in a later clause decides when the first names none
+        ("After reading both passages: False", "False", True),
+        # a negated label after the leading one does not undo it
+        ("True. It is not uncertain.", "True", True),
+        # naming the abstention label anywhere hedges the answer
+        ("Yes, but there is insufficient information to be sure", "Yes", False),
+    ],
+)
+def test_the_leading_clause_decides_a_label(answer, gold, correct):
+    score = score_answer(answer, [gold])
+    assert (score.rule, score.correct) == ("label", correct)
+
+
+def test_accuracy_interval_is_wilson_and_absent_below_two():
+    rows = [
+        {"model": "m", "conflict_type": "temporal", "subset": subset, "implicit": False, "status": "ok", "tag_found": True,
+         "extracted": "x", "gold": ["g"], "rule": "free_text", "correct": True}
+        for subset in ("root", "root", "root", "root", "single")
+    ]
+    table = pa.Table.from_pylist([{**r, "sample_id": str(i)} for i, r in enumerate(rows)], schema=ACCURACY_SCHEMA)
+    summary = {(r["level"], r["group"]): r for r in summarize_accuracy(table).to_pylist()}
+    overall = summary[("type", "all")]
+    # 5 of 5: Wilson [56.6%, 100%], where the percentile bootstrap gives [100%, 100%]
+    assert overall["accuracy"] == 1.0 and overall["ci_high"] == 1.0
+    assert overall["ci_low"] == pytest.approx(wilson_interval(5, 5)[1]) and overall["ci_low"] < 0.6
+    single = summary[("subset", "single")]
+    assert single["n"] == 1 and single["accuracy"] == 1.0
+    assert single["ci_low"] is None or math.isnan(single["ci_low"])

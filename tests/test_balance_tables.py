@@ -9,6 +9,8 @@ import pyarrow as pa
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
+from conflictlab.stats import wilson_interval
+
 from conflictlab.contextconflict.balance import (
     ATTRIBUTION_SCHEMA,
     position_shares,
@@ -43,7 +45,7 @@ def test_summarize_balance_means_counts_and_undefined():
     out = {r["group"]: r for r in summarize_balance(table(rows), n_resamples=200).to_pylist()}
     assert out["all"]["balance"] == pytest.approx(0.4) and (out["all"]["n_scored"], out["all"]["n_undefined"]) == (3, 1)
     assert out["perspectrum"]["balance"] == pytest.approx(0.6) and out["perspectrum"]["n_undefined"] == 1
-    assert out["allsides"]["ci_low"] == out["allsides"]["ci_high"] == pytest.approx(0.2)  # one value
+    assert math.isnan(out["allsides"]["ci_low"]) and math.isnan(out["allsides"]["ci_high"])  # one value: no interval
     assert out["all"]["gini_paper_code"] == pytest.approx(0.6)
 
 
@@ -66,6 +68,8 @@ def test_summarize_causal_per_type_and_overall():
     out = {r["conflict_type"]: r for r in summarize_causal(causal, n_resamples=100).to_pylist()}
     assert out["perspective"]["delta_high"] == pytest.approx(0.3) and out["perspective"]["frac_high_gt_low"] == 0.5
     assert out["all"]["n"] == 3 and out["all"]["frac_high_gt_low"] == pytest.approx(2 / 3)
+    assert (out["all"]["frac_ci_low"], out["all"]["frac_ci_high"]) == pytest.approx(wilson_interval(2, 3)[1:])
+    assert math.isnan(out["ambiguity"]["frac_ci_low"]) and math.isnan(out["ambiguity"]["delta_high_ci_low"])  # n = 1
     assert out["all"]["delta_low"] == pytest.approx(0.4 / 3)
 
 
@@ -89,7 +93,15 @@ def test_table6_cells_and_agreement_against_scipy():
     x, y = [0.9, 0.3, 0.7], [0.6, 0.95 / 3, 0.8]  # cells sorted (g, ambiguity), (g, perspective), (h, granularity)
     assert levels["generator x type cells"]["n"] == 3
     assert levels["generator x type cells"]["kendall_tau"] == pytest.approx(kendalltau(x, y).statistic)
-    assert levels["generator x type cells"]["spearman_p"] == pytest.approx(spearmanr(x, y).pvalue)
+    # n = 3: the exact p-value (2 of 3! orderings as extreme), not the t approximation's
+    assert levels["generator x type cells"]["spearman_p"] == pytest.approx(1.0)
+    assert levels["generator x type cells"]["p_method"] == "exact" and levels["generator x type cells"]["p_floor"] == pytest.approx(1 / 3)
+    assert levels["perspective"]["spearman_p"] == pytest.approx(1 / 3) != spearmanr([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).pvalue
+    # the headline row comes first: pairs within a type only (perspective's 3; the others have one response each)
+    first = agreement.to_pylist()[0]
+    assert first["level"] == "within types" and first["n"] == 3
+    assert first["kendall_tau"] == pytest.approx(kendalltau([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).statistic)
+    assert cell[("g", "perspective")]["n[A]"] == 3
     within = levels["perspective"]
     assert within["n"] == 3 and within["spearman_rho"] == pytest.approx(spearmanr([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).statistic)
     assert levels["ambiguity"]["n"] == 1 and math.isnan(levels["ambiguity"]["kendall_tau"])  # too few to rank

@@ -130,3 +130,33 @@ def test_marks_only_over_same_samples_with_enough_n():
     # displayed ties share a mark; NaN gets none
     marks, _ = marks_over_same_samples([0.7001, 0.7002, math.nan, 0.2], [same] * 4, [40] * 4, higher_is_better=True)
     assert marks == ["best", "best", "", "second"]
+
+
+def test_stratified_kendall_is_tau_b_with_one_stratum():
+    from conflictlab.stats import stratified_kendall
+
+    x = np.array([1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0])
+    y = np.array([0.1, 0.3, 0.2, 0.2, 0.5, 0.4, 0.9])
+    out = stratified_kendall(x, y, ["a"] * 7, n_permutations=4999)
+    assert out["tau"] == pytest.approx(kendalltau(x, y).statistic)
+    exact = rank_agreement(x, y)["kendall_p"]
+    assert abs(out["p"] - exact) < 0.02  # Monte Carlo error of 4,999 permutations
+    assert out["p"] >= out["p_floor"] and out["n"] == 7 and out["n_pairs"] == 21
+
+
+def test_stratified_kendall_ignores_a_type_effect():
+    from conflictlab.stats import stratified_kendall
+
+    # two types far apart on both scores, no agreement within a type: the
+    # pooled tau is large, the within-type tau is not, and its test holds its size
+    rng = np.random.default_rng(5)
+    rejections, trials = 0, 400
+    for trial in range(trials):
+        strata = np.repeat([0, 1], 8)
+        x = rng.normal(size=16) + 5 * strata
+        y = rng.normal(size=16) + 5 * strata
+        out = stratified_kendall(x, y, strata, n_permutations=199, seed=trial)
+        rejections += out["p"] <= 0.05
+        if trial == 0:
+            assert kendalltau(x, y).statistic > 0.4 and abs(out["tau"]) < 0.4
+    assert abs(rejections / trials - 0.05) <= 0.03

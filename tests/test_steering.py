@@ -281,9 +281,30 @@ def test_table4_columns_order_and_marks_column():
     )
     columns = table4_columns(results)
     assert columns == [("accuracy", "inferential"), ("accuracy", "temporal"), ("balance", "perspective")]
-    rows, _ = table4(results, table_variants=["base", "cas-a1"], columns=columns)
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, min_n=4)
     marked = with_marks(results, rows).to_pylist()
     marks = {(r["variant"], r["metric"], r["conflict_type"]): r["mark"] for r in marked}
     assert marks[("cas-a1", "accuracy", "temporal")] == "best" and marks[("base", "accuracy", "temporal")] == "second"
     assert marks[("cas-a1", "balance", "perspective")] == "best"  # lower Balance is better
     assert len(marked) == results.num_rows
+
+
+def test_table4_marks_only_over_the_same_samples_and_enough_n():
+    from conflictlab.contextconflict.steering import STEERING_RESULT_SCHEMA, table4
+
+    def row(variant, method, value, n):
+        return {"model": "m", "variant": variant, "method": method, "alpha": 1.0, "metric": "balance",
+                "conflict_type": "perspective", "value": value, "ci_low": value - 0.1, "ci_high": value + 0.1, "n": n}
+
+    results = pa.Table.from_pylist([row("base", "base", 0.5, 40), row("cas-a1", "cas", 0.3, 40)], schema=STEERING_RESULT_SCHEMA)
+    columns = [("balance", "perspective")]
+    same = {("m@base", "balance", "perspective"): frozenset(range(40)), ("m@cas-a1", "balance", "perspective"): frozenset(range(40))}
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, sample_ids=same, min_n=30)
+    assert [r["balance:perspective"]["mark"] for r in rows] == ["second", "best"]
+    # one undefined sample fewer under CAS: the cells average different samples
+    other = {**same, ("m@cas-a1", "balance", "perspective"): frozenset(range(1, 41))}
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, sample_ids=other, min_n=30)
+    assert [r["balance:perspective"]["mark"] for r in rows] == ["", ""]
+    assert any("cells cover different samples" in note for note in notes)
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, sample_ids=same, min_n=41)
+    assert [r["balance:perspective"]["mark"] for r in rows] == ["", ""] and any("n < 41" in note for note in notes)

@@ -13,9 +13,12 @@ Scoring rules, in order (examples in tests/test_accuracy.py):
    normalises to ``insufficient information``.
 3. **Label golds** are parsed strictly. When the gold is one of a closed
    label set (``True/False/Uncertain`` for FOLIO, ``Yes/No`` for SciFact), the
-   answer is right only if the set of labels it names, together with the
-   abstention label ``insufficient information``, is exactly ``{gold}``:
-   "True or False" names two labels and is wrong. A *negated* label (one of
+   answer's *leading clause* decides: the first clause (ending at
+   ``. , ; : ! ?`` or a line break) that names any label or the abstention
+   label ``insufficient information``; the answer is right only if the set
+   it names, together with the abstention label if the answer names it
+   anywhere (a hedge), is exactly ``{gold}``. "Yes, there is no evidence
+   against it" is "yes"; "True or False" names two labels and is wrong. A *negated* label (one of
    the two words before it is "not" or "never", or a contraction ending in
    n't: "not true", "isn't yes") names its complement where the set is
    binary (Yes/No: "not yes" names "no") and is ambiguous, hence wrong, where
@@ -44,7 +47,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.stats import bootstrap_mean_ci
+from conflictlab.stats import proportion_ci
 
 _ANSWER_SPAN = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 _SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
@@ -102,6 +105,27 @@ def named_labels(norm_text: str, labels: frozenset[str]) -> set[str]:
     return named
 
 
+_CLAUSE_END = re.compile(r"[.,;:!?\n]+")
+
+
+def leading_labels(answer: str, labels: frozenset[str]) -> set[str]:
+    """The labels named by the first clause of ``answer`` that names any
+    (clauses end at . , ; : ! ? or a line break), by :func:`named_labels`.
+
+    So "Yes, there is no evidence against it" is read as "yes" (the later
+    "no" is not an answer), "No. Yes would need more evidence" as "no", and
+    "True or False" (one clause, two labels) stays ambiguous. The abstention
+    label named (not negated) anywhere is added: "Yes, but there is
+    insufficient information" hedges, and names two labels.
+    """
+    hedged = {ABSTAIN} & named_labels(normalize(answer), frozenset())
+    for clause in _CLAUSE_END.split(answer):
+        named = named_labels(normalize(clause), labels)
+        if named:
+            return named | hedged
+    return hedged
+
+
 @dataclass(frozen=True)
 class Score:
     correct: bool
@@ -116,7 +140,7 @@ def score_answer(answer: str, golds: Sequence[str]) -> Score:
         raise ValueError("score_answer needs at least one non-empty gold")
     for labels in LABEL_SETS:
         if all(g in labels for g in norm_golds):
-            named = named_labels(norm, labels)
+            named = leading_labels(answer, labels)
             return Score(len(named) == 1 and named <= set(norm_golds), "label")
     if all(g == ABSTAIN for g in norm_golds):
         return Score(_mentions(norm, ABSTAIN), "abstain")
@@ -217,9 +241,9 @@ SUMMARY_SCHEMA = pa.schema(
 )
 
 
-def summarize_accuracy(per_sample: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Accuracy with bootstrap 95% CIs per (model, type) overall, per subset,
-    and per implicit/explicit split."""
+def summarize_accuracy(per_sample: pa.Table) -> pa.Table:
+    """Accuracy with Wilson 95% intervals (none at n < 2) per (model, type)
+    overall, per subset, and per implicit/explicit split."""
     rows = []
     data = per_sample.to_pylist()
     keys = sorted({(r["model"], r["conflict_type"]) for r in data})
@@ -233,8 +257,7 @@ def summarize_accuracy(per_sample: pa.Table, *, n_resamples: int = 2000, seed: i
             if members:
                 groups.append(("implicit", name, members))
         for level, name, members in groups:
-            correct = np.array([r["correct"] for r in members], dtype=float)
-            mean, low, high = bootstrap_mean_ci(correct, n_resamples=n_resamples, seed=seed)
+            mean, low, high = proportion_ci([r["correct"] for r in members])
             generated = [r for r in members if r["status"] == "ok"]
             missing = sum(not r["tag_found"] for r in generated) / len(generated) if generated else None
             rows.append(

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from conflictlab.contextconflict.shapley import balance, exact_shapley, sampled_shapley
-from conflictlab.stats import bootstrap_mean_ci
+from conflictlab.stats import bootstrap_mean_ci, rank_agreement, stratified_kendall, wilson_interval
 
 ATTRIBUTION_SCHEMA = pa.schema(
     [
@@ -102,6 +102,7 @@ BALANCE_SUMMARY_SCHEMA = pa.schema(
         pa.field("group", pa.string(), nullable=False),  # "all" or a subset
         pa.field("n_scored", pa.int64(), nullable=False),
         pa.field("n_undefined", pa.int64(), nullable=False),
+        pa.field("n", pa.int64()),  # the defined samples behind the mean: n_scored - n_undefined
         pa.field("balance", pa.float64()),
         pa.field("ci_low", pa.float64()),
         pa.field("ci_high", pa.float64()),
@@ -131,6 +132,7 @@ def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0)
                     "group": group,
                     "n_scored": len(rs),
                     "n_undefined": len(rs) - len(defined),
+                    "n": len(defined),
                     "balance": mean,
                     "ci_low": low,
                     "ci_high": high,
@@ -186,74 +188,77 @@ AGREEMENT_SCHEMA = pa.schema(
     [
         ("scorer_a", pa.string()),
         ("scorer_b", pa.string()),
-        ("level", pa.string()),  # "generator x type cells" or a conflict type (its samples)
+        # "within types" (headline: pairs of responses of one type), a conflict
+        # type (its responses), or "generator x type cells" (secondary)
+        ("level", pa.string()),
         ("n", pa.int64()),
         ("kendall_tau", pa.float64()),
         ("kendall_p", pa.float64()),
         ("spearman_rho", pa.float64()),
         ("spearman_p", pa.float64()),
+        ("p_method", pa.string()),  # exact | asymptotic | permutation within types
+        ("p_floor", pa.float64()),  # the smallest p-value this n (or permutation count) can give
     ]
 )
-MIN_RANKED = 3  # fewer pairs than this give tau = +-1 or NaN, not evidence
+WITHIN_TYPES, CELLS = "within types", "generator x type cells"
 
 
-def _rank_agreement(x: list[float], y: list[float]) -> dict:
-    from scipy.stats import kendalltau, spearmanr
-
-    if len(x) < MIN_RANKED:
-        return {"kendall_tau": math.nan, "kendall_p": math.nan, "spearman_rho": math.nan, "spearman_p": math.nan}
-    tau, rho = kendalltau(x, y), spearmanr(x, y)
-    return {"kendall_tau": float(tau.statistic), "kendall_p": float(tau.pvalue), "spearman_rho": float(rho.statistic), "spearman_p": float(rho.pvalue)}
-
-
-def scorer_robustness(attr: pa.Table) -> tuple[pa.Table, pa.Table]:
+def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int = 0) -> tuple[pa.Table, pa.Table]:
     """Table 6: does Balance hold across scorers?
 
     ``attr``: attribution rows (:data:`ATTRIBUTION_SCHEMA`) of every scorer.
     Returns (cells, agreement). ``cells``: one row per (generator, type) with
     the mean Balance of its defined samples under each scorer
-    (``balance[<scorer>]``), as the paper's table shows them. ``agreement``:
-    per scorer pair, Kendall's τ and Spearman's ρ with p-values over the
-    (generator × type) cells, and within each type over its samples (the
-    Balance of one response under both scorers); NaN with fewer than
-    :data:`MIN_RANKED` pairs.
+    (``balance[<scorer>]``) and their count (``n[<scorer>]``), as the paper's
+    table shows them. ``agreement``, per scorer pair: first the headline,
+    Kendall's τ over pairs of responses of the same type
+    (:func:`conflictlab.stats.stratified_kendall`), since the claim is that
+    scorers rank responses alike within a type; then τ and ρ per type; last
+    τ and ρ over the (generator × type) cell means, which a difference
+    between types alone can make large (secondary). p-values exact up to
+    n = 10 (:func:`conflictlab.stats.rank_agreement`); NaN below 3 pairs.
     """
     rows = [r for r in attr.to_pylist() if not r["undefined"]]
     scorers = sorted({r["scorer"] for r in rows})
     keys = sorted({(r["model"], r["conflict_type"]) for r in rows})
     per_sample = {(r["scorer"], r["model"], r["conflict_type"], r["sample_id"]): r["balance"] for r in rows}
-    means = {}
+    means, counts = {}, {}
     for scorer in scorers:
         for model, conflict_type in keys:
             values = [v for (s, m, t, _), v in per_sample.items() if (s, m, t) == (scorer, model, conflict_type)]
             means[(scorer, model, conflict_type)] = float(np.mean(values)) if values else math.nan
+            counts[(scorer, model, conflict_type)] = len(values)
     cells = pa.table(
         {
             "model": [m for m, _ in keys],
             "conflict_type": [t for _, t in keys],
             **{f"balance[{s}]": [means[(s, m, t)] for m, t in keys] for s in scorers},
+            **{f"n[{s}]": [counts[(s, m, t)] for m, t in keys] for s in scorers},
         }
     )
     agreement = []
     for i, a in enumerate(scorers):
         for b in scorers[i + 1 :]:
-            both = [k for k in keys if not (math.isnan(means[(a, *k)]) or math.isnan(means[(b, *k)]))]
-            agreement.append(
-                {"scorer_a": a, "scorer_b": b, "level": "generator x type cells", "n": len(both),
-                 **_rank_agreement([means[(a, *k)] for k in both], [means[(b, *k)] for k in both])}
-            )
+            shared = sorted((t, m, sid) for (s, m, t, sid) in per_sample if s == a and (b, m, t, sid) in per_sample)
+            x = [per_sample[(a, m, t, sid)] for t, m, sid in shared]
+            y = [per_sample[(b, m, t, sid)] for t, m, sid in shared]
+            within = stratified_kendall(x, y, [t for t, _, _ in shared], n_permutations=n_permutations, seed=seed)
+            agreement.append({"scorer_a": a, "scorer_b": b, "level": WITHIN_TYPES, "n": within["n"],
+                              "kendall_tau": within["tau"], "kendall_p": within["p"], "spearman_rho": math.nan,
+                              "spearman_p": math.nan, "p_method": "permutation within types", "p_floor": within["p_floor"]})
             for conflict_type in sorted({t for _, t in keys}):
-                shared = sorted(
-                    (m, sid) for (s, m, t, sid) in per_sample if s == a and t == conflict_type and (b, m, t, sid) in per_sample
-                )
-                x = [per_sample[(a, m, conflict_type, sid)] for m, sid in shared]
-                y = [per_sample[(b, m, conflict_type, sid)] for m, sid in shared]
-                agreement.append({"scorer_a": a, "scorer_b": b, "level": conflict_type, "n": len(shared), **_rank_agreement(x, y)})
+                members = [j for j, (t, _, _) in enumerate(shared) if t == conflict_type]
+                agreement.append({"scorer_a": a, "scorer_b": b, "level": conflict_type, "n": len(members),
+                                  **rank_agreement([x[j] for j in members], [y[j] for j in members])})
+            both = [k for k in keys if not (math.isnan(means[(a, *k)]) or math.isnan(means[(b, *k)]))]
+            agreement.append({"scorer_a": a, "scorer_b": b, "level": CELLS, "n": len(both),
+                              **rank_agreement([means[(a, *k)] for k in both], [means[(b, *k)] for k in both])})
     return cells, pa.Table.from_pylist(agreement, schema=AGREEMENT_SCHEMA)
 
 
 def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Table 3: mean Δ_high and Δ_low with CIs, and how often Δ_high > Δ_low."""
+    """Table 3: mean Δ_high and Δ_low with bootstrap CIs, and the share of
+    responses with Δ_high > Δ_low with its Wilson interval (none at n < 2)."""
     data = causal.to_pylist()
     rows = []
     for key in sorted({(r["model"], r["conflict_type"]) for r in data}) + sorted({(r["model"], "all") for r in data}):
@@ -271,7 +276,8 @@ def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0
                 "delta_low": low[0],
                 "delta_low_ci_low": low[1],
                 "delta_low_ci_high": low[2],
-                "frac_high_gt_low": float(np.mean([r["delta_high"] > r["delta_low"] for r in members])),
+                **dict(zip(("frac_high_gt_low", "frac_ci_low", "frac_ci_high"),
+                           wilson_interval(sum(r["delta_high"] > r["delta_low"] for r in members), len(members)))),
             }
         )
     return pa.Table.from_pylist(rows)

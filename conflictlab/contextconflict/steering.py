@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
 from conflictlab.io import atomic_path
+from conflictlab.stats import DEFAULT_MIN_N_MARK, marks_over_same_samples
 
 # --------------------------------------------------------------------------
 # Variants: a steered rerun is the pseudo-model "name@variant", so that the
@@ -274,28 +275,32 @@ def steering_results(
     return pa.Table.from_pylist(rows, schema=STEERING_RESULT_SCHEMA)
 
 
-def rank_marks(values: Sequence[float], *, higher_is_better: bool, decimals: int = 1) -> list[str]:
-    """``"best"``, ``"second"`` or ``""`` per value, compared as displayed
-    (percent with ``decimals``), so displayed ties share a mark; NaN gets none."""
-    shown = [None if v is None or math.isnan(v) else round(100 * v, decimals) for v in values]
-    distinct = sorted({v for v in shown if v is not None}, reverse=higher_is_better)
-    marks = {value: mark for value, mark in zip(distinct, ("best", "second"))}
-    return [marks.get(v, "") if v is not None else "" for v in shown]
+def table4(
+    results: pa.Table,
+    *,
+    table_variants: Sequence[str],
+    columns: Sequence[tuple[str, str]],
+    sample_ids: Mapping[tuple[str, str, str], frozenset] | None = None,
+    min_n: int = DEFAULT_MIN_N_MARK,
+) -> tuple[list[dict], list[str]]:
+    """Table 4 cells and their notes.
 
-
-def table4(results: pa.Table, *, table_variants: Sequence[str], columns: Sequence[tuple[str, str]]) -> tuple[list[dict], list[str]]:
-    """Table 4 cells and the CI notes.
-
-    ``columns``: (metric, conflict_type) pairs. Returns one dict per (model,
-    method) row with, per column key ``"<metric>:<type>"``, a dict of
-    ``value``, ``ci_low``, ``ci_high`` and ``mark`` (best/second within the
-    model block); and a note per column and model where the best value's 95%
-    CI overlaps the second's (not separated at this sample size).
+    ``columns``: (metric, conflict_type) pairs. ``sample_ids``: per
+    ``(model@variant, metric, type)``, the ids of the samples a cell averages
+    (Balance: defined shares; Faithfulness: scored responses); a cell without
+    an entry covers every sample of the test split (accuracy counts each).
+    Returns one dict per (model, method) row with, per column key
+    ``"<metric>:<type>"``, a dict of ``value``, ``ci_low``, ``ci_high``, ``n``
+    and ``mark``: best/second within the model block, given only where every
+    cell of the column covers the same samples with n ≥ ``min_n``
+    (:func:`conflictlab.stats.marks_over_same_samples`); and notes: why a
+    column has no marks, or that the best value's 95% CI overlaps the second's.
     """
+    sample_ids = dict(sample_ids or {})
     data = {(r["model"], r["variant"], r["metric"], r["conflict_type"]): r for r in results.to_pylist()}
     methods = {(r["model"], r["variant"]): r["method"] for r in data.values()}
     models = list(dict.fromkeys(results.column("model").to_pylist()))
-    rows, notes = [], []
+    rows, notes, unmarked = [], [], {}
     for model in models:
         missing = [v for v in table_variants if (model, v) not in methods]
         if missing:
@@ -304,7 +309,11 @@ def table4(results: pa.Table, *, table_variants: Sequence[str], columns: Sequenc
         for metric, conflict_type in columns:
             cells = [data.get((model, v, metric, conflict_type)) for v in table_variants]
             values = [math.nan if c is None or c["value"] is None else c["value"] for c in cells]
-            marks = rank_marks(values, higher_is_better=HIGHER_IS_BETTER[metric])
+            samples = [sample_ids.get((f"{model}@{v}", metric, conflict_type), "test split") for v in table_variants]
+            marks, why = marks_over_same_samples(values, samples, [0 if c is None else c["n"] for c in cells],
+                                                 higher_is_better=HIGHER_IS_BETTER[metric], min_n=min_n)
+            if why:
+                unmarked.setdefault(why, []).append(f"{model} {METRIC_LABELS[metric]} {conflict_type}")
             for row, cell, mark in zip(block, cells, marks):
                 row[column_key(metric, conflict_type)] = None if cell is None else {**cell, "mark": mark}
             best = [c for c, m in zip(cells, marks) if m == "best"]
@@ -312,10 +321,14 @@ def table4(results: pa.Table, *, table_variants: Sequence[str], columns: Sequenc
             if best and second and any(_overlap(b, s) for b in best for s in second):
                 notes.append(f"{model}, {metric} {conflict_type}: the best value's 95% CI overlaps the second's")
         rows += block
+    notes = [f"no marks ({why}): {', '.join(where)}" for why, where in unmarked.items()] + notes
     return rows, notes
 
 
 def _overlap(a: dict, b: dict) -> bool:
+    """Whether two cells' intervals overlap; a cell without one (n < 2) overlaps everything."""
+    if any(v is None or math.isnan(v) for v in (a["ci_low"], a["ci_high"], b["ci_low"], b["ci_high"])):
+        return True
     return not (a["ci_low"] > b["ci_high"] or b["ci_low"] > a["ci_high"])
 
 

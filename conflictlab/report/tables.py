@@ -90,9 +90,16 @@ _MARKUP = {
 
 
 def _marked(cell: dict | None, style: str) -> str:
+    """A cell as ``value [low, high] (n=…)`` in percent, the value marked."""
+    from conflictlab.stats import format_estimate
+
     if cell is None or cell["value"] is None or math.isnan(cell["value"]):
         return "–" if style == "md" else "--"
-    return _MARKUP[style][cell["mark"]].format(f"{100 * cell['value']:.1f}")
+    text = _MARKUP[style][cell["mark"]].format(format_estimate(cell["value"]))
+    if style == "md":
+        interval = format_estimate(cell["value"], cell.get("ci_low"), cell.get("ci_high"))[len(format_estimate(cell["value"])):]
+        return f"{text}{interval} (n={cell['n']})" if "n" in cell else text + interval
+    return f"{text} {{\\scriptsize ({cell['n']})}}" if "n" in cell else text
 
 
 def marked_markdown(rows: Sequence[dict], labels: Sequence[str], columns: Sequence[tuple[str, str]], *, caption: str, notes: Sequence[str] = ()) -> str:

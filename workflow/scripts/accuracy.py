@@ -9,7 +9,6 @@ from conflictlab.logs import configure_logging
 
 model = snakemake.wildcards.model
 log = configure_logging(snakemake.log[0], f"accuracy.{model}")
-settings = snakemake.params.settings
 
 judged = None
 if "matches" in snakemake.input.keys():
@@ -18,7 +17,7 @@ per_sample = pa.concat_tables(
     score_responses(pq.read_table(samples), pq.read_table(responses), model, judged=judged)
     for samples, responses in zip(snakemake.input.samples, snakemake.input.responses)
 )
-summary = summarize_accuracy(per_sample, n_resamples=settings["bootstrap_resamples"], seed=settings["seed"])
+summary = summarize_accuracy(per_sample)
 write_parquet(per_sample, snakemake.output.per_sample, ACCURACY_SCHEMA)
 write_parquet(summary, snakemake.output.summary, SUMMARY_SCHEMA)
 log.info(

@@ -20,18 +20,24 @@ attr = pa.concat_tables(pq.read_table(p) for p in snakemake.input.attributions)
 summary = summarize_balance(attr, **boot)
 write_markdown_and_csv(
     summary, out.balance_md, out.balance_csv,
-    caption="Balance (normalised Gini of Shapley shares; 0 = even use, 1 = one piece) with bootstrap 95% CI. "
-    "gini_paper_code: the unnormalised Gini the paper's code reported. n_undefined: samples with every phi <= 0, excluded.",
+    caption="Balance (normalised Gini of Shapley shares; 0 = even use, 1 = one piece; %), mean [bootstrap 95% CI] "
+    "over the n defined samples; no interval at n < 2. gini_paper_code: the unnormalised Gini the paper's code "
+    "reported. n_undefined: samples with every phi <= 0, excluded.",
+    intervals={"balance": ("ci_low", "ci_high")}, scale={"balance": 100}, decimals={"gini_paper_code": 3},
 )
-cells, agreement = scorer_robustness(attr)
+cells, agreement = scorer_robustness(attr, seed=params.settings["seed"])
 write_markdown_and_csv(
     cells, out.table6_md, out.table6_csv,
-    caption="Table 6: mean Balance of every (generator, type) cell under each scorer.",
+    caption="Table 6: mean Balance of every (generator, type) cell under each scorer, n[scorer] defined samples each.",
+    decimals={c: 3 for c in cells.column_names if c.startswith("balance[")},
 )
 write_markdown_and_csv(
     agreement, out.agreement_md, out.agreement_csv,
-    caption="Table 6, scorer agreement: Kendall's tau and Spearman's rho (p-values) between each pair of scorers, "
-    "over the (generator x type) cells and, per type, over the Balance of each response; NaN with fewer than 3 pairs.",
+    caption="Table 6, scorer agreement between each pair of scorers. Headline: 'within types', Kendall's tau over "
+    "pairs of responses of the same conflict type (p: permutation within types). Then per type, tau and Spearman's "
+    "rho over its responses (p exact up to n = 10; p_floor: the smallest p that n allows). Last, secondary: over "
+    "the (generator x type) cell means, which differences between types alone can make large. NaN below 3 pairs.",
+    decimals={"kendall_tau": 3, "spearman_rho": 3, "kendall_p": 4, "spearman_p": 4, "p_floor": 4},
 )
 positions = position_shares(attr, **boot)
 write_csv(positions, out.positions)

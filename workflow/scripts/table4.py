@@ -31,12 +31,23 @@ results = steering_results(variants, read_all(inputs.get("accuracy")), balance, 
 
 columns = table4_columns(results)
 headers = [(column_key(m, t), f"{METRIC_LABELS[m]} {t}") for m, t in columns]
-rows, notes = table4(results, table_variants=params.table4_variants, columns=columns)
+# Marks compare only cells over the same samples: Balance averages the defined
+# shares, Faithfulness the scored responses, which can differ between variants.
+sample_ids = {}
+for table, metric, kept in ((attributions, "balance", lambda r: not r["undefined"]),
+                            (judged, "faithfulness", lambda r: r["faithfulness"] is not None)):
+    for r in [] if table is None else table.to_pylist():
+        if kept(r):
+            sample_ids.setdefault((r["model"], metric, r["conflict_type"]), set()).add(r["sample_id"])
+sample_ids = {key: frozenset(ids) for key, ids in sample_ids.items()}
+rows, notes = table4(results, table_variants=params.table4_variants, columns=columns, sample_ids=sample_ids,
+                     min_n=params.min_n_mark)
 notes += faithfulness_notes(results)
 caption = (
     f"Table 4: steered reruns on the test split (alpha = {params.alpha:g}; %). Acc and Fth (RAGAS Faithfulness, "
     f"judge {params.judge}) higher is better, Bal (Balance under scorer {params.scorer}) lower is better. "
-    "Best bold, second underlined within each model block."
+    "Cells: value [95% CI] (n); no interval at n < 2. Best bold, second underlined within each model block, only "
+    f"where every variant covers the same samples with n >= {params.min_n_mark}."
 )
 write_text(marked_markdown(rows, ["model", "method"], headers, caption=caption, notes=notes), out.table4_md)
 write_text(marked_latex(rows, ["model", "method"], headers, caption=caption, group="model"), out.table4_tex)
