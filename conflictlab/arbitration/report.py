@@ -7,6 +7,7 @@ import pyarrow as pa
 
 from conflictlab.arbitration.prompts import ORDERS
 from conflictlab.report.figures import plt
+from conflictlab.stats import wilson_interval
 
 
 def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> dict[str, bool]:
@@ -48,6 +49,7 @@ def accuracy_by_cell(instances: pa.Table, predictions: pa.Table) -> list[dict]:
         dict(
             zip(("model", "setting", "order", "condition", "aligned_source", "seed"), key),
             n=len(v),
+            n_correct=sum(raw for raw, _ in v),
             accuracy=float(np.mean([raw for raw, _ in v])),
             calibrated=float(np.mean([cal for _, cal in v])),
         )
@@ -56,7 +58,9 @@ def accuracy_by_cell(instances: pa.Table, predictions: pa.Table) -> list[dict]:
 
 
 def mean_over_seeds(cells: list[dict]) -> pa.Table:
-    """Mean and standard deviation of accuracy across seeds."""
+    """Mean and standard deviation of accuracy across seeds (the paper's
+    figures), and the Wilson 95% interval of the accuracy over all ``n``
+    instances of the seeds pooled (none at n < 2)."""
     groups: dict[tuple, list[dict]] = {}
     for c in cells:
         groups.setdefault((c["model"], c["setting"], c["order"], c["condition"], c["aligned_source"]), []).append(c)
@@ -64,12 +68,17 @@ def mean_over_seeds(cells: list[dict]) -> pa.Table:
     for key, members in sorted(groups.items()):
         acc = np.array([m["accuracy"] for m in members])
         cal = np.array([m["calibrated"] for m in members])
+        n = sum(m["n"] for m in members)
+        _, low, high = wilson_interval(sum(m["n_correct"] for m in members), n)
         rows.append(
             dict(
                 zip(("model", "setting", "order", "condition", "aligned_source"), key),
                 n_seeds=len(members),
                 n_per_seed=members[0]["n"],
+                n=n,
                 accuracy=float(acc.mean()),
+                ci_low=low,
+                ci_high=high,
                 std=float(acc.std(ddof=1)) if len(acc) > 1 else float("nan"),
                 calibrated_accuracy=float(cal.mean()),
             )

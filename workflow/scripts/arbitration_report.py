@@ -24,10 +24,12 @@ summary = mean_over_seeds(accuracy_by_cell(main, predictions.filter(is_main)))
 save(arbitration_panels(summary, settings=list(SETTINGS), orders=list(ORDERS)), Path(out.fig4_png).with_suffix(""))
 write_markdown_and_csv(
     summary, out.accuracy_md, out.accuracy_csv,
-    caption="Arbitration accuracy per setting, evidence order and condition (mean over seeds; std across seeds). "
+    caption="Arbitration accuracy (%) per setting, evidence order and condition: mean over seeds [Wilson 95% CI over "
+    "the n instances of all seeds; none at n < 2]; std across seeds. "
     "Unimodal references show only the aligned source and are repeated under both orders. "
     "calibrated_accuracy (not the paper's protocol): 'A' when logit_A - logit_B exceeds the model's median margin, "
     "which removes a constant answer-letter bias.",
+    intervals={"accuracy": ("ci_low", "ci_high")}, scale={"accuracy": 100, "std": 100, "calibrated_accuracy": 100},
 )
 sens = sensitivity_table(sensitivity, predictions.filter(pc.invert(is_main)))
 write_markdown_and_csv(
