@@ -20,11 +20,14 @@ presented, original = shuffled_shares(attr, samples, n_resamples=settings["boots
 write_markdown_and_csv(
     presented, snakemake.output.presented_md, snakemake.output.presented_csv,
     caption=f"Shuffled evidence, {model} (the paper's Tables 9-10 are this table for Llama-3.1-8B and GPT-OSS-20B): "
-    "mean Shapley share by presented position (what the model saw first, second, ...).",
+    "mean Shapley share by presented position (what the model saw first, second, ...), % [bootstrap 95% CI over the "
+    "n_samples responses; none at n < 2].",
+    intervals={"mean_share": ("ci_low", "ci_high")}, scale={"mean_share": 100, "chance": 100},
 )
 write_markdown_and_csv(
     original, snakemake.output.original_md, snakemake.output.original_csv,
     caption=f"Shuffled evidence, {model}, by original piece (this project's addition): the same shares mapped back to "
-    "the release's source_1, source_2, ...",
+    "the release's source_1, source_2, ..., % [bootstrap 95% CI; none at n < 2].",
+    intervals={"mean_share": ("ci_low", "ci_high")}, scale={"mean_share": 100, "chance": 100},
 )
 log.info("%d shuffled samples attributed", attr.num_rows)
