@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
 
-from conflictlab.stats import sample_per_group
+from conflictlab.sampling import sample_per_group
 
 EVIDENCE_KINDS = ("default", "misinformation", "temporal", "semantic")
 CONFLICT_KINDS = EVIDENCE_KINDS[1:]

@@ -44,7 +44,6 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 import pyarrow as pa
 
 from conflictlab.stats import proportion_ci

@@ -21,7 +21,8 @@ import numpy as np
 import pyarrow as pa
 
 from conflictlab.contextconflict.shapley import balance, exact_shapley, sampled_shapley
-from conflictlab.stats import bootstrap_mean_ci, rank_agreement, stratified_kendall, wilson_interval
+from conflictlab.rank_tests import rank_agreement, stratified_kendall
+from conflictlab.stats import bootstrap_mean_ci, wilson_interval
 
 ATTRIBUTION_SCHEMA = pa.schema(
     [

@@ -21,6 +21,20 @@ def _cell(value, *, scale: float = 1.0, decimals: int = 4) -> str:
     return str(value)
 
 
+def format_estimate(value: float | None, low: float | None = None, high: float | None = None, *, scale: float = 100.0, decimals: int = 1) -> str:
+    """``62.5 [48.1, 75.2]``: the estimate and its interval, times ``scale``;
+    the estimate alone where the interval is NaN or missing; ``""`` for none."""
+    def shown(v):
+        return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+    if not shown(value):
+        return ""
+    text = f"{scale * value:.{decimals}f}"
+    if shown(low) and shown(high):
+        text += f" [{scale * low:.{decimals}f}, {scale * high:.{decimals}f}]"
+    return text
+
+
 def markdown(
     table: pa.Table,
     *,
@@ -40,8 +54,6 @@ def markdown(
     interval's; ``decimals`` sets its digits (default 4, or 1 for a column
     scaled by 100). ``notes`` follow as a bullet list (why a cell is empty).
     """
-    from conflictlab.stats import format_estimate
-
     intervals, scale, decimals = dict(intervals or {}), dict(scale or {}), dict(decimals or {})
     bounds = {c for pair in intervals.values() for c in pair}
     columns = [c for c in (columns or table.column_names) if c not in bounds]
@@ -91,8 +103,6 @@ _MARKUP = {
 
 def _marked(cell: dict | None, style: str) -> str:
     """A cell as ``value [low, high] (n=…)`` in percent, the value marked."""
-    from conflictlab.stats import format_estimate
-
     if cell is None or cell["value"] is None or math.isnan(cell["value"]):
         return "–" if style == "md" else "--"
     text = _MARKUP[style][cell["mark"]].format(format_estimate(cell["value"]))
