@@ -3,6 +3,8 @@ projections (Figure 3), spectral energy (Figure 4) and the steering sweep (Figur
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pyarrow as pa
 
@@ -83,20 +85,29 @@ def probe_curves(probes: pa.Table, *, title: str):
 
 
 def spectral_curves(spectral: pa.Table, *, title: str):
-    """Figure 4: ΔER = ER(conflict) − ER(consistent) by layer, jackknife 95% interval over pairs, zero line."""
+    """Figure 4: ΔER = ER(conflict) − ER(consistent) by layer, one line per
+    conflict type (n pairs in the legend), its jackknife 95% interval where
+    there is one, zero line; types whose ΔER is 0 by construction are left
+    out, and a note names them and the types without an interval."""
     rows = spectral.to_pylist()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     trivial = sorted({r["conflict_type"] for r in rows if r["trivial"]})
+    notes = [f"not shown, k >= n − 1 (ER ≡ 1): {', '.join(trivial)}"] if trivial else []
+    no_interval: dict[str, list[str]] = {}
     for conflict_type in sorted({r["conflict_type"] for r in rows} - set(trivial)):
         mine = sorted((r for r in rows if r["conflict_type"] == conflict_type), key=lambda r: r["layer"])
         layers = [r["layer"] for r in mine]
-        line = ax.plot(layers, [r["delta_er"] for r in mine], label=conflict_type)[0]
+        line = ax.plot(layers, [r["delta_er"] for r in mine], label=f"{conflict_type} (n={mine[0]['n_pairs']})")[0]
+        # NaN bounds leave gaps, so a layer without an interval shows none
         ax.fill_between(layers, [r["ci_low"] for r in mine], [r["ci_high"] for r in mine], alpha=0.15, color=line.get_color())
+        if all(r["ci_reason"] for r in mine):
+            no_interval.setdefault(mine[0]["ci_reason"].split(":")[0], []).append(conflict_type)
+    notes += [textwrap.fill(f"no interval ({why}): {', '.join(types)}", 70) for why, types in sorted(no_interval.items())]
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel("layer")
     ax.set_ylabel(f"ΔER (top-{rows[0]['k']} energy ratio)" if rows else "ΔER")
-    if trivial:
-        ax.text(0.01, 0.02, f"not shown, k >= pairs − 1 (ER ≡ 1): {', '.join(trivial)}", transform=ax.transAxes, fontsize=7)
+    if notes:
+        ax.text(0.01, 0.02, "\n".join(notes), transform=ax.transAxes, fontsize=7)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
     ax.set_title(title, fontsize=9)

@@ -1,5 +1,6 @@
 """Rule mechanistic_report: probes (Figure 2, Table 8), ΔER (Figure 4), projections (Figure 3)."""
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,9 @@ for i, conflict_type in enumerate(snakemake.params.conflict_types):
         log.warning("%s: %d degenerate b_i set to 0 (norm below 1e-12)", conflict_type, skipped)
     projection_table += [{"conflict_type": conflict_type, **r} for r in projection]
 
+no_interval = Counter(r["ci_reason"].split(":")[0] for r in spectral_table if r["ci_reason"])
+if no_interval:
+    log.info("ΔER rows without an interval, by reason: %s", dict(no_interval))
 probes, spectral, projection = (pa.Table.from_pylist(t) for t in (probe_table, spectral_table, projection_table))
 write_parquet(probes, out.probes, probes.schema)
 write_parquet(spectral, out.spectral, spectral.schema)
