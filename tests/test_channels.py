@@ -2,7 +2,7 @@
 
 import pytest
 
-from conflictlab.lm.channels import HarmonyTokens, separate_final_channel, split_channels
+from conflictlab.lm.channels import HarmonyTokens, final_message, separate_final_channel, split_channels
 
 # A toy vocabulary: the five markers, the word "final", and text tokens.
 VOCAB = {"<|channel|>": 1, "<|message|>": 2, "<|end|>": 3, "<|return|>": 4, "<|start|>": 5, "final": 6, "analysis": 7,
@@ -42,6 +42,17 @@ def test_a_completion_cut_inside_the_analysis_has_no_response():
         [{"response": "x", "response_token_ids": render("<|channel|>final<|message|>Paris<|return|>"), "status": "ok", "message": None}], TOKENS, decode
     )
     assert (ok[0]["response"], ok[0]["response_token_ids"], ok[0]["status"]) == ("Paris", [11], "ok")
+
+
+def test_one_split_gives_text_ids_and_reasoning_for_every_task():
+    ids = render("<|channel|>analysis<|message|>We think<|end|><|start|>assistant<|channel|>final<|message|>Paris .<|return|>")
+    assert final_message(ids, TOKENS, decode) == ("Paris .", [11, 12], "analysis We think assistant")
+    assert final_message(render("<|channel|>analysis<|message|>We"), TOKENS, decode) == (None, None, "analysis We")
+    # CONFLICTS splits its replies with the very function ContextConflict's rows go through
+    from conflictlab.conflicts import responses
+    from conflictlab.lm import channels
+
+    assert responses.final_message is channels.final_message
 
 
 def test_models_without_markers_are_left_alone():

@@ -157,12 +157,18 @@ def test_generated_labels_and_taxonomy_aware_replies_are_parsed_strictly():
 
 
 def test_task1_accuracy_and_confusion_count_unparseable_as_wrong():
+    from statsmodels.stats.proportion import proportion_confint
+
     from conflictlab.conflicts.evaluation import ORDER, confusion_matrix, task1_accuracy
 
     gold = ["no_conflict", "outdated", "outdated", "misinformation"]
     predicted = ["no_conflict", "outdated", None, "outdated"]
-    accuracy, low, high = task1_accuracy(predicted, gold, n_resamples=200)
-    assert accuracy == 0.5 and 0.0 <= low <= 0.5 <= high <= 1.0
+    accuracy, low, high = task1_accuracy(predicted, gold)
+    assert accuracy == 0.5  # the unparseable label stays in the denominator
+    assert (low, high) == pytest.approx(proportion_confint(2, 4, method="wilson"))
+    # Wilson, not a bootstrap: all right still has a lower bound below 1
+    assert task1_accuracy(gold, gold)[1] == pytest.approx(proportion_confint(4, 4, method="wilson")[0]) and task1_accuracy(gold, gold)[1] < 1
+    assert np.isnan(task1_accuracy(["outdated"], ["outdated"])[1])  # no interval at n < 2
     matrix = confusion_matrix(predicted, gold)
     assert matrix.shape == (5, 6) and matrix.sum() == 4
     assert matrix[ORDER.index("outdated"), ORDER.index("outdated")] == 1 and matrix[ORDER.index("outdated"), 5] == 1
@@ -196,6 +202,26 @@ class CharTokenizer:
     def __call__(self, text, add_special_tokens=False):
         return {"input_ids": [ord(c) for c in text]}
 
+    def decode(self, ids, skip_special_tokens=True):
+        return "".join(chr(i) for i in ids if i not in HARMONY_IDS.values())
+
+
+HARMONY_IDS = {"<|channel|>": 1, "<|message|>": 2, "<|end|>": 3, "<|return|>": 4, "<|start|>": 5}
+
+
+def harmony_ids(text):
+    """A rendered harmony completion -> ids: markers 1-5, other characters their codes."""
+    import re
+
+    pieces = re.split("(" + "|".join(re.escape(m) for m in HARMONY_IDS) + ")", text)
+    return [i for piece in pieces for i in ([HARMONY_IDS[piece]] if piece in HARMONY_IDS else [ord(c) for c in piece])]
+
+
+def harmony_tokens():
+    from conflictlab.lm.channels import HarmonyTokens
+
+    return HarmonyTokens(channel=1, message=2, end=3, return_=4, start=5, final=tuple(ord(c) for c in "final"))
+
 
 class ScriptedBackend:
     """Records every prompt; replies with ``reply(prompt text)``."""
@@ -210,7 +236,9 @@ class ScriptedBackend:
 
         texts = ["".join(map(chr, p)) for p in prompts]
         self.prompts += texts
-        return [Completion([], self.reply(t), "stop") for t in texts]
+        self.max_new_tokens = params.max_new_tokens
+        replies = [self.reply(t) for t in texts]
+        return [Completion(harmony_ids(r), r, "stop") for r in replies]
 
 
 def demo_queries(n=None):
@@ -257,6 +285,52 @@ def test_generated_task1_labels_are_parsed_strictly_and_counted():
     table = types_by_generation(ScriptedBackend(lambda p: next(replies)), CharTokenizer(), queries, model="m", limit=100_000, seed=0)
     assert table.column("predicted").to_pylist() == ["complementary", None, "no_conflict"]
     assert table.column("status").to_pylist() == ["ok", "unparseable", "ok"]
+
+
+ANALYSIS = "<|channel|>analysis<|message|>Let me think.<|end|><|start|>assistant"
+
+
+def test_a_reasoning_models_final_channel_is_its_response_and_nothing_is_prefilled():
+    """GPT-OSS's harmony replies are split as in ContextConflict: the final
+    channel is parsed and judged, the analysis kept, a cut reply counted."""
+    from conflictlab.conflicts.responses import respond
+
+    queries = demo_queries(2)
+    replies = {
+        "vanilla": [ANALYSIS + "<|channel|>final<|message|>It opened in 1889 [1].<|return|>", "<|channel|>analysis<|message|>Still thinking"],
+        "taxonomy_aware": [ANALYSIS + "<|channel|>final<|message|>Type: No conflict\nExplanation: they agree.\nResponse: In 1889 [1].<|return|>",
+                           ANALYSIS + "<|channel|>final<|message|>No conflict. In 1889 [1].<|return|>"],
+    }
+    script = iter(replies["vanilla"] + replies["taxonomy_aware"])
+    backend = ScriptedBackend(lambda prompt: next(script))
+    table = respond(backend, CharTokenizer(), queries, {}, model="m", strategies=["vanilla", "taxonomy_aware"], limit=100_000,
+                    max_new_tokens=64, harmony=harmony_tokens())
+    rows = table.to_pylist()
+    assert all(p.endswith("<assistant>") for p in backend.prompts)  # no "Type:" where the analysis starts
+    assert (rows[0]["status"], rows[0]["response"], rows[0]["reasoning"]) == ("ok", "It opened in 1889 [1].", "analysisLet me think.assistant")
+    assert rows[1]["status"] == "no_final_channel" and rows[1]["response"] is None and rows[1]["reasoning"] == "analysisStill thinking"
+    assert (rows[2]["status"], rows[2]["predicted_type"], rows[2]["response"]) == ("ok", "no_conflict", "In 1889 [1].")
+    assert rows[3]["status"] == "unparseable" and "<|" not in rows[3]["reply"]
+
+
+def test_a_reasoning_models_task1_label_is_read_from_its_final_channel():
+    from conflictlab.conflicts.responses import TASK1_MAX_NEW_TOKENS, types_by_generation
+
+    script = iter([ANALYSIS + "<|channel|>final<|message|>Type: Complementary information<|return|>", "<|channel|>analysis<|message|>Hmm"])
+    backend = ScriptedBackend(lambda prompt: next(script))
+    table = types_by_generation(backend, CharTokenizer(), demo_queries(2), model="m", limit=100_000, seed=0,
+                                harmony=harmony_tokens(), reasoning_tokens=256)
+    assert table.column("predicted").to_pylist() == ["complementary", None]
+    assert table.column("status").to_pylist() == ["ok", "no_final_channel"]
+    assert backend.max_new_tokens == 256 > TASK1_MAX_NEW_TOKENS and all(p.endswith("<assistant>") for p in backend.prompts)
+
+
+def test_the_option_read_out_of_a_reasoning_model_scores_inside_its_final_channel():
+    from conflictlab.conflicts.responses import reply_prefix
+
+    assert reply_prefix("task1") == reply_prefix("taxonomy_aware") == "Type:" and reply_prefix("vanilla") == ""
+    assert reply_prefix("task1", harmony=harmony_tokens(), scored=True) == "<|channel|>final<|message|>Type:"
+    assert reply_prefix("taxonomy_aware", harmony=harmony_tokens()) == ""
 
 
 def test_grounding_score_counts_only_factual_sentences():
@@ -311,11 +385,14 @@ def test_judged_rows_ask_each_judge_only_what_applies():
     assert missing["behaviour_status"] == missing["grounding_status"] == "not_generated" and missing["adheres"] is None
 
 
-def judged_row(model, strategy, category, adheres, recall=None, grounding=None, status="ok"):
+def judged_row(model, strategy, category, adheres, recall=None, grounding=None, status="ok", gold=False):
+    """A judged row; a response not generated (``status``) has no verdicts,
+    ``gold``: its query has a gold answer (implied by a ``recall`` verdict)."""
+    recall_status = "ok" if recall is not None else ("not_generated" if status != "ok" else "ok") if gold else "no_gold"
     return {
         "query_id": 1, "model": model, "strategy": strategy, "conflict_type": category, "judge": "j", "status": status,
         "adheres": adheres, "behaviour_status": "ok" if adheres is not None else "not_generated",
-        "answer_recall": recall, "recall_status": "ok" if recall is not None else "no_gold", "sentence_labels": None,
+        "answer_recall": recall, "recall_status": recall_status, "sentence_labels": None,
         "grounding": grounding, "grounding_status": "ok" if grounding is not None else "not_generated",
         "n_sentences": 2, "n_cited_sentences": 1, "n_citations": 1, "n_invalid_citations": 0,
     }
@@ -323,31 +400,93 @@ def judged_row(model, strategy, category, adheres, recall=None, grounding=None, 
 
 def test_tables_5_and_6_on_hand_computed_verdicts():
     import pyarrow as pa
+    from statsmodels.stats.proportion import proportion_confint
 
     from conflictlab.conflicts.judging import JUDGED_SCHEMA
     from conflictlab.conflicts.tables import PAPER_TABLE5, table5, table6
 
+    unreadable = judged_row("m", "vanilla", "no_conflict", None, recall=1)
+    unreadable["behaviour_status"] = "unreadable"
     rows = [
         judged_row("m", "vanilla", "outdated", 1, recall=1, grounding=0.5),
         judged_row("m", "vanilla", "misinformation", 0, recall=0, grounding=1.0),
         judged_row("m", "vanilla", "complementary", 1),
-        judged_row("m", "vanilla", "no_conflict", None, status="empty"),
+        judged_row("m", "vanilla", "no_conflict", None, status="unparseable", gold=True),  # scored wrong, in n
+        unreadable,  # the judge's failure: left out of behaviour, counted
         judged_row("m", "oracle", "conflicting_opinions", 0),
     ]
     judged = pa.Table.from_pylist(rows, schema=JUDGED_SCHEMA)
     t5 = {(r["source"], r["model"], r["strategy"]): r for r in table5(judged, n_resamples=200).to_pylist()}
     vanilla = t5["this run", "m", "vanilla"]
-    assert vanilla["expected_behaviour"] == pytest.approx(200 / 3) and vanilla["n"] == 4 and vanilla["n_not_generated"] == 1
-    assert (vanilla["n_recall"], vanilla["answer_recall"]) == (2, 50.0)
-    assert (vanilla["n_grounding"], vanilla["grounding"]) == (2, 75.0)
-    assert vanilla["cited_sentences"] == 50.0
-    assert t5["paper", "Gemma 3 27B", "oracle"]["expected_behaviour"] == PAPER_TABLE5["Gemma 3 27B"][3][0] == 87.6
+    assert (vanilla["n"], vanilla["n_unparseable"], vanilla["n_unreadable"]) == (5, 1, 1)
+    assert (vanilla["n_behaviour"], vanilla["expected_behaviour"]) == (4, 0.5)  # 2 of 4: the unparseable one is a 0
+    assert (vanilla["eb_low"], vanilla["eb_high"]) == pytest.approx(proportion_confint(2, 4, method="wilson"))
+    assert (vanilla["n_recall"], vanilla["answer_recall"]) == (4, 0.5)  # 1, 0, unparseable 0, unreadable-behaviour 1
+    assert (vanilla["ar_low"], vanilla["ar_high"]) == pytest.approx(proportion_confint(2, 4, method="wilson"))
+    assert (vanilla["n_grounding"], vanilla["grounding"]) == (2, 0.75)  # bootstrap mean of graded scores
+    assert vanilla["cited_sentences"] == 0.5 and vanilla["n_sentences"] == 10
+    oracle = t5["this run", "m", "oracle"]
+    assert oracle["n_behaviour"] == 1 and oracle["expected_behaviour"] == 0.0 and oracle["eb_low"] is None  # n < 2
+    assert oracle["n_recall"] == 0 and oracle["answer_recall"] is None
+    paper = t5["paper", "Gemma 3 27B", "oracle"]
+    assert paper["expected_behaviour"] == pytest.approx(PAPER_TABLE5["Gemma 3 27B"][3][0] / 100) and paper["n_recall"] == 228
     t6 = {(r["source"], r["category"]): r for r in table6(judged).to_pylist()}
     merged = t6["this run", "Freshness and Misinformation"]
-    assert (merged["vanilla"], merged["n_vanilla"]) == (50.0, 2)
-    assert t6["this run", "No conflict"]["vanilla"] is None and t6["this run", "No conflict"]["n_vanilla"] == 0
+    assert (merged["vanilla"], merged["n_vanilla"]) == (0.5, 2)
+    assert (merged["vanilla_low"], merged["vanilla_high"]) == pytest.approx(proportion_confint(1, 2, method="wilson"))
+    no_conflict = t6["this run", "No conflict"]
+    assert (no_conflict["vanilla"], no_conflict["n_vanilla"], no_conflict["n_unparseable_vanilla"]) == (0.0, 1, 1)
     assert t6["this run", "Conflicting opinions"]["oracle"] == 0.0
-    assert t6["paper", "Conflicting opinions"]["vanilla"] == 36.2
+    assert t6["this run", "Complementary information"]["n_oracle"] == 0 and t6["this run", "Complementary information"]["oracle"] is None
+    assert t6["paper", "Conflicting opinions"]["vanilla"] == pytest.approx(0.362) and t6["paper", "Conflicting opinions"]["n_vanilla"] == 115
+
+
+def test_answer_recall_follows_the_papers_three_categories_and_keeps_the_wider_figure():
+    """Paper §4: recall over No conflict, Freshness and Misinformation only;
+    a gold answer of another category counts only in answer_recall_all_gold."""
+    import pyarrow as pa
+
+    from conflictlab.conflicts.judging import JUDGED_SCHEMA
+    from conflictlab.conflicts.tables import table5
+
+    rows = [
+        judged_row("m", "vanilla", "no_conflict", 1, recall=1),
+        judged_row("m", "vanilla", "outdated", 1, recall=1),
+        judged_row("m", "vanilla", "complementary", 1, recall=0),
+        judged_row("m", "vanilla", "conflicting_opinions", 1, recall=0),
+        judged_row("m", "vanilla", "conflicting_opinions", 1),  # no gold: in neither
+    ]
+    row = table5(pa.Table.from_pylist(rows, schema=JUDGED_SCHEMA)).to_pylist()[0]
+    assert (row["n_recall"], row["answer_recall"]) == (2, 1.0)
+    assert (row["n_recall_all_gold"], row["answer_recall_all_gold"]) == (4, 0.5)
+
+
+def test_every_table_row_of_this_run_has_its_n_and_the_markdown_shows_intervals(tmp_path):
+    import pyarrow as pa
+
+    from conflictlab.conflicts.judging import JUDGED_SCHEMA
+    from conflictlab.conflicts.responses import TYPE_PREDICTION_SCHEMA
+    from conflictlab.conflicts.tables import TABLE4_DISPLAY, TABLE5_DISPLAY, TABLE6_DISPLAY, table4, table5, table6
+    from conflictlab.report.tables import markdown
+
+    types = pa.Table.from_pylist(
+        [{"query_id": i, "model": "m", "conflict_type": "outdated", "predicted": p, "readout": "generated", "status": "ok" if p else "unparseable"}
+         for i, p in enumerate(["outdated", "outdated", None, "no_conflict"])],
+        schema=TYPE_PREDICTION_SCHEMA,
+    )
+    t4 = table4(types).to_pylist()[0]
+    assert (t4["n"], t4["accuracy"], t4["n_unparseable"]) == (4, 0.5, 1)
+    judged = pa.Table.from_pylist([judged_row("m", "vanilla", "outdated", v, recall=v, grounding=0.5) for v in (1, 0, 1)], schema=JUDGED_SCHEMA)
+    for table, display, n_columns in (
+        (table4(types), TABLE4_DISPLAY, ["n"]),
+        (table5(judged, n_resamples=50), TABLE5_DISPLAY, ["n", "n_behaviour", "n_recall", "n_grounding"]),
+        (table6(judged), TABLE6_DISPLAY, ["n_vanilla"]),
+    ):
+        for row in table.to_pylist():
+            shown = n_columns if row["source"] == "this run" else n_columns[:1]  # the paper's grounding n is unknown
+            assert all(row[c] is not None for c in shown), row
+        text = markdown(table, **display)
+        assert "50.0 [" in text or "66.7 [" in text  # a percentage and its interval in one cell
 
 
 def test_max_per_category_is_a_seeded_sample_of_each_category():
@@ -376,10 +515,43 @@ def test_behaviour_examples_quote_the_papers_table3_pairs():
     source = inspect.getsource(judge_prompts)
     quoted = source.count("# paper Table 3")
     found = [e for examples in judge_prompts.EXAMPLES.values() for e in examples if e.response in paper]
-    assert quoted == len(found) == 8
+    assert quoted == len(found) == 6  # Table 3's Misinformation pair is left out: a dataset query
     assert {e.adheres for e in found} == {True, False}
     for category, examples in judge_prompts.EXAMPLES.items():
         assert sum(e.adheres for e in examples) >= 2 and sum(not e.adheres for e in examples) >= 2, category
+
+
+def test_no_behaviour_example_is_the_dataset_query_the_paper_discusses():
+    """The paper (§4, Table 3) discusses "When did season 5 of prison break
+    come out?" as a CONFLICTS query: no few-shot example may be about it."""
+    from conflictlab.judges.prompts.conflicts import EXAMPLES, behaviour_request
+
+    assert not any("prison break" in e.query.casefold() or "prison break" in e.response.casefold() for es in EXAMPLES.values() for e in es)
+    text = behaviour_request("misinformation", "When did season 5 of prison break come out?", "In 2017 [1].").messages[0][1]
+    assert "Prison Break" not in text and "April 4, 2017" not in text
+
+
+def test_an_example_about_the_judged_query_is_left_out_of_its_request():
+    from conflictlab.judges.prompts.conflicts import EXAMPLES, behaviour_request, examples_for
+
+    iss = EXAMPLES["outdated"][0]
+    judged = behaviour_request("outdated", "how many people have been on the International Space Station ", "279 [2].").messages[0][1]
+    other = behaviour_request("outdated", "Who won the 2030 election?", "X [1].").messages[0][1]
+    assert iss.response not in judged and iss.response in other
+    kept = examples_for("outdated", iss.query)
+    assert len(kept) == len(EXAMPLES["outdated"]) - 2 and {e.adheres for e in kept} == {True, False}
+
+
+def test_answer_recall_counts_a_hedge_that_includes_the_gold():
+    """Paper §4: "we consider a response correct if the gold answer y is
+    included in ŷ". The rule the judge reads says so, and no longer sends
+    a hedge that includes the gold to 'no'."""
+    from conflictlab.judges.prompts.conflicts import recall_request
+
+    text = recall_request("Q?", "Port Elina", "Either Port Elina [1] or Santa Veya [2].").messages[0][1]
+    rule = text.split("Question:")[0].casefold()
+    assert "hedges between several answers that include it" in rule and "reply no only when the correct answer is not in the response" in rule
+    assert "without settling" not in rule
 
 
 def test_download_checks_the_digest_and_leaves_nothing_on_a_mismatch(tmp_path):

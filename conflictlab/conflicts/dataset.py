@@ -24,7 +24,7 @@ from operator import itemgetter
 
 import pyarrow as pa
 
-from conflictlab.stats import sample_per_group
+from conflictlab.sampling import sample_per_group
 
 # short name -> the strings the release and the paper use for it
 CATEGORIES = {
@@ -34,6 +34,7 @@ CATEGORIES = {
     "outdated": ("Conflict due to outdated information",),
     "misinformation": ("Conflict due to misinformation",),
 }
+ORDER = tuple(CATEGORIES)  # category order of score vectors and confusion matrices
 CATEGORY_OF = {released.casefold(): short for short, names in CATEGORIES.items() for released in names}
 
 # The pinned release (a third-party importer's pin of the official file).

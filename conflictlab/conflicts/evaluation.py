@@ -1,6 +1,6 @@
 """CONFLICTS Task 1 scores: accuracy and the confusion matrix over the
 predictions of :mod:`conflictlab.conflicts.responses` (an unparseable
-generated label, None, counts as wrong)."""
+generated label, None, counts as wrong: it stays in the denominator)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,15 @@ from typing import Sequence
 
 import numpy as np
 
-from conflictlab.conflicts.dataset import CATEGORIES
-from conflictlab.stats import bootstrap_mean_ci
-
-ORDER = tuple(CATEGORIES)  # category order of score vectors and confusion matrices
+from conflictlab.conflicts.dataset import ORDER
+from conflictlab.stats import proportion_ci
 
 
-def task1_accuracy(predicted: Sequence[str | None], gold: Sequence[str], *, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """(accuracy, CI low, CI high); an unparseable prediction (None) is wrong."""
-    correct = np.array([p == g for p, g in zip(predicted, gold, strict=True)], dtype=float)
-    return bootstrap_mean_ci(correct, n_resamples=n_resamples, seed=seed)
+
+def task1_accuracy(predicted: Sequence[str | None], gold: Sequence[str]) -> tuple[float, float, float]:
+    """(accuracy, 95% Wilson low, high) over every query, shapes (n,); an
+    unparseable prediction (None) is wrong; NaN interval at n < 2."""
+    return proportion_ci([p == g for p, g in zip(predicted, gold, strict=True)])
 
 
 def confusion_matrix(predicted: Sequence[str | None], gold: Sequence[str]) -> np.ndarray:

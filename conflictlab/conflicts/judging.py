@@ -12,8 +12,11 @@
   result that does not exist (:func:`conflictlab.conflicts.citations.citation_quality`).
 
 A response that was not generated (any status but ``ok``) gets no verdicts
-and keeps its status; a closed verdict a guided judge left unreadable is
-null and counted (``*_status``), never 0.
+and keeps its status (the tables score it as wrong:
+:func:`conflictlab.conflicts.tables.scored_outcome`); a closed verdict a
+guided judge left unreadable is null and counted (``*_status``), never 0.
+Answer recall is asked of every query with a gold answer; the tables take
+the paper's subset of them.
 """
 
 from __future__ import annotations
@@ -64,6 +67,13 @@ def grounding_score(labels: Sequence[str]) -> tuple[float, str]:
     return sum(label == "supported" for label in factual) / len(factual), "ok"
 
 
+def response_grounding_request(question: str, results: Sequence[dict], response: str) -> JudgeRequest:
+    """FACTS labels for every sentence of ``response``, the search results
+    rendered as the Task 2 prompt shows them as the context (``response``
+    must have at least one sentence)."""
+    return grounding_request(question, render_results(results), response, sentences(response))
+
+
 def _binary(choice: str | None) -> tuple[int | None, str]:
     return (None, "unreadable") if choice is None else (int(choice == "yes"), "ok")
 
@@ -98,7 +108,7 @@ def judge_responses(queries: Sequence[dict], responses: Sequence[dict], ask: Cal
             requests.append(recall_request(query["question"], query["correct_answer"], text))
         if parts:
             slots.append((row, "grounding", len(requests)))
-            requests.append(grounding_request(query["question"], render_results(query["search_results"]), text, parts))
+            requests.append(response_grounding_request(query["question"], query["search_results"], text))
         else:
             row["grounding_status"] = "no_sentences"
     replies = ask(requests) if requests else []

@@ -1,17 +1,34 @@
 """CONFLICTS tables (the paper's Tables 4-6) and the Task 1 confusion matrix figure.
 
-Every rate is a percentage with a 95% percentile-bootstrap interval over
-queries (Task 1) or responses (Task 2). Rows of this run carry
-``source = "this run"``; the paper's own numbers follow with
-``source = "paper"`` and no counts, for reference. Expected behaviour and
-answer recall are means of binary verdicts over the responses that have one
-(not generated and unreadable verdicts are counted beside, never scored 0);
-grounding is the mean of per-response grounding scores over responses that
-have one.
+Rates are proportions in [0, 1] (shown as percentages): Task 1 accuracy,
+expected behaviour and answer recall with 95% Wilson intervals
+(:func:`conflictlab.stats.proportion_ci`), the grounding mean with a 95%
+percentile-bootstrap interval over responses; no interval at n < 2. Every
+row carries its n.
+
+Denominators are what a reader assumes, every query (Task 1) or every
+(query, strategy) pair (Task 2): a response that was not generated or not
+readable (status ``unparseable``, ``no_predicted_type``, ``empty``,
+``too_long``, ``no_final_channel``) scores 0 in expected behaviour and
+answer recall and is counted in ``n_unparseable``. Only a verdict the
+*judge* left unreadable is left out (``n_unreadable``): that failure is the
+judge's, not the model's. Grounding is a mean over responses that have
+factual sentences (a missing response has no sentence to ground).
+
+Answer recall follows the paper (§4): over the queries of the "No conflict",
+"Freshness" and "Misinformation" categories (228 on the release; every one
+has a gold answer). The wider figure, over every query with a released gold
+(237 on the release: 9 Complementary and Conflicting-opinions queries also
+have one), is kept as ``answer_recall_all_gold``.
+
+Rows of this run carry ``source = "this run"``; the paper's own numbers
+follow with ``source = "paper"``, for reference, with the number of release
+queries each covers as n (no interval: the paper gives none).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -19,9 +36,17 @@ import pyarrow as pa
 
 from conflictlab.conflicts.evaluation import ORDER, confusion_matrix, task1_accuracy
 from conflictlab.conflicts.prompts import STRATEGIES, TAXONOMY
-from conflictlab.stats import bootstrap_mean_ci
+from conflictlab.stats import bootstrap_mean_ci, proportion_ci
 
 THIS_RUN, PAPER = "this run", "paper"
+
+# Queries per category in the release (/work/shared/references/conflicts.md):
+# the n of the paper's rows.
+RELEASE_COUNTS = {"no_conflict": 161, "complementary": 115, "conflicting_opinions": 115, "outdated": 62, "misinformation": 5}
+
+# Paper §4: "Answer Recall ... applies to instances in the 'No conflict',
+# 'Freshness', and 'Misinformation' categories, which comprise 228 queries".
+RECALL_CATEGORIES = ("no_conflict", "outdated", "misinformation")
 
 # Paper Table 4: type-prediction accuracy (%).
 PAPER_TABLE4 = {"Gemma 3 27B": 53.9, "Qwen 2.5 72B": 53.1, "GPT-4o": 59.2, "Gemini 2.0 Flash": 60.5, "Gemini 2.5 Flash": 65.3}
@@ -62,85 +87,132 @@ TABLE4_SCHEMA = pa.schema(
 )
 TABLE5_SCHEMA = pa.schema(
     [
-        ("source", pa.string()), ("model", pa.string()), ("strategy", pa.string()), ("n", pa.int64()), ("n_not_generated", pa.int64()),
-        ("expected_behaviour", pa.float64()), ("eb_low", pa.float64()), ("eb_high", pa.float64()),
+        ("source", pa.string()), ("model", pa.string()), ("strategy", pa.string()), ("n", pa.int64()), ("n_unparseable", pa.int64()),
+        ("n_behaviour", pa.int64()), ("expected_behaviour", pa.float64()), ("eb_low", pa.float64()), ("eb_high", pa.float64()),
         ("n_recall", pa.int64()), ("answer_recall", pa.float64()), ("ar_low", pa.float64()), ("ar_high", pa.float64()),
         ("n_grounding", pa.int64()), ("grounding", pa.float64()), ("gr_low", pa.float64()), ("gr_high", pa.float64()),
-        ("cited_sentences", pa.float64()), ("n_invalid_citations", pa.int64()), ("n_unreadable", pa.int64()),
+        ("n_recall_all_gold", pa.int64()), ("answer_recall_all_gold", pa.float64()), ("ag_low", pa.float64()), ("ag_high", pa.float64()),
+        ("n_sentences", pa.int64()), ("cited_sentences", pa.float64()), ("n_invalid_citations", pa.int64()), ("n_unreadable", pa.int64()),
     ]
 )
 TABLE6_SCHEMA = pa.schema(
     [
         ("source", pa.string()), ("model", pa.string()), ("category", pa.string()),
-        *[(f"{s}", pa.float64()) for s in STRATEGIES], *[(f"n_{s}", pa.int64()) for s in STRATEGIES],
+        *[field for s in STRATEGIES for field in ((s, pa.float64()), (f"{s}_low", pa.float64()), (f"{s}_high", pa.float64()),
+                                                 (f"n_{s}", pa.int64()), (f"n_unparseable_{s}", pa.int64()))],
     ]
 )
 
+# How each table's estimates show (conflictlab.report.tables.write_markdown_and_csv).
+TABLE4_DISPLAY = {"intervals": {"accuracy": ("ci_low", "ci_high")}, "scale": {"accuracy": 100}}
+TABLE5_DISPLAY = {
+    "intervals": {"expected_behaviour": ("eb_low", "eb_high"), "answer_recall": ("ar_low", "ar_high"),
+                  "grounding": ("gr_low", "gr_high"), "answer_recall_all_gold": ("ag_low", "ag_high")},
+    "scale": dict.fromkeys(("expected_behaviour", "answer_recall", "grounding", "answer_recall_all_gold", "cited_sentences"), 100),
+}
+TABLE6_DISPLAY = {"intervals": {s: (f"{s}_low", f"{s}_high") for s in STRATEGIES}, "scale": dict.fromkeys(STRATEGIES, 100)}
 
-def _percent(values: Sequence[float], n_resamples: int, seed: int) -> tuple[float | None, float | None, float | None]:
-    if not len(values):
-        return None, None, None
-    mean, low, high = bootstrap_mean_ci(np.asarray(values, dtype=float), n_resamples=n_resamples, seed=seed)
-    return 100 * mean, 100 * low, 100 * high
+
+def _none_if_nan(values: tuple[float, ...]) -> tuple[float | None, ...]:
+    return tuple(None if math.isnan(v) else v for v in values)
 
 
-def table4(predictions: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Type-prediction accuracy per (model, read-out), then the paper's rows."""
+def _rate(outcomes: Sequence[int]) -> tuple[float | None, float | None, float | None]:
+    """(share, Wilson low, high) of 0/1 ``outcomes``; None where undefined."""
+    return _none_if_nan(proportion_ci(outcomes))
+
+
+def scored_outcome(row: dict, verdict: str) -> int | None:
+    """A Task 2 row's 0/1 outcome under ``verdict`` (``adheres`` or
+    ``answer_recall``): 0 when no response was generated or readable, the
+    judge's verdict otherwise, None (left out) when the judge's was unreadable."""
+    if row["status"] != "ok":
+        return 0
+    return row[verdict]
+
+
+def _outcomes(rows: Sequence[dict], verdict: str) -> list[int]:
+    return [o for o in (scored_outcome(r, verdict) for r in rows) if o is not None]
+
+
+def _has_gold(row: dict) -> bool:
+    return row["recall_status"] != "no_gold"
+
+
+def table4(predictions: pa.Table) -> pa.Table:
+    """Type-prediction accuracy per (model, read-out) over every query
+    (unparseable and too-long counted wrong), then the paper's rows."""
     rows = []
     data = predictions.to_pylist()
     for model, readout in dict.fromkeys((r["model"], r["readout"]) for r in data):
         mine = [r for r in data if r["model"] == model and r["readout"] == readout]
-        accuracy, low, high = task1_accuracy([r["predicted"] for r in mine], [r["conflict_type"] for r in mine], n_resamples=n_resamples, seed=seed)
+        accuracy, low, high = _none_if_nan(task1_accuracy([r["predicted"] for r in mine], [r["conflict_type"] for r in mine]))
         rows.append({
-            "source": THIS_RUN, "model": model, "readout": readout, "n": len(mine), "accuracy": 100 * accuracy,
-            "ci_low": 100 * low, "ci_high": 100 * high, "n_unparseable": sum(r["predicted"] is None for r in mine),
+            "source": THIS_RUN, "model": model, "readout": readout, "n": len(mine), "accuracy": accuracy,
+            "ci_low": low, "ci_high": high, "n_unparseable": sum(r["predicted"] is None for r in mine),
         })
-    rows += [{"source": PAPER, "model": model, "accuracy": value} for model, value in PAPER_TABLE4.items()]
+    n_release = sum(RELEASE_COUNTS.values())
+    rows += [{"source": PAPER, "model": model, "n": n_release, "accuracy": value / 100} for model, value in PAPER_TABLE4.items()]
     return pa.Table.from_pylist(rows, schema=TABLE4_SCHEMA)
 
 
 def table5(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Per (model, strategy): expected behaviour, answer recall, grounding,
-    citation quality and counts, then the paper's rows."""
+    """Per (model, strategy): expected behaviour and answer recall (Wilson),
+    grounding (bootstrap), the wider recall, citation quality and counts,
+    then the paper's rows."""
     rows = []
     data = judged.to_pylist()
     for model, strategy in dict.fromkeys((r["model"], r["strategy"]) for r in data):
         mine = [r for r in data if r["model"] == model and r["strategy"] == strategy]
-        eb = _percent([r["adheres"] for r in mine if r["adheres"] is not None], n_resamples, seed)
-        recall = [r["answer_recall"] for r in mine if r["answer_recall"] is not None]
-        grounding = [r["grounding"] for r in mine if r["grounding"] is not None]
+        behaviour = _outcomes(mine, "adheres")
+        recall = _outcomes([r for r in mine if _has_gold(r) and r["conflict_type"] in RECALL_CATEGORIES], "answer_recall")
+        recall_all = _outcomes([r for r in mine if _has_gold(r)], "answer_recall")
+        grounding = np.array([r["grounding"] for r in mine if r["grounding"] is not None], dtype=float)
         n_sentences = sum(r["n_sentences"] for r in mine)
         rows.append({
             "source": THIS_RUN, "model": model, "strategy": strategy, "n": len(mine),
-            "n_not_generated": sum(r["status"] != "ok" for r in mine),
-            **dict(zip(("expected_behaviour", "eb_low", "eb_high"), eb)),
-            "n_recall": len(recall), **dict(zip(("answer_recall", "ar_low", "ar_high"), _percent(recall, n_resamples, seed))),
-            "n_grounding": len(grounding), **dict(zip(("grounding", "gr_low", "gr_high"), _percent(grounding, n_resamples, seed))),
-            "cited_sentences": 100 * sum(r["n_cited_sentences"] for r in mine) / n_sentences if n_sentences else None,
+            "n_unparseable": sum(r["status"] != "ok" for r in mine),
+            "n_behaviour": len(behaviour), **dict(zip(("expected_behaviour", "eb_low", "eb_high"), _rate(behaviour))),
+            "n_recall": len(recall), **dict(zip(("answer_recall", "ar_low", "ar_high"), _rate(recall))),
+            "n_grounding": grounding.size,
+            **dict(zip(("grounding", "gr_low", "gr_high"), _none_if_nan(bootstrap_mean_ci(grounding, n_resamples=n_resamples, seed=seed)))),
+            "n_recall_all_gold": len(recall_all), **dict(zip(("answer_recall_all_gold", "ag_low", "ag_high"), _rate(recall_all))),
+            "n_sentences": n_sentences,
+            "cited_sentences": sum(r["n_cited_sentences"] for r in mine) / n_sentences if n_sentences else None,
             "n_invalid_citations": sum(r["n_invalid_citations"] for r in mine),
             "n_unreadable": sum("unreadable" in (r["behaviour_status"], r["recall_status"], r["grounding_status"]) for r in mine),
         })
+    n_release, n_recall = sum(RELEASE_COUNTS.values()), sum(RELEASE_COUNTS[c] for c in RECALL_CATEGORIES)
     for model, values in PAPER_TABLE5.items():
         for strategy, (eb, recall, grounding) in zip(STRATEGIES, values):
-            rows.append({"source": PAPER, "model": model, "strategy": strategy, "expected_behaviour": eb, "answer_recall": recall, "grounding": grounding})
+            rows.append({
+                "source": PAPER, "model": model, "strategy": strategy, "n": n_release, "n_behaviour": n_release, "n_recall": n_recall,
+                "expected_behaviour": eb / 100, "answer_recall": recall / 100, "grounding": grounding / 100,
+            })
     return pa.Table.from_pylist(rows, schema=TABLE5_SCHEMA)
 
 
 def table6(judged: pa.Table) -> pa.Table:
-    """Expected behaviour (%) per model, category group and strategy (the
-    paper's Table 6 groups), with counts, then the paper's rows."""
+    """Expected behaviour per model, category group and strategy (the
+    paper's Table 6 groups; Wilson intervals, unparseable counted wrong),
+    with counts, then the paper's rows."""
     rows = []
-    data = [r for r in judged.to_pylist() if r["adheres"] is not None]
-    for model in dict.fromkeys(r["model"] for r in judged.to_pylist()):
+    data = judged.to_pylist()
+    for model in dict.fromkeys(r["model"] for r in data):
         for group, members in CATEGORY_GROUPS.items():
             row = {"source": THIS_RUN, "model": model, "category": group}
             for strategy in STRATEGIES:
-                verdicts = [r["adheres"] for r in data if r["model"] == model and r["strategy"] == strategy and r["conflict_type"] in members]
-                row[strategy] = 100 * float(np.mean(verdicts)) if verdicts else None
-                row[f"n_{strategy}"] = len(verdicts)
+                mine = [r for r in data if r["model"] == model and r["strategy"] == strategy and r["conflict_type"] in members]
+                outcomes = _outcomes(mine, "adheres")
+                row.update(zip((strategy, f"{strategy}_low", f"{strategy}_high"), _rate(outcomes)))
+                row[f"n_{strategy}"], row[f"n_unparseable_{strategy}"] = len(outcomes), sum(r["status"] != "ok" for r in mine)
             rows.append(row)
     for group, values in PAPER_TABLE6.items():
-        rows.append({"source": PAPER, "model": PAPER_TABLE6_MODEL, "category": group, **dict(zip(STRATEGIES, values))})
+        n = sum(RELEASE_COUNTS[c] for c in CATEGORY_GROUPS[group])
+        rows.append({
+            "source": PAPER, "model": PAPER_TABLE6_MODEL, "category": group,
+            **{s: v / 100 for s, v in zip(STRATEGIES, values)}, **{f"n_{s}": n for s in STRATEGIES},
+        })
     return pa.Table.from_pylist(rows, schema=TABLE6_SCHEMA)
 
 

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 CHANNEL, MESSAGE, END, RETURN, START = "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|start|>"
+# Where a final message's text begins: a prompt ending in it (after the chat
+# template's "<|start|>assistant") is answered in the final channel directly.
+FINAL_HEADER = f"{CHANNEL}final{MESSAGE}"
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,20 @@ def split_channels(token_ids: Sequence[int], tokens: HarmonyTokens) -> Channels:
     return Channels(None, ids)
 
 
+def final_message(
+    token_ids: Sequence[int], tokens: HarmonyTokens, decode: Callable[[list[int]], str]
+) -> tuple[str | None, list[int] | None, str]:
+    """(final channel text, its ids, everything before it decoded) of one
+    completion; text and ids are None when it never reached the final channel.
+    The one split every task uses (ContextConflict, CONFLICTS)."""
+    parts = split_channels(token_ids, tokens)
+    final = None if parts.final_ids is None else decode(parts.final_ids)
+    return final, parts.final_ids, decode(parts.other_ids)
+
+
+NO_FINAL_CHANNEL = "no_final_channel"  # status of a completion cut inside its analysis
+
+
 def separate_final_channel(
     rows: list[dict], tokens: HarmonyTokens, decode: Callable[[list[int]], str]
 ) -> list[dict]:
@@ -69,12 +86,12 @@ def separate_final_channel(
         if row["response_token_ids"] is None:
             out.append(row)
             continue
-        parts = split_channels(row["response_token_ids"], tokens)
-        row = {**row, "reasoning": decode(parts.other_ids)}
-        if parts.final_ids is None:
-            row.update(response=None, response_token_ids=None, status="no_final_channel",
+        final, final_ids, reasoning = final_message(row["response_token_ids"], tokens, decode)
+        row = {**row, "reasoning": reasoning}
+        if final is None:
+            row.update(response=None, response_token_ids=None, status=NO_FINAL_CHANNEL,
                        message="generation ended before the final channel (raise max_new_tokens)")
         else:
-            row.update(response=decode(parts.final_ids), response_token_ids=parts.final_ids)
+            row.update(response=final, response_token_ids=final_ids)
         out.append(row)
     return out

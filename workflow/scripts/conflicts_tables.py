@@ -5,36 +5,53 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conflictlab.conflicts.tables import confusion_figure, table4, table5, table6
+from conflictlab.conflicts.tables import (
+    TABLE4_DISPLAY, TABLE5_DISPLAY, TABLE6_DISPLAY, confusion_figure, table4, table5, table6,
+)
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "conflicts_tables")
 out, options, judge = snakemake.output, snakemake.params.options, snakemake.params.judge
-boot = dict(n_resamples=options["bootstrap_resamples"], seed=options["seed"])
 types = pa.concat_tables(pq.read_table(path) for path in snakemake.input.types)
 judged = pq.read_table(snakemake.input.judged)
+PAPER_ROWS = "Rows 'paper': the paper's numbers, for reference; their n is the number of release queries they cover; the paper gives no interval."
+EMPTY = "An empty interval: n < 2; an empty cell: n = 0."
+UNPARSEABLE = ("n_unparseable: responses not generated or not readable (unparseable Taxonomy-aware form, no predicted type for "
+               "Pipeline, empty, prompt too long, no final channel); they stay in every denominator and score as wrong.")
 
 write_markdown_and_csv(
-    table4(types, **boot), out.table4_md, out.table4_csv,
-    caption="CONFLICTS Table 4: conflict-type prediction accuracy (%, 95% bootstrap interval over queries) per model and "
-    "read-out (option_loglikelihood: the most likely category name; generated: the parsed label, unparseable counted "
-    "wrong). Rows 'paper': the paper's Table 4, for reference (the release's 458 queries).",
+    table4(types), out.table4_md, out.table4_csv,
+    caption="CONFLICTS Table 4: conflict-type prediction accuracy (%, 95% Wilson interval) over every query, per model and "
+    "read-out (option_loglikelihood: the most likely category name; generated: the parsed label).",
+    notes=["n_unparseable: labels that could not be read (or prompts too long); counted wrong, in n.", PAPER_ROWS + " (458 queries)", EMPTY],
+    **TABLE4_DISPLAY,
 )
 write_markdown_and_csv(
-    table5(judged, **boot), out.table5_md, out.table5_csv,
-    caption=f"CONFLICTS Table 5: response quality per model and strategy, judged by {judge}: expected behaviour, answer "
-    "recall (queries with a gold answer) and factual grounding (FACTS, supported / factual sentences), % with 95% "
-    "bootstrap intervals over responses; cited_sentences: % of sentences with a citation; n_invalid_citations: "
-    "citations of results that do not exist; n_not_generated and n_unreadable are counted, never scored. Rows "
-    "'paper': the paper's Table 5 (Gemini 2.5 Flash as judge).",
+    table5(judged, n_resamples=options["bootstrap_resamples"], seed=options["seed"]), out.table5_md, out.table5_csv,
+    caption=f"CONFLICTS Table 5: response quality per model and strategy, judged by {judge}, % with 95% intervals: expected "
+    "behaviour and answer recall (Wilson), factual grounding (FACTS, supported / factual sentences; mean per response, "
+    "percentile bootstrap).",
+    notes=[
+        UNPARSEABLE,
+        "n_behaviour, n_recall: responses scored (n less the verdicts the judge left unreadable, counted in n_unreadable).",
+        "answer_recall: the paper's, over No conflict, Freshness and Misinformation queries (228 on the release); "
+        "answer_recall_all_gold: over every query with a gold answer (237 on the release).",
+        "grounding: over responses with a factual sentence (n_grounding); cited_sentences: % of n_sentences with a citation; "
+        "n_invalid_citations: citations of results that do not exist.",
+        PAPER_ROWS + " Judge: Gemini 2.5 Flash; grounding's n is not reported.",
+        EMPTY,
+    ],
+    **TABLE5_DISPLAY,
 )
 write_markdown_and_csv(
     table6(judged), out.table6_md, out.table6_csv,
-    caption=f"CONFLICTS Table 6: expected behaviour (%) per category and strategy, judged by {judge}; Freshness "
-    "(outdated information) and Misinformation merged as in the paper; n_*: judged responses. Rows 'paper': the "
-    "paper's Table 6 (Gemini 2.5 Flash Thinking).",
+    caption=f"CONFLICTS Table 6: expected behaviour (%, 95% Wilson interval) per category and strategy, judged by {judge}; "
+    "Freshness (outdated information) and Misinformation merged as in the paper.",
+    notes=["n_*: responses scored; " + UNPARSEABLE.replace("n_unparseable", "n_unparseable_*"),
+           PAPER_ROWS + " Model: Gemini 2.5 Flash Thinking.", EMPTY],
+    **TABLE6_DISPLAY,
 )
 save(confusion_figure(types), Path(out.confusion_png).with_suffix(""))
 log.info("tables over %d type predictions and %d judged responses", types.num_rows, judged.num_rows)

@@ -13,10 +13,19 @@ that description:
   a category, its two responses are quoted exactly as examples (the
   "Freshness" row is the outdated-information category); every other
   example, and every reason, is written here. Table 3 has no No-conflict
-  pair, so both of that category's pairs are this project's.
-* **Answer recall**: does the response include the gold answer, semantically
-  (paraphrase and extra detail allowed; a hedge between several answers is
-  not inclusion); ``{"includes_answer": "yes" | "no"}``. Only queries with a
+  pair, so both of that category's pairs are this project's. Its
+  Misinformation pair is not used: its query ("When did season 5 of prison
+  break come out?") is a dataset query (paper §4 discusses it as one), and a
+  few-shot example about the very query being judged tells the judge which
+  of its sources is wrong; that pair is replaced by an invented one. Table
+  3's other queries may be dataset queries too, so an example whose query is
+  the judged query is left out of that request (:func:`examples_for`).
+* **Answer recall**: paper §4, "we consider a response correct if the gold
+  answer y is included in ŷ", judged by an LLM for "semantic inclusion of the
+  gold answer": yes whenever the gold answer appears in the response, in any
+  wording, also beside other candidate answers or inside a hedge (whether
+  the response *should* hedge is the behaviour judge's question, not this
+  one's); ``{"includes_answer": "yes" | "no"}``. Only queries with a
   released gold answer are asked.
 
 The factual-grounding judge is FACTS's, in :mod:`conflictlab.judges.prompts.facts`.
@@ -29,8 +38,8 @@ from dataclasses import dataclass
 from conflictlab.conflicts.prompts import TAXONOMY
 from conflictlab.judges.requests import JudgeRequest
 
-BEHAVIOUR_TEMPLATES = {category: f"conflicts_behaviour_{category}_v1" for category in TAXONOMY}
-RECALL_TEMPLATE = "conflicts_answer_recall_v1"
+BEHAVIOUR_TEMPLATES = {category: f"conflicts_behaviour_{category}_v2" for category in TAXONOMY}  # v2: no dataset query among the examples
+RECALL_TEMPLATE = "conflicts_answer_recall_v2"  # v2: a hedge that includes the gold counts (paper §4)
 YES_NO = ("yes", "no")
 
 
@@ -166,17 +175,19 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         ),
     ),
     "misinformation": (
-        Example(  # paper Table 3, adherent
-            "When did season 5 of prison break come out?",
-            "Season 5 of Prison Break premiered on April 4, 2017 [2][3]. The first episode aired on this date [2].",
+        Example(
+            "When did the Larkfield public library reopen after its renovation?",
+            "The Larkfield public library reopened on 12 September 2019 [1][3]. The renovation had kept it closed for "
+            "two years [1].",
             True,
             "Answers from the reliable sources and leaves out the wrong date.",
         ),
-        Example(  # paper Table 3, non-adherent
-            "When did season 5 of prison break come out?",
-            "Season 5 of Prison Break premiered on April 4, 2017, on Fox [3]. The season was released on May 30, 2017 [4].",
+        Example(
+            "When did the Larkfield public library reopen after its renovation?",
+            "The Larkfield public library reopened on 12 September 2019 [1]. Another source says it reopened in March "
+            "2015 [4].",
             False,
-            "Tries to reconcile the sources although source [4] is wrong.",
+            "Reports the unreliable source's date as a second answer instead of disregarding it.",
         ),
         Example(
             "How tall is Mount Everest?",
@@ -200,10 +211,19 @@ def _example_text(example: Example) -> str:
     return f"Query: {example.query}\nResponse: {example.response}\nVerdict: {verdict}. {example.reason}"
 
 
+def _same_query(a: str, b: str) -> bool:
+    return " ".join(a.casefold().split()).rstrip("?") == " ".join(b.casefold().split()).rstrip("?")
+
+
+def examples_for(category: str, question: str) -> tuple[Example, ...]:
+    """The category's examples, less any about ``question`` itself."""
+    return tuple(e for e in EXAMPLES[category] if not _same_query(e.query, question))
+
+
 def behaviour_request(category: str, question: str, response: str) -> JudgeRequest:
     """Does ``response`` follow the expected behaviour of the query's (gold) ``category``?"""
     kind = TAXONOMY[category]
-    examples = "\n\n".join(_example_text(e) for e in EXAMPLES[category])
+    examples = "\n\n".join(_example_text(e) for e in examples_for(category, question))
     user = (
         "You check whether a response written from search results handles them the way their type of knowledge "
         f"conflict calls for.\n\nConflict type: {kind.label}. {kind.definition}\nExpected behaviour: {kind.behaviour}\n\n"
@@ -217,9 +237,10 @@ def behaviour_request(category: str, question: str, response: str) -> JudgeReque
 def recall_request(question: str, gold: str, response: str) -> JudgeRequest:
     """Does ``response`` include the gold answer (semantically)?"""
     user = (
-        "You check whether a response includes the correct answer to a question. Reply yes when the response states "
-        "the correct answer, in any wording, possibly with more detail. Reply no when it gives a different answer, "
-        "leaves the answer out, or lists several candidate answers without settling on the correct one.\n\n"
+        "You check whether a response includes the correct answer to a question. Reply yes when the correct answer "
+        "appears anywhere in the response, in any wording (a paraphrase, an equivalent form, or with more detail), "
+        "also when the response gives other answers beside it or hedges between several answers that include it. "
+        "Reply no only when the correct answer is not in the response.\n\n"
         f"Question: {question}\nCorrect answer: {gold}\nResponse: {response}\n\n"
         'Reply with JSON: {"includes_answer": "yes"} or {"includes_answer": "no"}.'
     )
