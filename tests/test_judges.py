@@ -3,15 +3,24 @@
 import json
 import math
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from conflictlab.judges.cache import JudgeCache, JudgeSession, cached_replies
-from conflictlab.judges.faithfulness import faithfulness_rows, faithfulness_score, parse_statements, summarize_faithfulness
+from conflictlab.judges.faithfulness import (
+    cut_short,
+    faithfulness_rows,
+    faithfulness_score,
+    is_refusal,
+    join_faithfulness,
+    parse_statements,
+    summarize_faithfulness,
+)
 from conflictlab.judges.gold import gold_agreement, read_gold
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.prompts.ragas import STATEMENTS_INSTRUCTION, VERDICT_INSTRUCTION, statements_request, verdict_request
-from conflictlab.judges.ratings import agreement_table, cohen_kappa, judge_balance_table, rating_balance, shapley_ratings, spearman_rho
+from conflictlab.judges.ratings import RATING_SCALE, agreement_table, cohen_kappa, judge_balance_table, rating_balance, shapley_ratings, spearman_rho
 from conflictlab.judges.requests import JudgeRequest, read_choices
 
 from .conftest import REPO
@@ -153,20 +162,22 @@ def _scripted(statements_by_answer, verdicts_by_statement):
 
 
 def test_faithfulness_rows_on_a_hand_computed_set():
-    samples = [{"sample_id": f"s{i}", "question": "Q", "evidence": ["e1", "e2"], "conflict_type": "perspective"} for i in range(5)]
+    samples = [{"sample_id": f"s{i}", "question": "Q", "evidence": ["e1", "e2"], "conflict_type": "perspective"} for i in range(6)]
     responses = [
         {"sample_id": "s0", "status": "ok", "response": "two of three"},
         {"sample_id": "s1", "status": "ok", "response": "nothing to say"},
         {"sample_id": "s2", "status": "ok", "response": "garbled"},
         {"sample_id": "s3", "status": "too_long", "response": None},
         {"sample_id": "s4", "status": "ok", "response": "bad verdict"},
+        {"sample_id": "s5", "status": "ok", "response": "cut"},
     ]
     ask = _scripted(
         {
             "two of three": '{"statements": ["a", "b", "c"]}',
             "nothing to say": '{"statements": []}',
-            "garbled": '{"statements": ["a", ',
+            "garbled": "Statements: a, b",
             "bad verdict": '{"statements": ["a", "zz"]}',
+            "cut": '{"statements": ["a", "b is',
         },
         {"a": "1", "b": "0", "c": "1"},  # "zz" gets an invalid verdict
     )
@@ -176,10 +187,92 @@ def test_faithfulness_rows_on_a_hand_computed_set():
     assert rows["s2"]["status"] == "unparseable" and rows["s2"]["faithfulness"] is None
     assert rows["s3"]["status"] == "not_generated" and rows["s3"]["faithfulness"] is None
     assert rows["s4"]["status"] == "unparseable" and rows["s4"]["faithfulness"] is None
+    assert rows["s5"]["status"] == "truncated" and rows["s5"]["faithfulness"] is None
     summary = summarize_faithfulness(faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8), n_resamples=200).to_pylist()[0]
-    assert (summary["n"], summary["n_scored"], summary["nan_rate"]) == (5, 1, pytest.approx(0.8))
-    assert (summary["n_no_statements"], summary["n_unparseable"], summary["n_not_generated"]) == (1, 2, 1)
-    assert summary["faithfulness"] == pytest.approx(2 / 3) and summary["ci_low"] == summary["ci_high"]
+    assert (summary["n"], summary["n_scored"], summary["nan_rate"]) == (6, 1, pytest.approx(5 / 6))
+    assert (summary["n_no_statements"], summary["n_unparseable"], summary["n_not_generated"], summary["n_truncated"]) == (1, 2, 1, 1)
+    # one scored response: the mean, no interval
+    assert summary["faithfulness"] == pytest.approx(2 / 3) and summary["ci_low"] is None and summary["ci_high"] is None
+
+
+def test_refusals_and_empty_responses_are_nan_with_their_reason_and_never_judged():
+    samples = [{"sample_id": f"s{i}", "question": "Q", "evidence": ["e1", "e2"], "conflict_type": "temporal"} for i in range(4)]
+    responses = [
+        {"sample_id": "s0", "status": "ok", "response": "I'm sorry, but I can't help with that."},
+        {"sample_id": "s1", "status": "ok", "response": "   \n"},
+        {"sample_id": "s2", "status": "ok", "response": ""},
+        {"sample_id": "s3", "status": "ok", "response": "a claim"},
+    ]
+    sent = []
+    # The judge would score each refusal 0 (a statement the context does not support).
+    statements = {r["response"]: '{"statements": ["The assistant cannot answer."]}' for r in responses}
+    statements["a claim"] = '{"statements": ["a"]}'
+    scripted = _scripted(statements, {"a": "1", "The assistant cannot answer.": "0"})
+
+    def ask(requests):
+        sent.extend(requests)
+        return scripted(requests)
+
+    rows = {r["sample_id"]: r for r in faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8).to_pylist()}
+    assert rows["s0"]["status"] == "refusal" and rows["s0"]["faithfulness"] is None
+    assert rows["s1"]["status"] == rows["s2"]["status"] == "empty_response"
+    assert rows["s1"]["faithfulness"] is None and rows["s2"]["faithfulness"] is None
+    assert rows["s3"]["status"] == "ok" and rows["s3"]["faithfulness"] == 1.0
+    assert len(sent) == 2  # one statement request and one verdict request, both for s3
+    summary = summarize_faithfulness(faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8)).to_pylist()[0]
+    assert (summary["n_refusal"], summary["n_empty_response"], summary["n_scored"]) == (1, 2, 1)
+
+
+@pytest.mark.parametrize(
+    "text,refusal",
+    [
+        ("I'm sorry, but I can't help with that.", True),
+        ("I cannot answer this question based on the provided evidence.", True),
+        ("As an AI language model, I cannot determine which source is right.", True),
+        ("I don't know.", True),
+        ("Sorry.", True),
+        ("Source 1 says the bridge opened in 1932, Source 2 says 1933.", False),
+        ("The sources disagree; I'm sorry to say neither gives a date.", False),  # not an opener
+        # a hedge that goes on to claim things is judged as any response
+        ("I'm sorry, the evidence conflicts. " + "Source 1 reports that the treaty was signed in Paris in 1920 " * 4, False),
+    ],
+)
+def test_is_refusal_is_narrow(text, refusal):
+    assert is_refusal(text) is refusal
+
+
+def test_cut_short_tells_a_truncated_reply_from_a_malformed_one():
+    assert cut_short('{"statements": ["a", "b is')  # inside a string
+    assert cut_short('{"statements": ["a", ')  # after a comma
+    assert cut_short('{"statements": ["a"]')  # object left open
+    assert not cut_short('{"statements": ["a"]}')  # complete
+    assert not cut_short("Statements: a, b")
+    assert not cut_short('{"statements": ["a"]} trailing')
+    assert not cut_short("")
+
+
+def test_summary_nan_rate_has_a_wilson_interval_and_join_gives_the_fth_n():
+    from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA
+    from conflictlab.stats import wilson_interval
+
+    rows = [{"sample_id": f"s{i}", "model": "m", "conflict_type": "temporal", "judge": "j", "status": "ok" if i < 7 else "refusal",
+             "statements": None, "verdicts": None, "faithfulness": (i % 3) / 2 if i < 7 else None} for i in range(10)]
+    summary = summarize_faithfulness(pa.Table.from_pylist(rows, schema=FAITHFULNESS_SCHEMA), n_resamples=200)
+    row = summary.to_pylist()[0]
+    assert (row["nan_rate"], row["nan_ci_low"], row["nan_ci_high"]) == pytest.approx(wilson_interval(3, 10))
+    assert row["n_scored"] == 7 and row["n_refusal"] == 3
+    accuracy = pa.Table.from_pylist([{"model": "m", "conflict_type": "temporal", "level": "type", "n": 50},
+                                     {"model": "m", "conflict_type": "temporal", "level": "subset", "n": 25}])
+    joined = join_faithfulness(accuracy, summary, where=lambda r: r["level"] == "type").to_pylist()
+    assert joined[0]["fth_n"] == 7 and joined[0]["n"] == 50 and joined[1]["fth_n"] is None
+    assert joined[0]["faithfulness"] == pytest.approx(row["faithfulness"])
+
+
+def test_the_paper_config_gives_statement_extraction_ragas_budget():
+    import yaml
+
+    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    assert config["judges"]["max_statement_tokens"] >= 2048
 
 
 def test_faithfulness_refuses_a_sample_without_response():
@@ -218,21 +311,76 @@ def test_cohen_kappa_on_a_known_table_and_degenerate_cases():
         cohen_kappa([1, 2], [1])
 
 
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ([1, 2, 3, 4, 5, 1, 2], [1, 2, 3, 4, 5, 2, 1]),
+        ([1, 1, 3, 5, 5, 3], [1, 2, 3, 4, 5, 5]),
+        ([2, 2, 2, 4], [2, 2, 4, 4]),  # 1, 3 and 5 unused: the scale still spaces 2 and 4 two steps apart
+        ([1, 5, 1, 5, 1], [5, 1, 5, 1, 5]),
+    ],
+)
+def test_weighted_kappa_equals_sklearn_over_the_full_scale(a, b, weights):
+    from sklearn.metrics import cohen_kappa_score
+
+    expected = cohen_kappa_score(a, b, weights=weights, labels=list(RATING_SCALE))
+    assert cohen_kappa(a, b, weights=weights, labels=RATING_SCALE) == pytest.approx(expected)
+    assert cohen_kappa(a, b, labels=RATING_SCALE) == pytest.approx(cohen_kappa_score(a, b))  # unused labels change nothing unweighted
+
+
+def test_weighted_kappa_credits_a_near_miss_and_rejects_unknown_labels():
+    truth, near, far = [5, 4, 1, 2, 3], [4, 5, 1, 2, 3], [1, 5, 1, 2, 3]  # two misses each: by one step, or by four and one
+    assert cohen_kappa(truth, near) == pytest.approx(cohen_kappa(truth, far), abs=0.1)
+    assert cohen_kappa(truth, near, weights="linear", labels=RATING_SCALE) > cohen_kappa(truth, far, weights="linear", labels=RATING_SCALE) + 0.3
+    with pytest.raises(ValueError, match="not among"):
+        cohen_kappa([1, 6], [1, 2], labels=RATING_SCALE)
+    with pytest.raises(ValueError, match="weights"):
+        cohen_kappa([1, 2], [1, 2], weights="cubic")
+
+
 def test_shapley_ratings_reproduce_the_guideline_examples():
     assert shapley_ratings([0.8, 0.0]) == [5, 1]  # Example A
     assert shapley_ratings([0.2, 0.2]) == [3, 3]  # Example B
     assert shapley_ratings([-0.1, 0.0]) == [1, 1]  # Example C: no positive contribution
-    assert shapley_ratings([0.5, 0.3, 0.2, -1.0]) == [3, 2, 2, 1]  # 1 + round(4 * [0.5, 0.3, 0.2, 0])
-    assert shapley_ratings([0.125, 0.875]) == [2, 5]  # 4 * 0.125 = 0.5 rounds up
+    # n = 4, relative shares 4 * [0.5, 0.3, 0.2, 0] = [2, 1.2, 0.8, 0] -> 1 + round(2 * [2, 1.2, 0.8, 0])
+    assert shapley_ratings([0.5, 0.3, 0.2, -1.0]) == [5, 3, 3, 1]
+    assert shapley_ratings([0.125, 0.875]) == [2, 5]  # n = 2: 2 * 2 * 0.125 = 0.5 rounds up
 
 
-def test_rating_balance_is_the_normalised_gini_of_rating_shares():
+@pytest.mark.parametrize("n", [2, 3, 6])
+def test_shapley_ratings_are_invariant_to_the_number_of_pieces(n):
+    assert shapley_ratings([0.7] * n) == [3] * n  # an even split is "Moderate" at every n
+    assert shapley_ratings([0.1 / 3] * n) == [3] * n  # float noise in the shares does not move a rating
+    assert shapley_ratings([1.0] + [0.0] * (n - 1)) == [5] + [1] * (n - 1)  # all mass on one piece
+    even = [1.0 / n] * n
+    assert shapley_ratings([2 * p for p in even[: n // 2]] + [0.0] * (n - n // 2)) == [5] * (n // 2) + [1] * (n - n // 2)
+
+
+def test_at_two_pieces_the_mapping_is_the_guideline_based_1_plus_round_4p():
+    for share in np.linspace(0.0, 1.0, 41):
+        assert shapley_ratings([share, 1.0 - share])[0] == int(np.floor(round(4 * share, 9) + 0.5)) + 1
+
+
+def test_rating_balance_uses_rating_minus_one_as_mass():
     shares, value = rating_balance([3, 3])
     assert shares.tolist() == [0.5, 0.5] and value == 0.0
-    shares, value = rating_balance([5, 1])
-    # n = 2: Balance = 2 * (|p1 - p2| / 2) / 1 ... = |5 - 1| / 6
-    assert value == pytest.approx(4 / 6)
-    assert rating_balance([1, 1, 1])[1] == 0.0  # Example C is balanced
+    shares, value = rating_balance([5, 3])
+    assert shares.tolist() == [pytest.approx(2 / 3), pytest.approx(1 / 3)] and value == pytest.approx(1 / 3)  # n = 2: |p1 - p2|
+    shares, value = rating_balance([1, 1, 1])  # Example C: no piece contributes, as no positive phi
+    assert np.isnan(shares).all() and math.isnan(value)
+
+
+@pytest.mark.parametrize("n", [2, 3, 6])
+def test_judge_and_shapley_balance_share_one_scale_at_every_n(n):
+    from conflictlab.contextconflict.shapley import balance
+
+    one_dominant = [5] + [1] * (n - 1)
+    assert rating_balance(one_dominant)[1] == pytest.approx(1.0) == balance(np.array([1.0] + [0.0] * (n - 1))).balance
+    assert rating_balance([4] * n)[1] == pytest.approx(0.0)
+    # the judge's Balance equals the Shapley Balance of phi proportional to rating - 1
+    ratings = [5, 2, 3, 1, 4, 4][:n]
+    assert rating_balance(ratings)[1] == pytest.approx(balance(np.array(ratings, dtype=float) - 1).balance)
 
 
 def test_spearman_rho_nan_on_ties_and_values():
@@ -260,21 +408,51 @@ def _attributions(rows):
 
 
 def test_tables_2_and_7_on_hand_computed_ratings():
-    ratings = _ratings_table([("a", "perspective", [5, 1]), ("b", "perspective", [3, 3]), ("c", "ambiguity", [1, 5]), ("d", "ambiguity", None)])
-    attributions = _attributions([("a", [0.9, 0.0], 1.0), ("b", [0.1, 0.3], 0.5), ("c", [0.2, 0.2], 0.0), ("d", [0.3, 0.1], 0.5)])
-    table2 = {(r["comparison"], r["conflict_type"]): r for r in agreement_table(ratings, attributions, scorer="s").to_pylist()}
-    pooled = table2["Shapley (s) vs LLM judge", "all"]
-    # Shapley ratings: a [5, 1], b [2, 4], c [3, 3]; judge: [5, 1], [3, 3], [1, 5]
-    assert pooled["kappa"] == pytest.approx(cohen_kappa([5, 1, 3, 3, 1, 5], [5, 1, 2, 4, 3, 3]))
-    assert (pooled["n_pieces"], pooled["n_samples"]) == (6, 3)  # d is unparseable: left out
-    # rho: a = +1; b and c have tied ratings or phi: undefined
+    ratings = _ratings_table([("a", "perspective", [5, 1]), ("b", "perspective", [3, 3]), ("c", "ambiguity", [1, 5]), ("d", "ambiguity", None),
+                              ("e", "ambiguity", [3, 3, 3]), ("f", "ambiguity", [1, 1])])
+    attributions = _attributions([("a", [0.9, 0.0], 1.0), ("b", [0.1, 0.3], 0.5), ("c", [0.2, 0.2], 0.0), ("d", [0.3, 0.1], 0.5),
+                                  ("e", [0.1, 0.1, 0.1], 0.0), ("f", [0.3, 0.1], 0.5)])
+    table2 = {(r["comparison"], r["conflict_type"], r["n_evidence"]): r for r in agreement_table(ratings, attributions, scorer="s").to_pylist()}
+    pooled = table2["Shapley (s) vs LLM judge", "all", "all"]
+    # Shapley ratings: a [5, 1], b [2, 4], c [3, 3], e [3, 3, 3], f [4, 2]; judge: [5, 1], [3, 3], [1, 5], [3, 3, 3], [1, 1]
+    judge, shapley = [5, 1, 3, 3, 1, 5, 3, 3, 3, 1, 1], [5, 1, 2, 4, 3, 3, 3, 3, 3, 4, 2]
+    assert pooled["kappa"] == pytest.approx(cohen_kappa(judge, shapley))
+    assert pooled["kappa_linear"] == pytest.approx(cohen_kappa(judge, shapley, weights="linear", labels=RATING_SCALE))
+    assert pooled["kappa_quadratic"] == pytest.approx(cohen_kappa(judge, shapley, weights="quadratic", labels=RATING_SCALE))
+    assert (pooled["n_pieces"], pooled["n_samples"]) == (11, 5)  # d is unparseable: left out
+    # rho: a = +1; b, c, e, f have tied ratings or phi: undefined
     assert pooled["mean_spearman"] == pytest.approx(1.0) and pooled["n_spearman"] == 1
-    assert table2["Human 1 vs Human 2", "all"]["kappa"] is None and "not released" in table2["Human 1 vs Human 2", "all"]["note"]
+    # per number of pieces: n = 3 is e alone, an even split rated equal by both: full agreement
+    three = table2["Shapley (s) vs LLM judge", "all", "3"]
+    assert (three["n_samples"], three["n_pieces"]) == (1, 3) and three["kappa"] is None  # one label only: kappa undefined
+    assert table2["Shapley (s) vs LLM judge", "all", "2"]["n_samples"] == 4
+    assert table2["Shapley (s) vs LLM judge", "ambiguity", "all"]["n_samples"] == 3
+    assert table2["Human 1 vs Human 2", "all", "all"]["kappa"] is None and "not released" in table2["Human 1 vs Human 2", "all", "all"]["note"]
+
     table7 = {r["conflict_type"]: r for r in judge_balance_table(ratings, attributions, n_resamples=200).to_pylist()}
-    assert table7["perspective"]["judge_balance"] == pytest.approx(100 * (4 / 6 + 0.0) / 2)
-    assert table7["perspective"]["shapley_balance"] == pytest.approx(75.0)
-    assert table7["ambiguity"]["n_judged"] == 1 and table7["ambiguity"]["n_unparseable"] == 1
-    assert table7["ambiguity"]["n_shapley"] == 2 and table7["ambiguity"]["human"] is None
+    perspective = table7["perspective"]
+    # judge Balance from rating - 1: a [4, 0] -> 1, b [2, 2] -> 0
+    assert perspective["judge_balance"] == pytest.approx(100 * (1.0 + 0.0) / 2)
+    assert perspective["shapley_balance"] == pytest.approx(75.0)
+    assert perspective["n"] == 2 and perspective["n_evidence"] == "n=2: 2"
+    ambiguity = table7["ambiguity"]
+    # c and e have both Balances; d unparseable; f: every rating 1, so no judge Balance, and its Shapley Balance is left out too
+    assert (ambiguity["n"], ambiguity["n_samples"], ambiguity["n_unparseable"], ambiguity["n_judge_undefined"]) == (2, 4, 1, 1)
+    assert ambiguity["n_evidence"] == "n=2: 1; n=3: 1"
+    assert ambiguity["judge_balance"] == pytest.approx(100 * (1.0 + 0.0) / 2)
+    assert ambiguity["shapley_balance"] == pytest.approx(0.0) and ambiguity["human"] is None
+
+
+def test_table7_averages_both_columns_over_the_same_samples():
+    ratings = _ratings_table([("a", "granularity", [5, 1]), ("b", "granularity", [3, 3]), ("c", "granularity", [2, 4])])
+    # b's Shapley Balance is undefined (no positive phi): b leaves both columns
+    attributions = _attributions([("a", [0.9, 0.1], 0.8), ("b", [-0.1, -0.2], None), ("c", [0.3, 0.1], 0.5)])
+    row = judge_balance_table(ratings, attributions, n_resamples=200).to_pylist()[0]
+    judge_a, judge_c = rating_balance([5, 1])[1], rating_balance([2, 4])[1]
+    assert row["judge_balance"] == pytest.approx(100 * (judge_a + judge_c) / 2)
+    assert row["shapley_balance"] == pytest.approx(100 * (0.8 + 0.5) / 2)
+    assert (row["n"], row["n_shapley_undefined"], row["n_judge_undefined"]) == (2, 1, 0)
+    assert row["judge_ci_low"] <= row["judge_balance"] <= row["judge_ci_high"]
 
 
 # --------------------------------------------------------------------------
@@ -284,7 +462,7 @@ def test_tables_2_and_7_on_hand_computed_ratings():
 def test_the_shipped_gold_set_has_at_least_30_items_of_every_kind():
     items = read_gold(REPO / "resources" / "judges" / "gold.jsonl")
     kinds = [i["kind"] for i in items]
-    assert len(items) >= 30 and set(kinds) == {"verdict", "rating", "equivalence"}
+    assert len(items) >= 30 and {"verdict", "rating", "equivalence"} <= set(kinds)
     assert {i["verdict"] for i in items if i["kind"] == "verdict"} == {0, 1}  # both verdicts occur
 
 
@@ -320,7 +498,7 @@ def test_gold_agreement_counts_unreadable_labels_as_disagreement():
     rows = {r["kind"]: r for r in gold_agreement(judged).to_pylist()}
     assert rows["verdict"]["agreement"] == pytest.approx(1 / 3) and rows["verdict"]["n_unparseable"] == 1
     assert rows["verdict"]["kappa"] == pytest.approx(cohen_kappa(["1", "0"], ["1", "1"]))
-    assert rows["rating"]["balance_mae"] == pytest.approx(100 * 4 / 6)
+    assert rows["rating"]["balance_mae"] == pytest.approx(100 * abs(rating_balance([3, 3])[1] - rating_balance([5, 1])[1]))
 
 
 # --------------------------------------------------------------------------

@@ -1,17 +1,36 @@
-"""Faithfulness as RAGAS defines it (the paper's Fth columns).
+"""Faithfulness as RAGAS defines it (the paper's Fth columns, §3.1 footnote 3).
 
 Per response: the judge breaks the response into statements (step 1), then
 judges each statement against all evidence pieces joined by newlines
-(step 2, verdict 0/1). Faithfulness = statements with verdict 1 / statements;
-NaN, never 0, when step 1 yields no statement (``no_statements``), when its
-reply is not the required JSON (``unparseable``, counted; RAGAS retries a
-parse failure once, which under greedy decoding would repeat the same reply,
-so no retry here), or when the response was never generated.
+(step 2, verdict 0/1). Faithfulness = statements with verdict 1 / statements.
+
+A response gets NaN, never 0, with its reason (``status``):
+
+* ``not_generated``: the generator produced no response;
+* ``empty_response``: the response is empty or blank (not sent to the judge);
+* ``refusal``: the response is a short refusal (:func:`is_refusal`; not sent
+  to the judge): it makes no claim about the evidence, and a judged refusal
+  ("the assistant cannot answer") would score 0 as if it were a hallucination;
+* ``truncated``: the step-1 reply is cut short (its JSON ends before it
+  closes: the ``max_statement_tokens`` budget ran out, or the judge stopped
+  early), counted apart so that a too small budget shows in the tables;
+* ``unparseable``: a step-1 reply that is not the required JSON, or an
+  unreadable verdict (RAGAS retries a parse failure once, which under greedy
+  decoding would repeat the same reply, so no retry here);
+* ``no_statements``: step 1 yields no statement.
+
+Deviations from RAGAS (:data:`DEVIATIONS`, for captions): the verdicts are
+closed 0/1 choices without RAGAS's free-text ``reason`` before each one; the
+verdict prompt shows one of RAGAS's two worked examples (the John example;
+the photosynthesis one is dropped, :mod:`conflictlab.judges.prompts.ragas`);
+refusals and empty responses are NaN without asking the judge.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from typing import Callable, Sequence
 
 import numpy as np
@@ -19,9 +38,40 @@ import pyarrow as pa
 
 from conflictlab.judges.prompts.ragas import statements_request, verdict_request
 from conflictlab.judges.requests import JudgeRequest, read_choices, read_json_object
-from conflictlab.stats import bootstrap_mean_ci
+from conflictlab.stats import bootstrap_mean_ci, wilson_interval
 
-STATUSES = ("ok", "no_statements", "unparseable", "not_generated")
+STATUSES = ("ok", "no_statements", "unparseable", "truncated", "refusal", "empty_response", "not_generated")
+NAN_STATUSES = tuple(s for s in STATUSES if s != "ok")
+
+DEVIATIONS = (
+    "Deviations from RAGAS: verdicts are closed 0/1 choices without RAGAS's free-text reason; the verdict prompt "
+    "shows one of RAGAS's two worked examples (the photosynthesis example is dropped); refusals and empty "
+    "responses are NaN (not sent to the judge), as are truncated statement replies (counted in n_truncated)."
+)
+
+# Openers of a refusal, matched at the start of the response (case-insensitive).
+REFUSAL_OPENER = re.compile(
+    r"""^\W*(
+        (i\s*(am|'m|’m)\s+)?(really\s+|very\s+|so\s+)?sorry\b
+      | i\s+apologi[sz]e\b
+      | my\s+apologies\b
+      | i\s*(can\s*not|can't|can’t|won't|won’t|will\s+not)\s+(help|assist|answer|provide|comply|fulfil|fulfill|do\s+that|determine|tell|say)\b
+      | i\s*(am|'m|’m)\s+(not\s+able|unable)\s+to\b
+      | i\s*(do\s+not|don't|don’t)\s+know\b
+      | as\s+an?\s+(ai|language\s+model|assistant)\b
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+REFUSAL_MAX_WORDS = 40  # a longer response that opens with an apology goes on to claim something: judge it
+
+
+def is_refusal(response: str) -> bool:
+    """True for a short response (≤ :data:`REFUSAL_MAX_WORDS` words) that
+    opens with a refusal ("I'm sorry, …", "I cannot answer …", "As an AI
+    …"). Lexical and deliberately narrow: a hedge that goes on to discuss the
+    evidence is judged as any response."""
+    return len(response.split()) <= REFUSAL_MAX_WORDS and REFUSAL_OPENER.match(response) is not None
+
 
 FAITHFULNESS_SCHEMA = pa.schema(
     [
@@ -48,9 +98,31 @@ def parse_statements(reply: str) -> list[str] | None:
     return [s.strip() for s in statements if s.strip()]
 
 
+def cut_short(reply: str) -> bool:
+    """True when ``reply`` is JSON that ends before it closes (a string or a
+    bracket left open): what a reply cut at its token budget looks like."""
+    if not reply or not reply.strip():
+        return False
+    try:
+        json.loads(reply)
+    except json.JSONDecodeError as error:
+        return error.pos >= len(reply.rstrip()) or error.msg.startswith("Unterminated string")
+    return False
+
+
 def faithfulness_score(verdicts: Sequence[int]) -> float:
     """Supported statements / statements; NaN for no verdict."""
     return float(sum(verdicts)) / len(verdicts) if verdicts else math.nan
+
+
+def _unjudged_status(response: dict) -> str | None:
+    """Why a response is not sent to the judge, or None when it is."""
+    if response["status"] != "ok":
+        return "not_generated"
+    text = response["response"] or ""
+    if not text.strip():
+        return "empty_response"
+    return "refusal" if is_refusal(text) else None
 
 
 def faithfulness_rows(
@@ -74,10 +146,12 @@ def faithfulness_rows(
         if missing:
             raise ValueError(f"responses of {model}: no row for samples {missing[:5]}")
         items += [(model, s, by_id[s["sample_id"]]) for s in samples]
-    generated = [i for i, (_, _, response) in enumerate(items) if response["status"] == "ok"]
-    step1 = ask([statements_request(items[i][1]["question"], items[i][2]["response"] or "", max_new_tokens=max_statement_tokens) for i in generated])
-    statements = {i: parse_statements(reply) for i, reply in zip(generated, step1)}
-    judged = [i for i in generated if statements[i]]
+    unjudged = {i: _unjudged_status(response) for i, (_, _, response) in enumerate(items)}
+    asked = [i for i in range(len(items)) if unjudged[i] is None]
+    step1 = ask([statements_request(items[i][1]["question"], items[i][2]["response"], max_new_tokens=max_statement_tokens) for i in asked])
+    replies = dict(zip(asked, step1))
+    statements = {i: parse_statements(replies[i]) for i in asked}
+    judged = [i for i in asked if statements[i]]
     requests = [verdict_request("\n".join(items[i][1]["evidence"]), statements[i]) for i in judged]
     # An unreadable verdict (a guided reply cut short) makes the response's
     # score unknown rather than lower.
@@ -85,9 +159,11 @@ def faithfulness_rows(
     rows = []
     for i, (model, sample, _) in enumerate(items):
         found = statements.get(i)
-        if i not in statements:
-            status, score = "not_generated", None
-        elif found is None or -1 in verdicts.get(i, []):
+        if unjudged[i] is not None:
+            status, score = unjudged[i], None
+        elif found is None:
+            status, score = ("truncated" if cut_short(replies[i]) else "unparseable"), None
+        elif -1 in verdicts.get(i, []):
             status, score = "unparseable", None
         elif not found:
             status, score = "no_statements", None
@@ -112,40 +188,51 @@ FAITHFULNESS_SUMMARY_SCHEMA = pa.schema(
     [
         pa.field("model", pa.string(), nullable=False),
         pa.field("conflict_type", pa.string(), nullable=False),
-        pa.field("n", pa.int64(), nullable=False),
-        pa.field("n_scored", pa.int64(), nullable=False),
-        pa.field("nan_rate", pa.float64(), nullable=False),  # share of samples without a score
+        pa.field("n", pa.int64(), nullable=False),  # samples judged (or left NaN)
+        pa.field("n_scored", pa.int64(), nullable=False),  # the n of the Faithfulness mean
         pa.field("faithfulness", pa.float64()),
         pa.field("ci_low", pa.float64()),
         pa.field("ci_high", pa.float64()),
+        pa.field("nan_rate", pa.float64(), nullable=False),  # share of the n samples without a score
+        pa.field("nan_ci_low", pa.float64()),  # Wilson 95%
+        pa.field("nan_ci_high", pa.float64()),
     ]
-    + [pa.field(f"n_{status}", pa.int64(), nullable=False) for status in STATUSES if status != "ok"]
+    + [pa.field(f"n_{status}", pa.int64(), nullable=False) for status in NAN_STATUSES]
 )
 
 
 def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Mean Faithfulness per (model, type) over the scored samples, with its
-    bootstrap 95% CI, the share of samples left NaN and why."""
+    """Per (model, type): mean Faithfulness over the scored samples with its
+    bootstrap 95% CI (none at n_scored < 2), the share of samples left NaN
+    with its Wilson 95% CI, and the count of each reason."""
     data = rows.to_pylist()
     out = []
     for model, conflict_type in dict.fromkeys((r["model"], r["conflict_type"]) for r in data):
         members = [r for r in data if r["model"] == model and r["conflict_type"] == conflict_type]
         scores = np.array([r["faithfulness"] for r in members if r["faithfulness"] is not None], dtype=float)
         mean, low, high = bootstrap_mean_ci(scores, n_resamples=n_resamples, seed=seed)
-        out.append(
-            {
-                "model": model,
-                "conflict_type": conflict_type,
-                "n": len(members),
-                "n_scored": int(scores.size),
-                "nan_rate": 1.0 - scores.size / len(members),
-                "faithfulness": None if scores.size == 0 else mean,
-                "ci_low": None if scores.size == 0 else low,
-                "ci_high": None if scores.size == 0 else high,
-                **{f"n_{s}": sum(r["status"] == s for r in members) for s in STATUSES if s != "ok"},
-            }
-        )
+        nan_rate, nan_low, nan_high = wilson_interval(len(members) - int(scores.size), len(members))
+        row = {
+            "model": model,
+            "conflict_type": conflict_type,
+            "n": len(members),
+            "n_scored": int(scores.size),
+            "faithfulness": mean,
+            "ci_low": low,
+            "ci_high": high,
+            "nan_rate": nan_rate,
+            "nan_ci_low": nan_low,
+            "nan_ci_high": nan_high,
+            **{f"n_{s}": sum(r["status"] == s for r in members) for s in NAN_STATUSES},
+        }
+        out.append({k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()})
     return pa.Table.from_pylist(out, schema=FAITHFULNESS_SUMMARY_SCHEMA)
+
+
+SUMMARY_DISPLAY = {
+    "intervals": {"faithfulness": ("ci_low", "ci_high"), "nan_rate": ("nan_ci_low", "nan_ci_high")},
+    "scale": {"faithfulness": 100, "nan_rate": 100},
+}  # keyword arguments of conflictlab.report.tables.markdown for a summary table
 
 
 def first_by_id(samples: Sequence[dict], n: int | None) -> list[dict]:
@@ -161,16 +248,26 @@ def faithfulness_notes(results: pa.Table) -> list[str]:
     rows = [r for r in results.to_pylist() if r["metric"] == "faithfulness"]
     for model, variant in dict.fromkeys((r["model"], r["variant"]) for r in rows):
         cells = [f"{r['conflict_type']} {100 * r['nan_rate']:.0f}%" for r in rows if (r["model"], r["variant"]) == (model, variant)]
-        notes.append(f"{model}@{variant}, Fth NaN rate (no statement or unparseable): " + ", ".join(cells))
+        notes.append(f"{model}@{variant}, Fth NaN rate (not generated, empty, refusal, truncated, unparseable or no statement): " + ", ".join(cells))
     return notes
 
 
+JOINED_COLUMNS = (
+    ("faithfulness", "faithfulness", pa.float64()),
+    ("fth_ci_low", "ci_low", pa.float64()),
+    ("fth_ci_high", "ci_high", pa.float64()),
+    ("fth_n", "n_scored", pa.int64()),  # the Faithfulness mean's own n (not the table's accuracy n)
+    ("fth_nan_rate", "nan_rate", pa.float64()),
+)
+
+
 def join_faithfulness(table: pa.Table, summary: pa.Table, *, where=lambda row: True) -> pa.Table:
-    """``table`` with Faithfulness columns (value, CI, NaN rate) from
-    ``summary`` matched on (model, conflict_type), filled where ``where(row)``."""
+    """``table`` with the Faithfulness columns of :data:`JOINED_COLUMNS`
+    (value, CI, its n, NaN rate) from ``summary`` matched on (model,
+    conflict_type), filled where ``where(row)``."""
     found = {(r["model"], r["conflict_type"]): r for r in summary.to_pylist()}
     rows = table.to_pylist()
     matches = [found.get((r["model"], r["conflict_type"])) if where(r) else None for r in rows]
-    for name, key in (("faithfulness", "faithfulness"), ("fth_ci_low", "ci_low"), ("fth_ci_high", "ci_high"), ("fth_nan_rate", "nan_rate")):
-        table = table.append_column(name, pa.array([None if m is None else m[key] for m in matches], pa.float64()))
+    for name, key, kind in JOINED_COLUMNS:
+        table = table.append_column(name, pa.array([None if m is None else m[key] for m in matches], kind))
     return table

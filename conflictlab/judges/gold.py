@@ -29,6 +29,7 @@ measured on what it has seen).
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Callable
 
@@ -181,6 +182,7 @@ def gold_agreement(judged: pa.Table) -> pa.Table:
                 for r in members
                 if None not in r["judged"]
             ]
+            gaps = [g for g in gaps if not math.isnan(g)]  # every rating 1 on either side: Balance undefined
             mae = 100 * float(np.mean(gaps)) if gaps else None
         rows.append(
             {

@@ -1,25 +1,51 @@
 """LLM-as-a-Judge Balance (paper Table 7) and its agreement with Shapley (Table 2).
 
 The judge rates each evidence piece's contribution to a response on the
-paper's 1–5 scale (:mod:`conflictlab.judges.prompts.evidence_rating`).
-Shares are ratings / their sum, and the judge's Balance is the same
-normalised Gini (:func:`conflictlab.contextconflict.shapley.balance`) of
-those shares; ratings are >= 1, so it is always defined.
+paper's 1–5 scale (:mod:`conflictlab.judges.prompts.evidence_rating`; the
+guidelines of the paper's Figure 18, Appendix C.2).
 
-Table 2 compares ratings, so Shapley values are mapped to the 1–5 scale:
-with shares p_i = max(0, φ_i) / Σ_j max(0, φ_j), the rating is
-``1 + round(4 p_i)`` (halves round up). This reproduces the guideline's
-two-source examples (all mass on one source: 5 and 1; an even split: 3 and 3)
-and gives every source 1 when no piece has positive φ (the guideline's
-"relies on the model's own knowledge"). Cohen's κ (unweighted, as the paper
-reports) pools every rated piece; the per-sample Spearman ρ between the
-judge's ratings and φ is averaged over samples where it is defined (no ties
-on either side).
+**Judge Balance (Table 7).** A rating of 1 is "Minimal Contribution: …
+removing it would not affect core content", so a piece's contribution mass
+is ``rating − 1`` (0 to 4), shares are those masses over their sum, and the
+judge's Balance is the normalised Gini
+(:func:`conflictlab.contextconflict.shapley.balance`) of the shares: the
+Shapley Balance's formula on a mass that, like clipped φ, can be 0. Both
+columns then span [0, 1] at every n (one piece rated 5, the others 1: 100%,
+as all Shapley mass on one piece), whereas raw ratings as shares never give
+a piece zero weight and cap the judge's Balance at 4 / (n + 4) (ratings
+5, 1, …, 1): 66.7% at n = 2, 40% at n = 6, so the two were not on one scale.
+All ratings 1 ("relies on the model's own knowledge", Example C) leaves no
+mass: the Balance is undefined, as the Shapley Balance is when no φ is
+positive, and the sample is counted, not scored. The paper does not say how
+it turned its raters' ratings into Balance; this is our reading.
+
+**Shapley ratings (Table 2).** Table 2 compares ratings, so Shapley values
+are mapped to the 1–5 scale. With shares p_i = max(0, φ_i) / Σ_j max(0, φ_j)
+(paper Eq. 2) and r_i = n·p_i, a piece's share relative to an even share,
+
+    rating_i = 1 + round(2 · min(r_i, 2))      (halves round up)
+
+so r = 0 → 1 (no contribution), r = 1 → 3 (an even share: Example B's 3/3 at
+every n), r ≥ 2 → 5 (at least twice an even share; at n = 2 all the mass:
+Example A's 5/1). At n = 2 this is the earlier ``1 + round(4 p_i)``; unlike
+it, an even split over n ≥ 3 pieces stays 3 ("Moderate") instead of
+becoming 2 ("Minor") while a judge rates those pieces equally strong. The
+guidelines ask for ratings that "reflect relative contribution differences",
+which r measures independently of n. Every source is 1 when no φ is
+positive (Example C). The paper does not state its mapping.
+
+Agreement is reported as Cohen's κ (unweighted, as the paper's Table 2) and
+beside it the linearly and quadratically weighted κ over the ordered scale
+1–5, which credit a near miss (4 vs 5) over a far one (1 vs 5); pooled over
+rated pieces, per type and per number of pieces n. The per-sample Spearman ρ
+between the judge's ratings and φ is averaged over samples where it is
+defined (no ties on either side).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Callable, Sequence
 
 import numpy as np
@@ -30,6 +56,8 @@ from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.requests import JudgeRequest, read_choices
 from conflictlab.stats import bootstrap_mean_ci
 
+RATING_SCALE = (1, 2, 3, 4, 5)
+
 RATING_SCHEMA = pa.schema(
     [
         pa.field("sample_id", pa.string(), nullable=False),
@@ -38,25 +66,30 @@ RATING_SCHEMA = pa.schema(
         pa.field("judge", pa.string(), nullable=False),
         pa.field("status", pa.string(), nullable=False),  # ok | unparseable | not_generated
         pa.field("ratings", pa.list_(pa.int8())),  # per piece, sample order
-        pa.field("shares", pa.list_(pa.float64())),
-        pa.field("balance", pa.float64()),
+        pa.field("shares", pa.list_(pa.float64())),  # null when every rating is 1
+        pa.field("balance", pa.float64()),  # null when every rating is 1
     ]
 )
 
 
 def rating_balance(ratings: Sequence[int]) -> tuple[np.ndarray, float]:
-    """(shares, Balance) of one sample's 1–5 ratings (shape (n,), n >= 2)."""
-    result = balance(np.asarray(ratings, dtype=float))
+    """(shares, Balance) of one sample's 1–5 ratings (shape (n,), n >= 2),
+    from the masses ``rating − 1`` (module docstring); NaN shares and
+    Balance when every rating is 1."""
+    result = balance(np.asarray(ratings, dtype=float) - 1.0)
     return result.shares, result.balance
 
 
 def shapley_ratings(phi: Sequence[float]) -> list[int]:
-    """Shapley values mapped to the 1–5 scale (see the module docstring)."""
+    """Shapley values (shape (n,)) mapped to the 1–5 scale:
+    ``1 + round(2 · min(n · p_i, 2))``, invariant to n (module docstring)."""
     clipped = np.clip(np.asarray(phi, dtype=float), 0.0, None)
     total = clipped.sum()
     if total <= 0.0:
         return [1] * clipped.size
-    return [int(math.floor(4.0 * p + 0.5)) + 1 for p in clipped / total]
+    relative = np.minimum(clipped.size * clipped / total, 2.0)
+    # rounded first so that float noise (3 · (0.1 / 0.3) = 0.999…) cannot move a half
+    return [int(math.floor(round(2.0 * r, 9) + 0.5)) + 1 for r in relative]
 
 
 def judge_rating_rows(samples: Sequence[dict], responses: Sequence[dict], ask: Callable[[list[JudgeRequest]], list[str]], *, model: str, judge: str) -> pa.Table:
@@ -82,25 +115,48 @@ def judge_rating_rows(samples: Sequence[dict], responses: Sequence[dict], ask: C
             rows.append({**row, "status": "unparseable", "ratings": None, "shares": None, "balance": None})
         else:
             shares, value = rating_balance(found)
-            rows.append({**row, "status": "ok", "ratings": found, "shares": shares.tolist(), "balance": value})
+            defined = not math.isnan(value)
+            rows.append({**row, "status": "ok", "ratings": found, "shares": shares.tolist() if defined else None, "balance": value if defined else None})
     return pa.Table.from_pylist(rows, schema=RATING_SCHEMA)
 
 
-def cohen_kappa(a: Sequence, b: Sequence) -> float:
-    """Cohen's (unweighted) κ of two raters' labels over the same items; NaN
-    when chance agreement is 1 (both raters give one and the same label)."""
+def cohen_kappa(a: Sequence, b: Sequence, *, weights: str | None = None, labels: Sequence | None = None) -> float:
+    """Cohen's κ of two raters' labels over the same items (shape (m,) each).
+
+    ``weights``: None (unweighted), ``"linear"`` or ``"quadratic"``: the
+    disagreement weight of labels at positions i, j of ``labels`` is
+    |i − j| or (i − j)², and κ_w = 1 − Σ w·observed / Σ w·expected (as
+    ``sklearn.metrics.cohen_kappa_score``, tested). ``labels``: the ordered
+    categories (default: the sorted labels seen); give the full scale for
+    ordinal weights, so that a category nobody used still spaces its
+    neighbours. NaN when the expected disagreement is 0 (both raters give
+    one and the same label).
+    """
     a, b = list(a), list(b)
     if len(a) != len(b) or not a:
         raise ValueError(f"cohen_kappa needs two equally long, non-empty label lists (got {len(a)} and {len(b)})")
-    labels = sorted(set(a) | set(b))
+    labels = sorted(set(a) | set(b)) if labels is None else list(labels)
     index = {label: i for i, label in enumerate(labels)}
+    unknown = (set(a) | set(b)) - set(index)
+    if unknown:
+        raise ValueError(f"cohen_kappa: labels {sorted(map(str, unknown))} are not among {labels}")
     table = np.zeros((len(labels), len(labels)))
     for x, y in zip(a, b):
         table[index[x], index[y]] += 1
     table /= table.sum()
-    observed = np.trace(table)
-    expected = float(table.sum(axis=1) @ table.sum(axis=0))
-    return math.nan if expected == 1.0 else float((observed - expected) / (1.0 - expected))
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0))
+    positions = np.arange(len(labels))
+    gap = np.abs(positions[:, None] - positions[None, :]).astype(float)
+    if weights is None:
+        weight = (gap > 0).astype(float)
+    elif weights == "linear":
+        weight = gap
+    elif weights == "quadratic":
+        weight = gap**2
+    else:
+        raise ValueError(f"cohen_kappa: weights must be None, 'linear' or 'quadratic', not {weights!r}")
+    chance = float((weight * expected).sum())
+    return math.nan if chance == 0.0 else float(1.0 - (weight * table).sum() / chance)
 
 
 def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float:
@@ -123,11 +179,18 @@ def _paired(ratings: pa.Table, attributions: pa.Table) -> list[tuple[dict, dict]
     ]
 
 
+def _none_for_nan(row: dict) -> dict:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
 AGREEMENT_SCHEMA = pa.schema(
     [
         pa.field("comparison", pa.string(), nullable=False),
         pa.field("conflict_type", pa.string(), nullable=False),  # a type, or "all"
-        pa.field("kappa", pa.float64()),
+        pa.field("n_evidence", pa.string(), nullable=False),  # pieces per sample, or "all"
+        pa.field("kappa", pa.float64()),  # Cohen's, unweighted (the paper's)
+        pa.field("kappa_linear", pa.float64()),  # weighted over the ordered 1-5 scale
+        pa.field("kappa_quadratic", pa.float64()),
         pa.field("n_pieces", pa.int64(), nullable=False),
         pa.field("n_samples", pa.int64(), nullable=False),
         pa.field("mean_spearman", pa.float64()),
@@ -141,22 +204,34 @@ HUMAN_COMPARISONS = ("Human 1 vs Human 2", "Shapley vs Human 1", "Shapley vs Hum
 
 
 def agreement_table(ratings: pa.Table, attributions: pa.Table, *, scorer: str) -> pa.Table:
-    """Table 2: κ between the judge's ratings and Shapley-derived ratings
-    (pooled, then per type) and the mean per-sample Spearman ρ; the human
-    rows empty, with the reason."""
+    """Table 2: κ (unweighted, linear, quadratic) between the judge's ratings
+    and Shapley-derived ratings and the mean per-sample Spearman ρ: pooled,
+    per type, and per number of pieces n (whose counts the rows give); the
+    human rows empty, with the reason."""
     pairs = _paired(ratings, attributions)
+    groups = [("all", "all")]
+    groups += [(t, "all") for t in dict.fromkeys(j["conflict_type"] for j, _ in pairs)]
+    groups += [("all", str(n)) for n in sorted({len(j["ratings"]) for j, _ in pairs})]
     rows = []
-    for conflict_type in ["all", *dict.fromkeys(j["conflict_type"] for j, _ in pairs)]:
-        members = [(j, a) for j, a in pairs if conflict_type in ("all", j["conflict_type"])]
+    for conflict_type, n_evidence in groups:
+        members = [
+            (j, a) for j, a in pairs
+            if conflict_type in ("all", j["conflict_type"]) and n_evidence in ("all", str(len(j["ratings"])))
+        ]
         judge = [r for j, _ in members for r in j["ratings"]]
         shapley = [r for _, a in members for r in shapley_ratings(a["phi"])]
         rhos = [spearman_rho(j["ratings"], a["phi"]) for j, a in members]
         rhos = [r for r in rhos if not math.isnan(r)]
+        kappas = {
+            name: cohen_kappa(judge, shapley, weights=weights, labels=RATING_SCALE) if judge else None
+            for name, weights in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic"))
+        }
         rows.append(
             {
                 "comparison": f"Shapley ({scorer}) vs LLM judge",
                 "conflict_type": conflict_type,
-                "kappa": cohen_kappa(judge, shapley) if judge else None,
+                "n_evidence": n_evidence,
+                **kappas,
                 "n_pieces": len(judge),
                 "n_samples": len(members),
                 "mean_spearman": float(np.mean(rhos)) if rhos else None,
@@ -165,59 +240,81 @@ def agreement_table(ratings: pa.Table, attributions: pa.Table, *, scorer: str) -
             }
         )
     rows += [
-        {"comparison": c, "conflict_type": "all", "kappa": None, "n_pieces": 0, "n_samples": 0, "mean_spearman": None, "n_spearman": 0, "note": HUMAN_NOTE}
+        {"comparison": c, "conflict_type": "all", "n_evidence": "all", "kappa": None, "kappa_linear": None, "kappa_quadratic": None,
+         "n_pieces": 0, "n_samples": 0, "mean_spearman": None, "n_spearman": 0, "note": HUMAN_NOTE}
         for c in HUMAN_COMPARISONS
     ]
-    return pa.Table.from_pylist([{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in rows], schema=AGREEMENT_SCHEMA)
+    return pa.Table.from_pylist([_none_for_nan(r) for r in rows], schema=AGREEMENT_SCHEMA)
 
 
 JUDGE_BALANCE_SCHEMA = pa.schema(
     [
         pa.field("model", pa.string(), nullable=False),
         pa.field("conflict_type", pa.string(), nullable=False),
-        pa.field("n_judged", pa.int64(), nullable=False),
-        pa.field("n_unparseable", pa.int64(), nullable=False),
+        pa.field("n", pa.int64(), nullable=False),  # samples with both Balances defined: both columns average these
+        pa.field("n_evidence", pa.string(), nullable=False),  # those samples by pieces per sample, "n=2: 40; n=3: 12"
         pa.field("judge_balance", pa.float64()),  # percent
         pa.field("judge_ci_low", pa.float64()),
         pa.field("judge_ci_high", pa.float64()),
-        pa.field("n_shapley", pa.int64(), nullable=False),
-        pa.field("shapley_balance", pa.float64()),  # percent, same samples' Shapley Balance
+        pa.field("shapley_balance", pa.float64()),  # percent
         pa.field("shapley_ci_low", pa.float64()),
         pa.field("shapley_ci_high", pa.float64()),
+        pa.field("n_samples", pa.int64(), nullable=False),  # every sample of the model and type
+        pa.field("n_not_generated", pa.int64(), nullable=False),
+        pa.field("n_unparseable", pa.int64(), nullable=False),
+        pa.field("n_judge_undefined", pa.int64(), nullable=False),  # every rating 1: no mass
+        pa.field("n_shapley_undefined", pa.int64(), nullable=False),  # no positive phi, or no attribution
         pa.field("human", pa.float64()),  # empty: annotations not released
     ]
 )
 
 
+def _evidence_counts(sizes: Sequence[int]) -> str:
+    return "; ".join(f"n={size}: {count}" for size, count in sorted(Counter(sizes).items()))
+
+
 def judge_balance_table(ratings: pa.Table, attributions: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Table 7: mean Balance (%) from the judge's ratings per model and type,
-    with the Shapley Balance of the same responses beside it."""
+    """Table 7: mean Balance (%) from the judge's ratings per model and type
+    and the Shapley Balance beside it, both over the same samples (those
+    where both are defined), each with its bootstrap 95% CI; the judge's
+    Balance is recomputed from its ratings (:func:`rating_balance`), and the
+    samples left out are counted by reason."""
     data = ratings.to_pylist()
     attr = {(r["model"], r["sample_id"]): r for r in attributions.to_pylist()}
     rows = []
     for model, conflict_type in dict.fromkeys((r["model"], r["conflict_type"]) for r in data):
         members = [r for r in data if r["model"] == model and r["conflict_type"] == conflict_type]
-        judged = np.array([r["balance"] for r in members if r["status"] == "ok"], dtype=float)
-        shapley = [attr.get((model, r["sample_id"])) for r in members]
-        shapley = np.array([a["balance"] for a in shapley if a is not None and not a["undefined"]], dtype=float)
-        j = [100 * v for v in bootstrap_mean_ci(judged, n_resamples=n_resamples, seed=seed)]
-        s = [100 * v for v in bootstrap_mean_ci(shapley, n_resamples=n_resamples, seed=seed)]
-        nan_free = lambda v: None if math.isnan(v) else v  # noqa: E731
+        rated = [r for r in members if r["status"] == "ok"]
+        judged = [(r, rating_balance(r["ratings"])[1]) for r in rated]
+        defined = [(r, value) for r, value in judged if not math.isnan(value)]
+        both = [
+            (value, attr[model, r["sample_id"]]["balance"], len(r["ratings"]))
+            for r, value in defined
+            if (model, r["sample_id"]) in attr and not attr[model, r["sample_id"]]["undefined"]
+        ]
+        judge_values, shapley_values, sizes = (np.array(column, dtype=float) for column in zip(*both)) if both else (np.array([]),) * 3
+        j = [100 * v for v in bootstrap_mean_ci(judge_values, n_resamples=n_resamples, seed=seed)]
+        s = [100 * v for v in bootstrap_mean_ci(shapley_values, n_resamples=n_resamples, seed=seed)]
         rows.append(
-            {
-                "model": model,
-                "conflict_type": conflict_type,
-                "n_judged": int(judged.size),
-                "n_unparseable": sum(r["status"] == "unparseable" for r in members),
-                "judge_balance": nan_free(j[0]),
-                "judge_ci_low": nan_free(j[1]),
-                "judge_ci_high": nan_free(j[2]),
-                "n_shapley": int(shapley.size),
-                "shapley_balance": nan_free(s[0]),
-                "shapley_ci_low": nan_free(s[1]),
-                "shapley_ci_high": nan_free(s[2]),
-                "human": None,
-            }
+            _none_for_nan(
+                {
+                    "model": model,
+                    "conflict_type": conflict_type,
+                    "n": len(both),
+                    "n_evidence": _evidence_counts([int(size) for size in sizes]),
+                    "judge_balance": j[0],
+                    "judge_ci_low": j[1],
+                    "judge_ci_high": j[2],
+                    "shapley_balance": s[0],
+                    "shapley_ci_low": s[1],
+                    "shapley_ci_high": s[2],
+                    "n_samples": len(members),
+                    "n_not_generated": sum(r["status"] == "not_generated" for r in members),
+                    "n_unparseable": sum(r["status"] == "unparseable" for r in members),
+                    "n_judge_undefined": len(judged) - len(defined),
+                    "n_shapley_undefined": len(defined) - len(both),
+                    "human": None,
+                }
+            )
         )
     return pa.Table.from_pylist(rows, schema=JUDGE_BALANCE_SCHEMA)
-

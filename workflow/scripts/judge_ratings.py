@@ -18,4 +18,6 @@ with judge_session(params.judge, inputs.get("judge_model"), cache_dir=params.cac
 table = pa.concat_tables(tables)
 write_parquet(table, snakemake.output.ratings, RATING_SCHEMA)
 statuses = table.column("status").to_pylist()
-log.info("%d samples rated: %s", table.num_rows, {s: statuses.count(s) for s in sorted(set(statuses))})
+undefined = sum(s == "ok" and b is None for s, b in zip(statuses, table.column("balance").to_pylist()))
+log.info("%d samples rated: %s; %d with every rating 1 (judge Balance undefined)", table.num_rows,
+         {s: statuses.count(s) for s in sorted(set(statuses))}, undefined)

@@ -3,7 +3,7 @@
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conflictlab.judges.faithfulness import summarize_faithfulness
+from conflictlab.judges.faithfulness import DEVIATIONS, SUMMARY_DISPLAY, summarize_faithfulness
 from conflictlab.judges.gold import gold_agreement
 from conflictlab.judges.ratings import HUMAN_NOTE, agreement_table, judge_balance_table
 from conflictlab.logs import configure_logging
@@ -17,8 +17,10 @@ judge = params.judge
 faithfulness = summarize_faithfulness(pq.read_table(inputs.faithfulness), **boot)
 write_markdown_and_csv(
     faithfulness, out.faithfulness_md, out.faithfulness_csv,
-    caption=f"Faithfulness (RAGAS; judge {judge}) per responding model and type: mean over scored responses with bootstrap "
-    "95% CI; nan_rate: judged responses without a score (no statement, unparseable reply, not generated).",
+    caption=f"Faithfulness (RAGAS; judge {judge}) per responding model and type: mean (%) over the n_scored scored responses "
+    "with bootstrap 95% CI (none at n_scored < 2); nan_rate: share of the n responses without a score, Wilson 95% CI, "
+    f"by reason in the n_* columns. {DEVIATIONS}",
+    **SUMMARY_DISPLAY,
 )
 if "ratings" in inputs.keys():
     ratings = pq.read_table(inputs.ratings)
@@ -26,14 +28,22 @@ if "ratings" in inputs.keys():
     agreement = agreement_table(ratings, attributions, scorer=params.scorer)
     write_markdown_and_csv(
         agreement, out.table2_md, out.table2_csv,
-        caption=f"Table 2: Cohen's kappa between the LLM judge ({judge}) and Shapley-derived ratings (1 + round(4 x share)), "
-        f"pooled over rated evidence pieces, and the mean per-sample Spearman rho of ratings vs phi. Human rows: {HUMAN_NOTE}.",
+        caption=f"Table 2: Cohen's kappa (unweighted, as the paper; and linearly and quadratically weighted over the ordered 1-5 "
+        f"scale) between the LLM judge ({judge}) and Shapley-derived ratings, 1 + round(2 x min(n x share, 2)) (an even share "
+        "is 3 at every n), pooled over the n_pieces rated evidence pieces of n_samples samples, per type and per number of "
+        f"pieces (n_evidence); mean per-sample Spearman rho of ratings vs phi over n_spearman samples. Human rows: {HUMAN_NOTE}.",
+        decimals={"kappa": 3, "kappa_linear": 3, "kappa_quadratic": 3, "mean_spearman": 3},
     )
     balance = judge_balance_table(ratings, attributions, **boot)
     write_markdown_and_csv(
         balance, out.table7_md, out.table7_csv,
-        caption=f"Table 7: Balance (normalised Gini %, lower is better) from the LLM judge's 1-5 ratings ({judge}) and, "
-        f"for the same responses, from Shapley values under {params.scorer}; bootstrap 95% CI. Human column: {HUMAN_NOTE}.",
+        caption=f"Table 7: Balance (normalised Gini %, lower is better) from the LLM judge's 1-5 ratings ({judge}; a piece's "
+        f"mass is rating - 1, so one piece rated 5 and the rest 1 is 100% as all Shapley mass on one piece) and from Shapley "
+        f"values under {params.scorer}, both over the same n samples (both Balances defined; by pieces per sample in "
+        "n_evidence), bootstrap 95% CI, none at n < 2; samples left out are counted by reason. "
+        f"Human column: {HUMAN_NOTE}.",
+        intervals={"judge_balance": ("judge_ci_low", "judge_ci_high"), "shapley_balance": ("shapley_ci_low", "shapley_ci_high")},
+        decimals={"judge_balance": 1, "shapley_balance": 1},
     )
 gold = gold_agreement(pq.read_table(inputs.gold))
 write_markdown_and_csv(

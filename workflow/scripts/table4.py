@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 from conflictlab.contextconflict.balance import summarize_balance
 from conflictlab.contextconflict.figures import alpha_sweep_curves
 from conflictlab.contextconflict.steering import METHOD_LABELS, METRIC_LABELS, column_key, steering_results, table4, table4_columns, with_marks
-from conflictlab.judges.faithfulness import faithfulness_notes, summarize_faithfulness
+from conflictlab.judges.faithfulness import DEVIATIONS, faithfulness_notes, summarize_faithfulness
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import marked_latex, marked_markdown, write_csv, write_text
@@ -47,7 +47,7 @@ caption = (
     f"Table 4: steered reruns on the test split (alpha = {params.alpha:g}; %). Acc and Fth (RAGAS Faithfulness, "
     f"judge {params.judge}) higher is better, Bal (Balance under scorer {params.scorer}) lower is better. "
     "Cells: value [95% CI] (n); no interval at n < 2. Best bold, second underlined within each model block, only "
-    f"where every variant covers the same samples with n >= {params.min_n_mark}."
+    f"where every variant covers the same samples with n >= {params.min_n_mark}. Fth: {DEVIATIONS}"
 )
 write_text(marked_markdown(rows, ["model", "method"], headers, caption=caption, notes=notes), out.table4_md)
 write_text(marked_latex(rows, ["model", "method"], headers, caption=caption, group="model"), out.table4_tex)

@@ -12,8 +12,16 @@ the library's rendering (instruction, output JSON schema, one example as
   RAGAS does, but reads each verdict as a closed choice
   (``{"statement_1": "0" | "1", ...}``), without RAGAS's free-text
   ``reason`` before it: a small judge cannot then fail to produce a verdict.
-  RAGAS's example (John at XYZ University) is shown with its four statements
-  and verdicts.
+  RAGAS's first example (John at XYZ University) is shown with its four
+  statements and verdicts.
+
+Two deviations from RAGAS follow, and are stated in the README and in every
+Faithfulness caption (:data:`conflictlab.judges.faithfulness.DEVIATIONS`):
+the verdicts come without a reason (RAGAS asks for ``reason`` then
+``verdict``, so its judge reasons before it decides; ours decides at once),
+and RAGAS's second verdict example (a photosynthesis context against
+"Albert Einstein was a genius.", verdict 0) is dropped, so the judge sees no
+example of a statement unrelated to its context.
 """
 
 from __future__ import annotations
