@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from conflictlab.report.audit import audit_folder
+
 from .conftest import REPO as REPO_ROOT
 from .conftest import copy_workflow, snakemake_cmd
 
@@ -201,7 +203,11 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     assert "| Fth inferential |" in table4 and "Fth NaN rate" in table4
     accuracy = (results / "tables" / "accuracy.md").read_text()
     assert "fth_nan_rate" in accuracy and "n_free_text_judged" in accuracy
-    assert "\\textbf{" in (results / "tables" / "table4.tex").read_text()
+    # smoke sizes are far below statistics.min_n_mark: no best marks, and a note says why
+    assert "no marks (n < 30)" in table4 and "\\textbf{" not in (results / "tables" / "table4.tex").read_text()
+    assert "\\scriptsize (" in (results / "tables" / "table4.tex").read_text()  # n per cell
+    # every interval honest: inside its value, none on n < 2, p-values not below their floor
+    assert audit_folder(results) == []
     table5 = (results / "tables" / "conflicts_table5.md").read_text()
     assert all(f"| this run | smollm2-135m-instruct | {s} |" in table5 for s in ("vanilla", "pipeline", "taxonomy_aware", "oracle"))
     figures = sorted(p.name for p in (results / "figures").iterdir())

@@ -1,0 +1,45 @@
+"""The table audit finds what the statistics review found (README, Statistics)."""
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from conflictlab.report.audit import audit_folder, audit_rows, intervals
+
+
+def test_interval_columns_are_found_by_name():
+    columns = ["model", "n", "accuracy", "ci_low", "ci_high", "n_recall", "answer_recall", "ar_low", "ar_high",
+               "delta_high", "delta_high_ci_low", "delta_high_ci_high", "fth_n", "faithfulness", "fth_ci_low", "fth_ci_high"]
+    assert intervals(columns) == [
+        ("accuracy", "ci_low", "ci_high"),
+        ("answer_recall", "ar_low", "ar_high"),
+        ("delta_high", "delta_high_ci_low", "delta_high_ci_high"),
+        ("faithfulness", "fth_ci_low", "fth_ci_high"),
+    ]
+
+
+def test_each_broken_convention_is_named():
+    columns = ["model", "n", "value", "ci_low", "ci_high"]
+    rows = [
+        {"model": "a", "n": "5", "value": "0.5", "ci_low": "0.2", "ci_high": "0.8"},  # fine
+        {"model": "b", "n": "5", "value": "0.9", "ci_low": "0.2", "ci_high": "0.8"},  # outside
+        {"model": "c", "n": "1", "value": "1.0", "ci_low": "1.0", "ci_high": "1.0"},  # n < 2
+        {"model": "d", "n": "1", "value": "1.0", "ci_low": "", "ci_high": ""},  # fine: no interval
+    ]
+    problems = audit_rows("t.csv", columns, rows)
+    assert problems == [
+        "t.csv, line 3: value = 0.9 outside its interval [0.2, 0.8]",
+        "t.csv, line 4: finite interval of value on n = 1",
+    ]
+    assert audit_rows("u.csv", ["value", "ci_low", "ci_high"], rows[:1]) == ["u.csv: no n column for value"]
+    p_rows = [{"n": "3", "kendall_p": "0.0", "p_floor": "0.333"}, {"n": "3", "kendall_p": "0.5", "p_floor": "0.333"}]
+    assert audit_rows("p.csv", ["n", "kendall_p", "p_floor"], p_rows) == ["p.csv, line 2: kendall_p = 0 below p_floor 0.333"]
+
+
+def test_audit_folder_reads_tables_and_spectral_parquet(tmp_path):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "ok.csv").write_text("n,accuracy,ci_low,ci_high\n10,0.5,0.2,0.8\n")
+    spectral = tmp_path / "mechanistic" / "m"
+    spectral.mkdir(parents=True)
+    # the old jackknife: reported value outside its own zero-width interval
+    pq.write_table(pa.table({"delta_er": [0.0002], "ci_low": [0.0008], "ci_high": [0.0008], "n_pairs": [4]}), spectral / "spectral.parquet")
+    assert audit_folder(tmp_path) == ["mechanistic/m/spectral.parquet, line 2: delta_er = 0.0002 outside its interval [0.0008, 0.0008]"]
