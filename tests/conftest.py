@@ -72,3 +72,15 @@ def workflow_with_smollm2(workflow_copy, smollm2_dir) -> Path:
     models.mkdir(parents=True)
     (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
     return workflow_copy
+
+
+MODEL_FIXTURES = {"smollm2_dir", "gemma_dir"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that asks for a real model is slow (it loads, and the first one
+    prepares, a model), whether or not its module says so: `make test-fast`
+    (-m "not slow") then runs in minutes."""
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
