@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from conflictlab.conflictbank.dataset import HUB_FIELDS, RecordError, build_records, read_jsonl
-from conflictlab.conflictbank.metrics import entropy_bits, memorization_ratio, setting_metrics
+from conflictlab.conflictbank.metrics import entropy_bits, setting_metrics
 from conflictlab.conflictbank.prompts import AUTHOR_SETTINGS, SETTINGS_BY_NAME, render_prompt
 
 REPO = Path(__file__).resolve().parents[1]
@@ -194,48 +194,152 @@ def test_reversed_settings_put_the_conflicting_evidence_first():
 # Metrics on a hand-computed prediction table.
 
 
-def _predictions(rows):
+def _predictions(rows, model="m"):
     """rows: (record, setting, predicted, probabilities); gold A, replaced B, uncertain D."""
     from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
 
     return pa.Table.from_pylist(
         [
-            {"record_id": r, "setting": s, "model": "m", "probabilities": p, "predicted_letter": x, "correct_letter": "A", "replaced_letter": "B", "uncertain_letter": "D"}
+            {"record_id": r, "setting": s, "model": model, "probabilities": p, "predicted_letter": x, "correct_letter": "A", "replaced_letter": "B", "uncertain_letter": "D"}
             for r, s, x, p in rows
         ],
         schema=PREDICTION_SCHEMA,
     )
 
 
+QUARTER, SURE = [0.25] * 4, [1.0, 0.0, 0.0, 0.0]
+HAND_ROWS = [
+    # records 0-2 right in default and correct; record 3 wrong in correct -> not scored
+    (0, "default", "A", SURE), (1, "default", "A", SURE), (2, "default", "A", SURE), (3, "default", "A", SURE),
+    (0, "correct", "A", SURE), (1, "correct", "A", SURE), (2, "correct", "A", SURE), (3, "correct", "C", SURE),
+    (0, "misinformation", "A", QUARTER), (1, "misinformation", "B", SURE), (2, "misinformation", "D", QUARTER), (3, "misinformation", "A", SURE),
+    (0, "semantic", "D", SURE), (1, "semantic", "C", SURE), (2, "semantic", "D", SURE), (3, "semantic", "B", SURE),
+]
+
+
 def test_metrics_on_a_hand_computed_table():
-    quarter, sure = [0.25] * 4, [1.0, 0.0, 0.0, 0.0]
-    rows = [
-        # records 0-2 right in default and correct; record 3 wrong in correct -> not scored
-        (0, "default", "A", sure), (1, "default", "A", sure), (2, "default", "A", sure), (3, "default", "A", sure),
-        (0, "correct", "A", sure), (1, "correct", "A", sure), (2, "correct", "A", sure), (3, "correct", "C", sure),
-        (0, "misinformation", "A", quarter), (1, "misinformation", "B", sure), (2, "misinformation", "D", quarter), (3, "misinformation", "A", sure),
-        (0, "semantic", "D", sure), (1, "semantic", "C", sure), (2, "semantic", "D", sure), (3, "semantic", "B", sure),
-    ]
-    table = {r["setting"]: r for r in setting_metrics(_predictions(rows), n_resamples=200).to_pylist()}
+    table = {r["setting"]: r for r in setting_metrics(_predictions(HAND_ROWS), n_resamples=200).to_pylist()}
     mis = table["misinformation"]
-    assert (mis["n_records"], mis["n_scored"]) == (4, 3)
-    assert mis["oar"] == pytest.approx(100 / 3) and mis["car"] == pytest.approx(100 / 3) and mis["uncertain"] == pytest.approx(100 / 3)
-    assert mis["mr"] == pytest.approx(50.0)
+    assert (mis["n_records"], mis["n_scored"], mis["n_mr"]) == (4, 3, 2)
+    for rate in ("oar", "car", "uncertain"):
+        assert mis[rate] == pytest.approx(1 / 3)
+    assert mis["neither"] == pytest.approx(1 / 3)  # the D answer
+    assert mis["mr"] == pytest.approx(0.5)
     assert mis["entropy"] == pytest.approx((2.0 + 0.0 + 2.0) / 3)
-    assert mis["oar_low"] <= mis["oar"] <= mis["oar_high"]
-    # no OAR and no CAR: MR is 0, not NaN
-    assert table["semantic"]["mr"] == 0.0 and table["semantic"]["oar"] == 0.0
-    assert table["default"]["oar"] == 100.0 and table["default"]["mr"] == 100.0
+    assert mis["entropy_low"] <= mis["entropy"] <= mis["entropy_high"]
+    assert table["default"]["oar"] == 1.0 and table["default"]["mr"] == 1.0 and table["default"]["n_mr"] == 3
 
 
-def test_metric_helpers_and_empty_subset():
-    assert memorization_ratio(np.array([0.0, 30.0]), np.array([0.0, 10.0])).tolist() == [0.0, 75.0]
+def test_mr_is_nan_with_its_count_when_no_answer_is_correct_or_replaced():
+    """The authors' evaluate.py reports MR = 0 here: 'never misled' for a model that answers neither."""
+    semantic = next(r for r in setting_metrics(_predictions(HAND_ROWS), n_resamples=200).to_pylist() if r["setting"] == "semantic")
+    assert semantic["oar"] == 0.0 and semantic["car"] == 0.0
+    assert semantic["n_mr"] == 0 and np.isnan(semantic["mr"]) and np.isnan(semantic["mr_low"]) and np.isnan(semantic["mr_high"])
+    assert semantic["neither"] == 1.0 and semantic["n_scored"] == 3
+
+
+def test_rates_and_mr_get_wilson_intervals_over_their_own_denominators():
+    from statsmodels.stats.proportion import proportion_confint
+
+    # 20 scored records; under misinformation 9 correct, 5 replaced, 4 uncertain, 2 the other distractor
+    answers = ["A"] * 9 + ["B"] * 5 + ["D"] * 4 + ["C"] * 2
+    rows = [(i, s, "A", SURE) for i in range(20) for s in ("default", "correct")]
+    rows += [(i, "misinformation", x, QUARTER) for i, x in enumerate(answers)]
+    mis = next(r for r in setting_metrics(_predictions(rows), n_resamples=200).to_pylist() if r["setting"] == "misinformation")
+    for rate, k, n in (("oar", 9, 20), ("car", 5, 20), ("uncertain", 4, 20), ("neither", 6, 20), ("mr", 9, 14)):
+        low, high = proportion_confint(k, n, method="wilson")
+        assert (mis[rate], mis[f"{rate}_low"], mis[f"{rate}_high"]) == pytest.approx((k / n, low, high)), rate
+    assert mis["n_mr"] == 14
+    default = next(r for r in setting_metrics(_predictions(rows), n_resamples=200).to_pylist() if r["setting"] == "default")
+    assert default["oar_low"] == pytest.approx(proportion_confint(20, 20, method="wilson")[0]) and default["oar_low"] < 1.0
+
+
+def test_no_interval_below_two_and_an_empty_subset():
+    one = [(0, "default", "A", SURE), (0, "correct", "A", SURE), (0, "misinformation", "B", SURE)]
+    mis = next(r for r in setting_metrics(_predictions(one), n_resamples=100).to_pylist() if r["setting"] == "misinformation")
+    assert mis["n_scored"] == 1 and mis["car"] == 1.0 and mis["mr"] == 0.0
+    for column in ("car", "mr", "entropy"):
+        assert np.isnan(mis[f"{column}_low"]) and np.isnan(mis[f"{column}_high"]), column
     np.testing.assert_allclose(entropy_bits(np.array([[0.5, 0.5, 0, 0], [1, 0, 0, 0]])), [1.0, 0.0])
     rows = [(0, "default", "B", [0, 1, 0, 0]), (0, "correct", "A", [1, 0, 0, 0]), (0, "misinformation", "A", [1, 0, 0, 0])]
     out = {r["setting"]: r for r in setting_metrics(_predictions(rows), n_resamples=100).to_pylist()}
-    assert out["misinformation"]["n_scored"] == 0 and out["misinformation"]["mr"] is None
+    assert out["misinformation"]["n_scored"] == 0 and out["misinformation"]["n_mr"] == 0 and np.isnan(out["misinformation"]["mr"])
     with pytest.raises(ValueError, match="default and correct"):
         setting_metrics(_predictions([(0, "misinformation", "A", [1, 0, 0, 0])]))
+
+
+def test_metric_table_shows_n_per_row_and_says_why_mr_is_empty(tmp_path):
+    from conflictlab.conflictbank.report import write_metric_table
+
+    write_metric_table(setting_metrics(_predictions(HAND_ROWS), n_resamples=200), tmp_path / "t.md", tmp_path / "t.csv")
+    lines = (tmp_path / "t.md").read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| model"))
+    cells = dict(zip(header.strip("|").split("|"), next(line for line in lines if "| semantic |" in line).strip("|").split("|")))
+    cells = {k.strip(): v.strip() for k, v in cells.items()}
+    assert (cells["n_records"], cells["n_scored"], cells["n_mr"]) == ("4", "3", "0")
+    assert cells["mr"] == "" and cells["neither"].startswith("100.0 [")
+    assert any("n_mr = 0" in line for line in lines)
+
+
+# --------------------------------------------------------------------------
+# Embedded knowledge: scoring and the figure.
+
+
+def _embedded_tables(model="m", misinformation_answer="B"):
+    """Base model: records 0, 1 right in default and correct (the scored
+    subset), 2, 3 wrong in default. Trained at 2:3, it gets default wrong on
+    record 0 and answers ``misinformation_answer`` everywhere under misinformation."""
+    base = [(r, s, "A" if r < 2 else "C", SURE) for r in range(4) for s in ("default", "correct")]
+    base += [(r, "misinformation", "A", SURE) for r in range(4)]
+    trained = [(0, "default", "B", SURE), (1, "default", "A", SURE), (2, "default", "A", SURE), (3, "default", "A", SURE)]
+    trained += [(r, "correct", "A", SURE) for r in range(4)] + [(r, "misinformation", misinformation_answer, SURE) for r in range(4)]
+    return _predictions(base, model), {"2:3": _predictions(trained, model)}
+
+
+def test_embedded_headline_is_the_base_models_scored_subset_beside_all_records():
+    from conflictlab.conflictbank.metrics import ALL_RECORDS, SCORED_SUBSET, embedded_metrics
+
+    base, trained = _embedded_tables()
+    rows = embedded_metrics(base, trained, models=["m"], settings=["default", "misinformation"], n_resamples=100).to_pylist()
+    cell = {(r["scored_on"], r["ratio"], r["setting"]): r for r in rows}
+    assert rows[0]["scored_on"] == SCORED_SUBSET  # the headline first
+    headline = cell[(SCORED_SUBSET, "2:3", "default")]
+    assert headline["n_scored"] == 2 and headline["oar"] == 0.5  # records 0, 1 only; the trained model's own subset would give 100%
+    assert cell[(SCORED_SUBSET, "base", "default")]["oar"] == 1.0
+    companion = cell[(ALL_RECORDS, "2:3", "default")]
+    assert companion["n_scored"] == 4 and companion["oar"] == 0.75
+    assert cell[(ALL_RECORDS, "base", "default")]["oar"] == 0.5
+    assert cell[(SCORED_SUBSET, "2:3", "misinformation")]["mr"] == 0.0 and cell[(SCORED_SUBSET, "2:3", "misinformation")]["n_mr"] == 2
+    with pytest.raises(ValueError, match="no read-out before training"):
+        embedded_metrics(base, trained, models=["other"], settings=["default"])
+
+
+def test_embedded_figure_plots_every_model(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from conflictlab.conflictbank.metrics import embedded_metrics
+    from conflictlab.conflictbank.report import embedded_figure, write_embedded_table
+
+    base, trained = _embedded_tables("m", "B")
+    other, other_trained = _embedded_tables("k", "A")
+    rows = embedded_metrics(pa.concat_tables([base, other]), {"2:3": pa.concat_tables([trained["2:3"], other_trained["2:3"]])},
+                            models=["m", "k"], settings=["default", "misinformation"], n_resamples=100)
+    fig = embedded_figure(rows)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 4
+    plotted = {}
+    for ax in axes:
+        model = ax.get_title().split(":")[0]
+        for container in ax.containers:  # one errorbar per setting
+            plotted[(model, container.get_label())] = list(container.lines[0].get_ydata())
+    assert plotted[("m", "default")] == pytest.approx([100.0, 50.0])  # base, 2:3 on m's subset
+    assert plotted[("k", "default")] == pytest.approx([100.0, 50.0])
+    assert plotted[("m", "misinformation")] == pytest.approx([100.0, 0.0])
+    assert plotted[("k", "misinformation")] == pytest.approx([100.0, 100.0])
+    plt.close(fig)
+    write_embedded_table(rows, tmp_path / "e.md", tmp_path / "e.csv")
+    header = next(line for line in (tmp_path / "e.md").read_text().splitlines() if line.startswith("| model"))
+    assert all(f" {column} " in header for column in ("n_scored", "n_mr", "scored_on"))
 
 
 # --------------------------------------------------------------------------
@@ -273,14 +377,19 @@ def test_read_out_equals_softmax_of_a_full_forward(request, folder):
 def test_training_lowers_loss_saves_a_registry_folder_and_resumes(smollm2_dir, tmp_path):
     from transformers import TrainerCallback
 
-    from conflictlab.conflictbank.training import TrainingSettings, continue_pretraining, mixture_corpus, parse_ratio
+    from transformers import AutoTokenizer
+
+    from conflictlab.conflictbank.training import (
+        TrainingSettings, continue_pretraining, mixture_corpus, pack_blocks, parse_ratio, tokenize_for_packing,
+    )
     from conflictlab.lm.loading import load
     from conflictlab.lm.registry import read_manifest
 
     records = build_records(read_jsonl(DEMO), source="d").tables()[0]
     texts = mixture_corpus(records.slice(0, 2), parse_ratio("2:1"), seed=0)
     assert len(texts) == 3
-    settings = TrainingSettings(max_steps=6, learning_rate=5e-4, batch_size=1, max_length=48, save_steps=3)
+    blocks = len(pack_blocks(tokenize_for_packing(AutoTokenizer.from_pretrained(smollm2_dir), texts), 64))
+    settings = TrainingSettings(max_steps=2 * blocks, learning_rate=5e-4, batch_size=1, max_length=64, save_steps=blocks)
 
     class Killed(RuntimeError):
         pass
@@ -290,16 +399,17 @@ def test_training_lowers_loss_saves_a_registry_folder_and_resumes(smollm2_dir, t
             raise Killed(f"killed after saving step {state.global_step}")
 
     checkpoints, out = tmp_path / "ckpt", tmp_path / "trained"
-    with pytest.raises(Killed, match="step 3"):
+    with pytest.raises(Killed, match=f"step {blocks}"):
         continue_pretraining(smollm2_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t", callbacks=[KillAfterCheckpoint()])
-    assert (checkpoints / "checkpoint-3").is_dir() and not out.exists()
+    assert (checkpoints / f"checkpoint-{blocks}").is_dir() and not out.exists()
 
     manifest = continue_pretraining(smollm2_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t")
     training = manifest["training"]
-    assert training["resumed_from"] == "checkpoint-3"
-    assert len(training["loss"]) == 6  # steps 1-3 from the checkpoint's state, 4-6 after resuming
-    # three texts, batch 1: each epoch sees each text once, so compare epochs
-    assert sum(training["loss"][3:]) < sum(training["loss"][:3])
+    assert training["resumed_from"] == f"checkpoint-{blocks}"
+    assert len(training["loss"]) == 2 * blocks  # the first epoch's from the checkpoint's state, the second's after resuming
+    assert (training["corpus_blocks"], training["tokens_per_step"], training["epochs"]) == (blocks, 64, 2.0)
+    # batch 1: each epoch sees each packed block once, so compare epochs
+    assert sum(training["loss"][blocks:]) < sum(training["loss"][:blocks])
     assert read_manifest(out)["training"]["corpus_sha256"] == training["corpus_sha256"]
     assert not checkpoints.exists()
     lm = load(out, dtype="float32")
@@ -320,3 +430,39 @@ def test_ratio_parsing_and_corpus_size():
     assert len(mixture_corpus(records, (1, 0), seed=0)) == 12
     with pytest.raises(ValueError, match="needs 48"):
         mixture_corpus(records, (1, 4), seed=0)
+
+
+def test_conflicting_pools_are_nested_and_balanced_over_kinds():
+    from conflictlab.conflictbank.training import mixture_corpus
+
+    records = build_records(read_jsonl(DEMO), source="d").tables()[0]
+    kind_of = {text: kind for kind in ("misinformation", "temporal", "semantic") for text in records.column(f"{kind}_evidence").to_pylist()}
+    pools = {}
+    for ratio in ((2, 1), (1, 1), (2, 3)):
+        pools[ratio] = [t for t in mixture_corpus(records, ratio, seed=3) if t in kind_of]
+        # 12 records: 6, 12, 18 conflicting texts, a third of each kind
+        assert sorted(kind_of[t] for t in pools[ratio]) == sorted(["misinformation", "temporal", "semantic"] * (len(pools[ratio]) // 3))
+    assert set(pools[(2, 1)]) < set(pools[(1, 1)]) < set(pools[(2, 3)])
+    assert set(mixture_corpus(records, (2, 3), seed=4)) != set(mixture_corpus(records, (2, 3), seed=3))
+
+
+def test_packing_gives_every_ratio_the_same_tokens_per_step():
+    from conflictlab.conflictbank.training import mixture_corpus, pack_blocks, tokenize_for_packing
+
+    np.testing.assert_array_equal(pack_blocks([[1, 2, 3], [4, 5]], 4), [[1, 2, 3, 4], [5, 1, 2, 3]])  # the last block wraps
+
+    class WordTokenizer:
+        """One id per word, BOS first (as Llama's); EOS is 0."""
+        eos_token_id = 0
+
+        def __call__(self, text):
+            return {"input_ids": [1] + [2 + len(word) for word in text.split()]}
+
+    records = build_records(read_jsonl(DEMO), source="d").tables()[0]
+    for ratio in ((1, 0), (2, 3)):
+        sequences = tokenize_for_packing(WordTokenizer(), mixture_corpus(records, ratio, seed=0))
+        assert all(seq[0] == 1 and seq[-1] == 0 for seq in sequences)
+        blocks = pack_blocks(sequences, 16)
+        total = sum(len(seq) for seq in sequences)
+        assert blocks.shape == (-(-total // 16), 16)  # every block full: a step of b blocks is 16·b tokens at either ratio
+        np.testing.assert_array_equal(blocks.reshape(-1)[:total], np.concatenate(sequences))

@@ -10,7 +10,8 @@ model, ratio_name = snakemake.wildcards.model, snakemake.wildcards.ratio
 log = configure_logging(snakemake.log[0], f"conflictbank_train.{model}.{ratio_name}")
 options = snakemake.params.options
 ratio = parse_ratio(ratio_name.replace("-", ":"))
-texts = mixture_corpus(pq.read_table(snakemake.input.records), ratio, seed=options["seed"])
+records = pq.read_table(snakemake.input.records)
+texts = mixture_corpus(records, ratio, seed=options["seed"])
 settings = TrainingSettings(**{key: options[key] for key in TrainingSettings.__dataclass_fields__})
 log.info("training %s on %d texts (default:conflicting = %d:%d), %s", model, len(texts), *ratio, settings)
 manifest = continue_pretraining(
@@ -20,7 +21,9 @@ manifest = continue_pretraining(
     checkpoint_dir=snakemake.params.checkpoints,
     settings=settings,
     name=f"{model}@cpt-{ratio_name}",
-    provenance={"ratio": f"{ratio[0]}:{ratio[1]}"},
+    provenance={"ratio": f"{ratio[0]}:{ratio[1]}", "default_texts": records.num_rows, "conflicting_texts": len(texts) - records.num_rows},
 )
-losses = manifest["training"]["loss"]
+training = manifest["training"]
+losses = training["loss"]
+log.info("%d packed blocks, %d tokens per step, %.1f passes over the corpus", training["corpus_blocks"], training["tokens_per_step"], training["epochs"])
 log.info("saved %s; loss %.3f at step 1, %.3f at step %d", snakemake.output.folder, losses[0], losses[-1], len(losses))
