@@ -43,3 +43,16 @@ def test_audit_folder_reads_tables_and_spectral_parquet(tmp_path):
     # the old jackknife: reported value outside its own zero-width interval
     pq.write_table(pa.table({"delta_er": [0.0002], "ci_low": [0.0008], "ci_high": [0.0008], "n_pairs": [4]}), spectral / "spectral.parquet")
     assert audit_folder(tmp_path) == ["mechanistic/m/spectral.parquet, line 2: delta_er = 0.0002 outside its interval [0.0008, 0.0008]"]
+
+
+def test_values_named_like_bounds_and_n_by_name_end():
+    columns = ["n", "delta_high", "delta_high_ci_low", "delta_high_ci_high", "delta_low", "delta_low_ci_low", "delta_low_ci_high",
+               "n_recall_all_gold", "answer_recall_all_gold", "ag_low", "ag_high"]
+    assert intervals(columns) == [
+        ("delta_high", "delta_high_ci_low", "delta_high_ci_high"),
+        ("delta_low", "delta_low_ci_low", "delta_low_ci_high"),
+        ("answer_recall_all_gold", "ag_low", "ag_high"),
+    ]
+    row = {"n": "9", "delta_high": "1", "delta_high_ci_low": "0", "delta_high_ci_high": "2", "delta_low": "1", "delta_low_ci_low": "0",
+           "delta_low_ci_high": "2", "n_recall_all_gold": "1", "answer_recall_all_gold": "1", "ag_low": "0.2", "ag_high": "1"}
+    assert audit_rows("t.csv", columns, [row]) == ["t.csv, line 2: finite interval of answer_recall_all_gold on n_recall_all_gold = 1"]

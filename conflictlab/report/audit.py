@@ -15,7 +15,8 @@ Intervals are found by name: ``X_low``/``X_high``, ``X_ci_low``/``X_ci_high``
 or ``ci_low``/``ci_high``; the value is column ``X`` where it exists, else
 the column just before the lower bound. The n of a value is column
 ``n_<value>``, ``<stem>_n`` or ``n_<stem>`` (``fth_ci_low`` -> ``fth_n``)
-where one exists, else the nearest column to its left that names a
+where one exists, else ``n_<end of the value's name>`` (``n_recall`` for
+``answer_recall``), else the nearest column to its left that names a
 denominator (:data:`DENOMINATORS`, or ``n[…]``), else the first such to its
 right; a value with none is a problem.
 """
@@ -48,6 +49,10 @@ def n_column(columns: list[str], value: str, low: str) -> str | None:
     for name in (f"n_{value}", f"{stem}_n", f"n_{stem}"):
         if stem and name in columns:
             return name
+    # n_recall for answer_recall, n_behaviour for expected_behaviour: the longest match
+    suffixes = [c for c in columns if c.startswith("n_") and value.endswith(c[2:]) and value[: -len(c[2:])] in ("", *(f"{p}_" for p in value.split("_")))]
+    if suffixes:
+        return max(suffixes, key=len)
     left = [c for c in columns[: columns.index(value)] if _is_n(c)]
     right = [c for c in columns[columns.index(value):] if _is_n(c)]
     return left[-1] if left else right[0] if right else None
@@ -57,7 +62,8 @@ def intervals(columns: list[str]) -> list[tuple[str, str, str]]:
     """(value, low, high) column triples of a table's header."""
     out = []
     for i, low in enumerate(columns):
-        if not low.endswith("low"):
+        # a value named like a bound (delta_low) has bounds of its own
+        if not low.endswith("low") or any(f"{low}{tail}" in columns for tail in ("_low", "_ci_low")):
             continue
         high = low[: -len("low")] + "high"
         if high not in columns:
