@@ -1,5 +1,4 @@
 import math
-import numpy as np
 import pyarrow as pa
 import pytest
 
