@@ -70,7 +70,10 @@ def option_loglikelihoods(lm: LoadedModel, prompt: Sequence[int], options: Seque
 
     if not prompt or any(not option for option in options):
         raise ValueError("option_loglikelihoods needs a non-empty prompt and non-empty options")
-    cache = DynamicCache(config=lm.model.config)
+    # No per-layer config: every layer keeps every position, so the crop back
+    # to the prompt is valid past a sliding window too (the model's masks
+    # still apply the window); a sliding layer's cache cannot be cropped.
+    cache = DynamicCache()
     with torch.inference_mode():
         out = lm.model(input_ids=torch.tensor([list(prompt)], device=lm.device), past_key_values=cache, use_cache=True, logits_to_keep=1)
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
