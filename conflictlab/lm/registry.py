@@ -190,3 +190,55 @@ def weights_checksum(model_dir: str | os.PathLike) -> str:
     """One string naming every weight file's SHA-256 (from the manifest)."""
     manifest = read_manifest(model_dir)
     return ",".join(f"{k}:{v}" for k, v in sorted(manifest["weights_sha256"].items()))
+
+
+def prepare_random_model(
+    name: str,
+    like: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    num_hidden_layers: int = 6,
+    hidden_size: int = 64,
+    num_attention_heads: int = 4,
+    num_key_value_heads: int = 2,
+    intermediate_size: int = 128,
+    sliding_window: int = 8,
+    seed: int = 0,
+) -> dict:
+    """A randomly initialised, shrunken copy of the prepared folder ``like``.
+
+    Same architecture, tokenizer and chat template as ``like``; only the
+    sizes above change (head_dim = hidden_size / num_attention_heads; a model
+    with sliding-window layers keeps the first ``num_hidden_layers`` of its
+    layer pattern, the last made global, and gets a window of
+    ``sliding_window`` tokens, so short prompts already cross it). Weights from ``torch.manual_seed(seed)``, saved in float32. For
+    tests and rehearsals of code paths that need a model's shapes, not its
+    knowledge: seconds to build and to run where the real model takes minutes.
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+
+    config = AutoConfig.from_pretrained(like)
+    text = config.get_text_config()
+    sizes = {
+        "num_hidden_layers": num_hidden_layers,
+        "hidden_size": hidden_size,
+        "num_attention_heads": num_attention_heads,
+        "num_key_value_heads": num_key_value_heads,
+        "intermediate_size": intermediate_size,
+        "head_dim": hidden_size // num_attention_heads,
+    }
+    for key, value in sizes.items():
+        setattr(text, key, value)
+    if getattr(text, "layer_types", None):  # the original's pattern, cut short, ending global
+        text.layer_types = list(text.layer_types[:num_hidden_layers])
+        text.layer_types[-1] = "full_attention"
+    if getattr(text, "sliding_window", None):
+        text.sliding_window = sliding_window
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    if (Path(like) / "generation_config.json").is_file():  # the original's stop tokens
+        model.generation_config = GenerationConfig.from_pretrained(like)
+    tokenizer = AutoTokenizer.from_pretrained(like)
+    fields = {"name": name, "source": f"random-init like {read_manifest(like)['source']}", "source_sha256": None, "dtype": "float32", "revision": None, "seed": seed}
+    return save_model_folder(model, tokenizer, out_dir, fields)

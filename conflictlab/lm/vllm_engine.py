@@ -36,6 +36,15 @@ class VLLMBackend:
         )
         self.eos_ids = frozenset(self.llm.get_tokenizer().all_special_ids) & folder_eos_ids(model_dir)
 
+    @classmethod
+    def on_engine(cls, llm, model_dir: str | os.PathLike) -> "VLLMBackend":
+        """Generation on an engine already running on ``model_dir`` (a vLLM
+        judge's, say): one engine start, minutes on a CPU, serves both."""
+        backend = cls.__new__(cls)
+        backend.llm = llm
+        backend.eos_ids = frozenset(llm.get_tokenizer().all_special_ids) & folder_eos_ids(model_dir)
+        return backend
+
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         from vllm import SamplingParams
 
