@@ -9,6 +9,9 @@ the smallest sample that gets one (README, "Statistics"):
   (Balance, Faithfulness): percentile bootstrap; none at n < 2.
 - :func:`marks_over_same_samples` — best/second marks only between cells over
   the same samples with n ≥ a minimum.
+- :func:`balance` — how evenly a sample's non-negative contributions (clipped
+  Shapley values, a judge's rating masses) are spread: shares, their Gini
+  coefficient and Balance, the Gini rescaled to [0, 1].
 
 Rank agreement (Kendall, Spearman) is in :mod:`conflictlab.rank_tests`,
 which needs scipy; this module needs numpy alone, so that rules which only
@@ -18,6 +21,7 @@ count (data, generation) need no scipy in their environment.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Hashable, Sequence
 
@@ -119,3 +123,39 @@ def marks_over_same_samples(
     ranked = sorted(set(shown.values()), reverse=higher_is_better)
     by_value = dict(zip(ranked, ("best", "second")))
     return [by_value.get(shown[i], "") if i in shown else "" for i in range(len(values))], ""
+
+
+@dataclass(frozen=True)
+class BalanceResult:
+    shares: np.ndarray  # (n,), NaN when undefined
+    balance: float  # normalised Gini in [0, 1], NaN when undefined
+    gini: float  # unnormalised Gini (the paper code's number), NaN when undefined
+    undefined: bool  # every φ_i <= 0
+
+
+def balance(phi: np.ndarray) -> BalanceResult:
+    """Shares and Balance of one sample's contributions ``phi`` (shape (n,), n >= 2).
+
+    ContextConflict's Eq. 2: clip φ at 0, shares p_i = max(0, φ_i) / Σ_j max(0, φ_j),
+    Balance = n/(n-1) · (1/n) Σ_i (2i - n - 1) p_[i] with p sorted ascending,
+    which is the Gini coefficient of p rescaled to [0, 1] (0 = every piece
+    used equally, 1 = one piece only). The paper's code reported the
+    unrescaled Gini (maximum (n-1)/n), given here as ``gini`` for comparison.
+    When every φ_i ≤ 0 the shares are undefined: the paper's code then used
+    uniform shares, which scores as perfectly balanced; here the sample is
+    flagged and its shares and Balance are NaN, to be excluded from means and
+    counted.
+    """
+    phi = np.asarray(phi, dtype=np.float64)
+    n = phi.size
+    if n < 2:
+        raise ValueError("Balance needs at least two evidence pieces")
+    clipped = np.clip(phi, 0.0, None)
+    total = clipped.sum()
+    if total <= 0.0:
+        nan = float("nan")
+        return BalanceResult(np.full(n, np.nan), nan, nan, True)
+    shares = clipped / total
+    ranks = np.arange(1, n + 1)
+    gini = float(np.sum((2 * ranks - n - 1) * np.sort(shares)) / n)
+    return BalanceResult(shares, gini * n / (n - 1), gini, False)

@@ -4,18 +4,20 @@ import json
 
 import pytest
 
-from conflictlab.judges.gold import gold_agreement, judge_gold, read_gold
+from conflictlab.conflicts.gold import GOLD_KINDS as CONFLICTS_GOLD_KINDS
+from conflictlab.judges.gold import GOLD_KINDS, gold_agreement, judge_gold, read_gold
 
 from .conftest import REPO
 
 GOLD = REPO / "resources" / "judges" / "gold.jsonl"
+KINDS = {**GOLD_KINDS, **CONFLICTS_GOLD_KINDS}
 CONFLICTS_KINDS = ("conflicts_behaviour", "conflicts_recall", "conflicts_grounding")
 
 
 def test_the_gold_set_measures_each_conflicts_judge_on_both_answers():
     from conflictlab.conflicts.prompts import TAXONOMY
 
-    items = read_gold(GOLD)
+    items = read_gold(GOLD, KINDS)
     by_kind = {kind: [i for i in items if i["kind"] == kind] for kind in CONFLICTS_KINDS}
     assert all(len(members) >= 6 for members in by_kind.values()), {k: len(v) for k, v in by_kind.items()}
     behaviour = by_kind["conflicts_behaviour"]
@@ -30,11 +32,11 @@ def test_the_gold_set_measures_each_conflicts_judge_on_both_answers():
 
 
 def test_no_gold_item_is_a_few_shot_example_of_the_judge_it_measures():
-    from conflictlab.judges.prompts.conflicts import EXAMPLES
+    from conflictlab.conflicts.judge_prompts import EXAMPLES
 
     example_responses = {e.response for examples in EXAMPLES.values() for e in examples}
     example_queries = {e.query.casefold() for examples in EXAMPLES.values() for e in examples}
-    for item in read_gold(GOLD):
+    for item in read_gold(GOLD, KINDS):
         if item["kind"] == "conflicts_behaviour":
             assert item["response"] not in example_responses and item["question"].casefold() not in example_queries, item["id"]
 
@@ -44,7 +46,7 @@ def test_gold_items_are_judged_with_the_very_requests_the_tables_use():
     conflicts.judging uses on real responses, and is scored per label."""
     from conflictlab.conflicts.judging import judge_responses
 
-    items = read_gold(GOLD)
+    items = read_gold(GOLD, KINDS)
     picked = {kind: next(i for i in items if i["kind"] == kind) for kind in CONFLICTS_KINDS}
     asked = []
 
@@ -52,7 +54,7 @@ def test_gold_items_are_judged_with_the_very_requests_the_tables_use():
         asked.extend(requests)
         return [json.dumps({f: r.options[0] for f in r.fields}) for r in requests]
 
-    table = judge_gold(list(picked.values()), ask, judge="j")
+    table = judge_gold(list(picked.values()), ask, judge="j", kinds=KINDS)
     rows = {r["kind"]: r for r in table.to_pylist()}
     assert rows["conflicts_grounding"]["gold"] == picked["conflicts_grounding"]["labels"]
     assert len(rows["conflicts_grounding"]["judged"]) == len(picked["conflicts_grounding"]["labels"])
@@ -92,5 +94,27 @@ def test_a_bad_conflicts_gold_line_names_file_line_and_field(tmp_path, line, mes
     path = tmp_path / "gold.jsonl"
     path.write_text('{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n' + line + "\n")
     with pytest.raises(ValueError, match=f"gold.jsonl, line 2: {message}"):
-        read_gold(path)
+        read_gold(path, KINDS)
 
+
+def test_kinds_come_from_the_caller_and_judging_checks_them_too(tmp_path):
+    """judges.gold knows only the generic kinds; without kinds read_gold reads
+    the envelope (id, kind), and judge_gold checks every item it judges."""
+    lines = [
+        '{"id": "a", "kind": "equivalence", "question": "q", "references": ["x"], "candidate": "x", "equivalent": "yes"}',
+        '{"id": "b", "kind": "conflicts_recall", "question": "q", "answer": "x", "response": "x", "includes_answer": "maybe"}',
+    ]
+    path = tmp_path / "gold.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert set(GOLD_KINDS).isdisjoint(CONFLICTS_GOLD_KINDS)
+    with pytest.raises(ValueError, match="line 2: field 'kind' is 'conflicts_recall', expected one of"):
+        read_gold(path, GOLD_KINDS)
+    items = read_gold(path)
+    assert [i["id"] for i in items] == ["a", "b"]
+    with pytest.raises(ValueError, match="gold item 'b': field 'includes_answer' must be 'yes' or 'no'"):
+        judge_gold(items, lambda requests: [], judge="j", kinds=KINDS)
+    with pytest.raises(ValueError, match="gold item 'b': field 'kind'"):
+        judge_gold(items, lambda requests: [], judge="j", kinds=GOLD_KINDS)
+    path.write_text(lines[0] + "\n" + lines[0] + "\n")
+    with pytest.raises(ValueError, match="line 2: field 'id' 'a' repeats an earlier item"):
+        read_gold(path)

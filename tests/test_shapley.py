@@ -6,7 +6,6 @@ import pytest
 
 from conflictlab.contextconflict.shapley import (
     antithetic_permutations,
-    balance,
     exact_shapley,
     permutation_masks,
     sampled_shapley,
@@ -90,19 +89,3 @@ def test_antithetic_pairs_and_sampled_efficiency():
     with pytest.raises(ValueError, match="even"):
         antithetic_permutations(5, 3, seed=0)
 
-
-def test_balance_extremes_and_paper_gini():
-    equal = balance(np.array([0.2, 0.2, 0.2, 0.2]))
-    assert equal.balance == pytest.approx(0.0) and equal.gini == pytest.approx(0.0)
-    single = balance(np.array([0.0, 1.3, -0.4]))
-    assert single.balance == pytest.approx(1.0)
-    assert single.gini == pytest.approx(2 / 3)  # the paper code's unnormalised maximum (n-1)/n
-    assert np.allclose(single.shares, [0, 1, 0])
-    mid = balance(np.array([1.0, 3.0]))
-    assert mid.balance == pytest.approx(0.5)  # shares 0.25/0.75: n/(n-1) * (1/n) * (0.75 - 0.25)
-
-
-def test_balance_undefined_when_no_positive_contribution():
-    result = balance(np.array([-0.1, 0.0, -2.0]))
-    assert result.undefined
-    assert math.isnan(result.balance) and np.isnan(result.shares).all()

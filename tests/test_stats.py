@@ -9,7 +9,7 @@ from scipy.stats import kendalltau, permutation_test, spearmanr
 
 from conflictlab.report.tables import format_estimate
 from conflictlab.rank_tests import rank_agreement, stratified_kendall
-from conflictlab.stats import bootstrap_mean_ci, marks_over_same_samples, proportion_ci, wilson_interval
+from conflictlab.stats import balance, bootstrap_mean_ci, marks_over_same_samples, proportion_ci, wilson_interval
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 30, 228])
@@ -151,3 +151,48 @@ def test_stratified_kendall_ignores_a_type_effect():
         if trial == 0:
             assert kendalltau(x, y).statistic > 0.4 and abs(out["tau"]) < 0.4
     assert abs(rejections / trials - 0.05) <= 0.03
+
+
+def test_balance_extremes_and_paper_gini():
+    equal = balance(np.array([0.2, 0.2, 0.2, 0.2]))
+    assert equal.balance == pytest.approx(0.0) and equal.gini == pytest.approx(0.0)
+    single = balance(np.array([0.0, 1.3, -0.4]))
+    assert single.balance == pytest.approx(1.0)
+    assert single.gini == pytest.approx(2 / 3)  # the paper code's unnormalised maximum (n-1)/n
+    assert np.allclose(single.shares, [0, 1, 0])
+    mid = balance(np.array([1.0, 3.0]))
+    assert mid.balance == pytest.approx(0.5)  # shares 0.25/0.75: n/(n-1) * (1/n) * (0.75 - 0.25)
+
+
+def test_balance_undefined_when_no_positive_contribution():
+    result = balance(np.array([-0.1, 0.0, -2.0]))
+    assert result.undefined
+    assert math.isnan(result.balance) and np.isnan(result.shares).all()
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 12])
+def test_gini_and_balance_match_two_independent_forms_and_a_closed_form(n):
+    rng = np.random.default_rng(n)
+    checked = 0
+    for phi in rng.normal(size=(60, n)):
+        if (phi <= 0).all():
+            assert balance(phi).undefined
+            continue
+        result = balance(phi)
+        p = np.clip(phi, 0.0, None) / np.clip(phi, 0.0, None).sum()
+        # Gini's mean difference: sum_i sum_j |p_i - p_j| / (2 n^2 mean(p)), mean(p) = 1/n
+        mean_difference = np.abs(p[:, None] - p[None, :]).sum() / (2 * n)
+        # one minus twice the area under the Lorenz curve (exact for its polygon)
+        lorenz = np.concatenate([[0.0], np.cumsum(np.sort(p))])
+        area = ((lorenz[1:] + lorenz[:-1]) / 2).sum() / n
+        assert result.gini == pytest.approx(mean_difference, abs=1e-12)
+        assert result.gini == pytest.approx(1.0 - 2.0 * area, abs=1e-12)
+        assert result.balance == pytest.approx(result.gini * n / (n - 1), abs=1e-12)
+        assert 0.0 <= result.balance <= 1.0 + 1e-12 and result.shares.sum() == pytest.approx(1.0)
+        checked += 1
+    assert checked > 40
+    for k in range(1, n + 1):  # k pieces share everything evenly: Gini (n-k)/n, Balance (n-k)/(n-1)
+        result = balance(np.array([2.0] * k + [-0.5] * (n - k)))
+        assert result.gini == pytest.approx((n - k) / n) and result.balance == pytest.approx((n - k) / (n - 1))
+    with pytest.raises(ValueError, match="two"):
+        balance(np.array([1.0]))

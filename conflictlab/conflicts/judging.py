@@ -1,7 +1,7 @@
 """CONFLICTS response quality: three judges and the citation count, per response.
 
 * Expected behaviour (binary, against the query's *gold* category's template,
-  :func:`conflictlab.judges.prompts.conflicts.behaviour_request`).
+  :func:`conflictlab.conflicts.judge_prompts.behaviour_request`).
 * Answer recall (binary; only queries with a released gold answer).
 * Factual grounding (FACTS labels per sentence,
   :func:`conflictlab.judges.prompts.facts.grounding_request`, with every
@@ -27,8 +27,8 @@ from typing import Callable, Sequence
 import pyarrow as pa
 
 from conflictlab.conflicts.citations import citation_quality, sentences
+from conflictlab.conflicts.judge_prompts import behaviour_request, recall_request
 from conflictlab.conflicts.prompts import render_results
-from conflictlab.judges.prompts.conflicts import behaviour_request, recall_request
 from conflictlab.judges.prompts.facts import grounding_request
 from conflictlab.judges.requests import JudgeRequest, read_choices
 

@@ -2,7 +2,7 @@
 
 Per sample: exact Shapley values when every coalition was scored, the
 antithetic permutation estimate (with standard errors) otherwise; shares and
-Balance as defined in :mod:`conflictlab.shapley`. Aggregates carry bootstrap
+Balance as defined in :func:`conflictlab.stats.balance`. Aggregates carry bootstrap
 95% CIs; samples whose shares are undefined (every φ_i <= 0) are excluded
 from means and counted.
 
@@ -20,9 +20,9 @@ from collections import defaultdict
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.contextconflict.shapley import balance, exact_shapley, sampled_shapley
+from conflictlab.contextconflict.shapley import exact_shapley, sampled_shapley
 from conflictlab.rank_tests import rank_agreement, stratified_kendall
-from conflictlab.stats import bootstrap_mean_ci, wilson_interval
+from conflictlab.stats import balance, bootstrap_mean_ci, wilson_interval
 
 ATTRIBUTION_SCHEMA = pa.schema(
     [

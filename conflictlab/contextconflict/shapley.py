@@ -1,25 +1,17 @@
-"""Shapley values of evidence pieces and the Balance score built on them.
+"""Shapley values of evidence pieces.
 
 A game over ``n`` pieces is given by its values ``v`` on coalitions, indexed
 by bit mask: bit ``i`` of the mask is set when piece ``i`` (0-based, in the
 sample's order) is in the coalition. ``values`` of shape ``(2**n,)`` holds
 v(S) at index ``mask(S)``; ``values[0]`` is v(∅).
 
-Balance (paper Eq. 2): clip φ at 0, shares p_i = max(0, φ_i) / Σ_j max(0, φ_j),
-Balance = n/(n-1) · (1/n) Σ_i (2i - n - 1) p_[i] with p sorted ascending, which
-is the Gini coefficient of p rescaled to [0, 1] (0 = every piece used
-equally, 1 = one piece only). The paper's code reported the unrescaled Gini
-(maximum (n-1)/n), given here as ``gini`` for comparison. When every φ_i ≤ 0
-the shares are undefined: the paper's code then used uniform shares, which
-scores as perfectly balanced; here the sample is flagged and its shares and
-Balance are NaN, to be excluded from means and counted.
+The Balance score built on them (paper Eq. 2) is a statistic of the shares,
+:func:`conflictlab.stats.balance`.
 """
 
 from __future__ import annotations
 
 import hashlib
-
-from dataclasses import dataclass
 from math import factorial
 
 import numpy as np
@@ -102,28 +94,3 @@ def sampled_shapley(values: dict[int, float], permutations: np.ndarray) -> tuple
     pairs = contributions.reshape(m // 2, 2, n).mean(axis=1)
     se = pairs.std(axis=0, ddof=1) / np.sqrt(pairs.shape[0]) if pairs.shape[0] > 1 else np.full(n, np.nan)
     return pairs.mean(axis=0), se
-
-
-@dataclass(frozen=True)
-class BalanceResult:
-    shares: np.ndarray  # (n,), NaN when undefined
-    balance: float  # normalised Gini in [0, 1], NaN when undefined
-    gini: float  # unnormalised Gini (the paper code's number), NaN when undefined
-    undefined: bool  # every φ_i <= 0
-
-
-def balance(phi: np.ndarray) -> BalanceResult:
-    """Shares and Balance of one sample's Shapley values ``phi`` (shape (n,), n >= 2)."""
-    phi = np.asarray(phi, dtype=np.float64)
-    n = phi.size
-    if n < 2:
-        raise ValueError("Balance needs at least two evidence pieces")
-    clipped = np.clip(phi, 0.0, None)
-    total = clipped.sum()
-    if total <= 0.0:
-        nan = float("nan")
-        return BalanceResult(np.full(n, np.nan), nan, nan, True)
-    shares = clipped / total
-    ranks = np.arange(1, n + 1)
-    gini = float(np.sum((2 * ranks - n - 1) * np.sort(shares)) / n)
-    return BalanceResult(shares, gini * n / (n - 1), gini, False)

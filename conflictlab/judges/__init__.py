@@ -8,8 +8,9 @@
   OpenAI-compatible endpoint: JSON-schema constrained decoding).
 * :mod:`conflictlab.judges.cache`: (judge, template version, input hash) ->
   reply, in Parquet; a rerun with the same inputs calls nothing.
-* :mod:`conflictlab.judges.prompts`: every judge prompt, one module per
-  judge family, so that a template edit reruns only the jobs that use it.
+* :mod:`conflictlab.judges.prompts`: the prompts of generic judges, one module
+  per judge family, so that a template edit reruns only the jobs that use it
+  (a benchmark's own judge prompts live in its package).
 * Metrics: :mod:`~conflictlab.judges.faithfulness` (RAGAS),
   :mod:`~conflictlab.judges.ratings` (LLM-as-a-Judge Balance, Cohen's kappa),
   :mod:`~conflictlab.judges.equivalence` (semantic answer match),

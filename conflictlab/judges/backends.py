@@ -265,7 +265,7 @@ def _vllm_args(settings: dict) -> tuple[str, int, dict]:
 
 def judge_session(settings: dict, model_dir: str | os.PathLike | None, *, cache_dir: str | os.PathLike, writer: str, server_log: str | os.PathLike | None = None):
     """A :class:`conflictlab.judges.cache.JudgeSession` for the configured judge,
-    its replies cached under ``cache_dir`` (this job's file: ``{writer}.parquet``)."""
+    its replies cached under ``cache_dir`` (this job's new replies: ``{writer}-{digest}.parquet``)."""
     from conflictlab.judges.cache import JudgeCache, JudgeSession
 
     cache = JudgeCache(cache_dir, judge=judge_name(settings), writer=writer)

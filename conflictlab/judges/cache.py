@@ -1,24 +1,41 @@
 """Every judge reply, stored: (judge, template, input hash) -> reply.
 
-A cache folder holds one Parquet file per writer (a workflow job), so that
-jobs running side by side never write the same file; a lookup reads them
-all. The folder is not a rule output: Snakemake does not delete it when a
-job reruns, which is the point — a forced rerun, or a rerun after an edit
-elsewhere, asks the judge only what it has not answered before.
+A cache folder is shared by every judge job, and by jobs running side by
+side, under one protocol that needs no lock:
+
+* **Append only.** A file, once there, is never rewritten or removed. Each
+  save writes the replies a job added since its last save to a new file
+  ``{writer}-{digest}.parquet`` (digest: SHA-256 of its rows), so two writers
+  never write one name with different content, and the same replies give the
+  same name and the same bytes.
+* **Atomic.** The file is written under a hidden temporary name in the folder
+  and renamed into place (:func:`conflictlab.io.write_parquet`): a reader sees
+  a whole file or none; a job killed mid-save leaves at most a hidden
+  ``.*.tmp`` folder, which no lookup reads.
+* **Lookups read every ``*.parquet``** directly in the folder (files of
+  earlier layouts, one per writer, included); where two files answer one
+  request, the later file in name order wins (both hold the judge's reply to
+  the same input).
+
+In the workflow the folder is the output of rule ``judge_cache`` (an
+``update`` output, never deleted when a job reruns) and an input of every
+judge job (rules/judges.smk), so a forced rerun asks the judge only what it
+has not answered before.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 from pathlib import Path
 from typing import Callable, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow.compute as pc
 
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.judges.requests import JudgeRequest
 
 log = logging.getLogger(__name__)
@@ -33,21 +50,27 @@ CACHE_SCHEMA = pa.schema(
 )
 
 
+def cache_files(folder: str | os.PathLike) -> list[Path]:
+    """The finished cache files of ``folder`` in name order (temporaries are hidden folders)."""
+    return sorted(path for path in Path(folder).glob("*.parquet") if path.is_file())
+
+
 class JudgeCache:
-    """Replies of one judge under ``folder``; this writer's file is ``{writer}.parquet``."""
+    """Replies of one judge under ``folder``; this job's saves are ``{writer}-{digest}.parquet``."""
 
     def __init__(self, folder: str | os.PathLike, *, judge: str, writer: str):
+        if not writer or "/" in writer or writer.startswith("."):
+            raise ValueError(f"judge cache writer {writer!r}: a file-name prefix without '/' or a leading '.'")
         self.folder = Path(folder)
         self.judge = judge
-        self.path = self.folder / f"{writer}.parquet"
+        self.writer = writer
         self.replies: dict[str, str] = {}
-        self.own: dict[str, dict] = {}
-        for path in sorted(self.folder.glob("*.parquet")):
-            for row in pq.read_table(path).to_pylist():
-                if row["judge"] == judge:
-                    self.replies[row["key"]] = row["reply"]
-                    if path == self.path:
-                        self.own[row["key"]] = row
+        self.pending: dict[str, dict] = {}  # replies not saved yet
+        self.saved: list[Path] = []  # files this cache wrote
+        files = cache_files(self.folder)
+        stored = read_tables(files, columns=["judge", "key", "reply"], schema=CACHE_SCHEMA)
+        mine = stored.filter(pc.equal(stored.column("judge"), judge))
+        self.replies.update(zip(mine.column("key").to_pylist(), mine.column("reply").to_pylist()))
 
     def get(self, request: JudgeRequest) -> str | None:
         return self.replies.get(request.key())
@@ -55,11 +78,22 @@ class JudgeCache:
     def put(self, request: JudgeRequest, reply: str) -> None:
         key = request.key()
         self.replies[key] = reply
-        self.own[key] = {"judge": self.judge, "template": request.template, "key": key, "reply": reply}
+        self.pending[key] = {"judge": self.judge, "template": request.template, "key": key, "reply": reply}
 
-    def save(self) -> None:
-        rows = sorted(self.own.values(), key=lambda r: (r["template"], r["key"]))
-        write_parquet(pa.Table.from_pylist(rows, schema=CACHE_SCHEMA), self.path, CACHE_SCHEMA)
+    def save(self) -> Path | None:
+        """Write the pending replies to a new file; None when there are none."""
+        if not self.pending:
+            return None
+        rows = sorted(self.pending.values(), key=lambda r: (r["template"], r["key"]))
+        digest = hashlib.sha256()
+        for row in rows:
+            digest.update("\0".join((row["judge"], row["template"], row["key"], row["reply"])).encode() + b"\n")
+        path = self.folder / f"{self.writer}-{digest.hexdigest()[:16]}.parquet"
+        if not path.is_file():  # there already: the same rows, whole
+            write_parquet(pa.Table.from_pylist(rows, schema=CACHE_SCHEMA), path, CACHE_SCHEMA)
+        self.saved.append(path)
+        self.pending = {}
+        return path
 
 
 def cached_replies(requests: Sequence[JudgeRequest], ask: Callable[[list[JudgeRequest]], list[str]], cache: JudgeCache) -> tuple[list[str], int]:

@@ -1,29 +1,25 @@
 """How good is the judge? Its agreement with a team-written gold set.
 
-``resources/judges/gold.jsonl``, one JSON object a line, three kinds:
+``resources/judges/gold.jsonl``, one JSON object a line, each with an ``id``
+and a ``kind``. What an item of a kind holds, which judge request measures
+it and what its gold labels are is a :class:`GoldKind`; the generic judges'
+kinds are here (:data:`GOLD_KINDS`):
 
 * ``verdict``: ``context``, ``statement``, ``verdict`` (0/1) — the RAGAS
   verdict step;
 * ``rating``: ``question``, ``evidence`` (list), ``response``, ``ratings``
   (1–5 per piece) — the evidence-contribution rating;
 * ``equivalence``: ``question``, ``references`` (list), ``candidate``,
-  ``equivalent`` (yes/no) — the semantic answer match;
-* ``conflicts_behaviour``: ``category`` (a CONFLICTS short name),
-  ``question``, ``response``, ``adheres`` (yes/no) — CONFLICTS' expected
-  behaviour judge;
-* ``conflicts_recall``: ``question``, ``answer``, ``response``,
-  ``includes_answer`` (yes/no) — CONFLICTS' answer recall judge (a hedge
-  that includes the answer is yes, paper §4);
-* ``conflicts_grounding``: ``question``, ``results`` (search results as the
-  release holds them: ``url``, ``title``, ``snippet``, ``date``,
-  ``short_text``), ``response``, ``labels`` (one FACTS label per sentence of
-  :func:`conflictlab.conflicts.citations.sentences`) — CONFLICTS' grounding judge.
+  ``equivalent`` (yes/no) — the semantic answer match.
 
-Every item has an ``id``. The items are written so that the answer is clear
-to a careful reader; the judge's agreement on them bounds what its verdicts
-in the tables are worth. Every item is invented here (no dataset query: a
-judge measured on the data it judges, or on its own few-shot examples, is
-measured on what it has seen).
+A benchmark's own judges bring their kinds from its package (CONFLICTS':
+:data:`conflictlab.conflicts.judging.GOLD_KINDS`); the caller passes every
+kind the file holds.
+
+The items are written so that the answer is clear to a careful reader; the
+judge's agreement on them bounds what its verdicts in the tables are worth.
+Every item is invented here (no dataset query: a judge measured on the data
+it judges, or on its own few-shot examples, is measured on what it has seen).
 """
 
 from __future__ import annotations
@@ -31,36 +27,90 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.conflicts.citations import sentences
-from conflictlab.conflicts.judging import response_grounding_request
-from conflictlab.conflicts.prompts import TAXONOMY
-from conflictlab.judges.prompts.conflicts import behaviour_request, recall_request
 from conflictlab.judges.prompts.equivalence import equivalence_request
-from conflictlab.judges.prompts.facts import LABELS as FACTS_LABELS
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.prompts.ragas import verdict_request
 from conflictlab.judges.ratings import cohen_kappa, rating_balance
 from conflictlab.judges.requests import JudgeRequest, read_choices
 
-FIELDS = {
-    "verdict": {"context": str, "statement": str, "verdict": int},
-    "rating": {"question": str, "evidence": list, "response": str, "ratings": list},
-    "equivalence": {"question": str, "references": list, "candidate": str, "equivalent": str},
-    "conflicts_behaviour": {"category": str, "question": str, "response": str, "adheres": str},
-    "conflicts_recall": {"question": str, "answer": str, "response": str, "includes_answer": str},
-    "conflicts_grounding": {"question": str, "results": list, "response": str, "labels": list},
+
+def _no_error(item: dict) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class GoldKind:
+    """One kind of gold item."""
+
+    fields: Mapping[str, type]  # the fields an item holds besides id and kind, and their JSON types
+    request: Callable[[dict], JudgeRequest]  # the very request the tables send for such an input
+    labels: Callable[[dict], list[str]]  # the gold labels, one per choice the reply holds
+    error: Callable[[dict], str | None] = _no_error  # what else is wrong with an item ("field 'x' must ..."), or None
+
+
+def yes_no_error(item: dict, field: str) -> str | None:
+    """The error of a yes/no gold ``field`` holding something else."""
+    return None if item[field] in ("yes", "no") else f"field {field!r} must be 'yes' or 'no'"
+
+
+def _rating_error(item: dict) -> str | None:
+    ratings, evidence = item["ratings"], item["evidence"]
+    if len(ratings) != len(evidence) or len(evidence) < 2 or not all(r in (1, 2, 3, 4, 5) for r in ratings):
+        return "field 'ratings' must hold one 1-5 rating per evidence piece (at least two pieces)"
+    return None
+
+
+GOLD_KINDS: dict[str, GoldKind] = {
+    "verdict": GoldKind(
+        fields={"context": str, "statement": str, "verdict": int},
+        request=lambda item: verdict_request(item["context"], [item["statement"]]),
+        labels=lambda item: [str(item["verdict"])],
+        error=lambda item: None if item["verdict"] in (0, 1) else "field 'verdict' must be 0 or 1",
+    ),
+    "rating": GoldKind(
+        fields={"question": str, "evidence": list, "response": str, "ratings": list},
+        request=lambda item: rating_request(item["question"], item["evidence"], item["response"]),
+        labels=lambda item: [str(r) for r in item["ratings"]],
+        error=_rating_error,
+    ),
+    "equivalence": GoldKind(
+        fields={"question": str, "references": list, "candidate": str, "equivalent": str},
+        request=lambda item: equivalence_request(item["question"], item["references"], item["candidate"]),
+        labels=lambda item: [item["equivalent"]],
+        error=lambda item: yes_no_error(item, "equivalent"),
+    ),
 }
-YES_NO_FIELDS = {"equivalence": "equivalent", "conflicts_behaviour": "adheres", "conflicts_recall": "includes_answer"}
-RESULT_FIELDS = ("url", "title", "snippet", "date", "short_text")
 
 
-def read_gold(path: str | os.PathLike) -> list[dict]:
-    """The gold items, each checked; a bad line is an error naming the file, line and field."""
+def _field_error(item, kinds: Mapping[str, GoldKind] | None) -> str | None:
+    if not isinstance(item, dict):
+        return "not a JSON object"
+    kind = item.get("kind")
+    if kinds is not None and kind not in kinds:
+        return f"field 'kind' is {kind!r}, expected one of {sorted(kinds)}"
+    fields = {"id": str, "kind": str} if kinds is None else {"id": str, **kinds[kind].fields}
+    for field, field_type in fields.items():
+        if not isinstance(item.get(field), field_type):
+            return f"field {field!r} missing or not {field_type.__name__}"
+    return None
+
+
+def read_gold(path: str | os.PathLike, kinds: Mapping[str, GoldKind] | None = None) -> list[dict]:
+    """The gold items in file order, each checked; a bad line is an error
+    naming the file, line and field.
+
+    Every item needs a string ``id`` no earlier item has and a string
+    ``kind``. With ``kinds``, every item is checked against its kind, and a
+    kind not among them is an error; without, only that envelope is read
+    (for a caller that picks the items of a kind it knows;
+    :func:`judge_gold` checks what it judges).
+    """
     items, seen = [], set()
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -71,62 +121,16 @@ def read_gold(path: str | os.PathLike) -> list[dict]:
                 item = json.loads(line)
             except json.JSONDecodeError as err:
                 raise ValueError(f"{where}: not JSON ({err.msg})") from None
-            kind = item.get("kind")
-            if kind not in FIELDS:
-                raise ValueError(f"{where}: field 'kind' is {kind!r}, expected one of {sorted(FIELDS)}")
-            for field, kind_type in {"id": str, **FIELDS[kind]}.items():
-                if not isinstance(item.get(field), kind_type):
-                    raise ValueError(f"{where}: field {field!r} missing or not {kind_type.__name__}")
-            if item["id"] in seen:
-                raise ValueError(f"{where}: field 'id' {item['id']!r} repeats an earlier item")
+            error = _field_error(item, kinds)
+            if error is None and item["id"] in seen:
+                error = f"field 'id' {item['id']!r} repeats an earlier item"
+            if error is None and kinds is not None:
+                error = kinds[item["kind"]].error(item)
+            if error is not None:
+                raise ValueError(f"{where}: {error}")
             seen.add(item["id"])
-            if kind == "verdict" and item["verdict"] not in (0, 1):
-                raise ValueError(f"{where}: field 'verdict' must be 0 or 1")
-            if kind == "rating" and (len(item["ratings"]) != len(item["evidence"]) or len(item["evidence"]) < 2 or not all(r in (1, 2, 3, 4, 5) for r in item["ratings"])):
-                raise ValueError(f"{where}: field 'ratings' must hold one 1-5 rating per evidence piece (at least two pieces)")
-            if kind in YES_NO_FIELDS and item[YES_NO_FIELDS[kind]] not in ("yes", "no"):
-                raise ValueError(f"{where}: field {YES_NO_FIELDS[kind]!r} must be 'yes' or 'no'")
-            if kind == "conflicts_behaviour" and item["category"] not in TAXONOMY:
-                raise ValueError(f"{where}: field 'category' must be one of {sorted(TAXONOMY)}")
-            if kind == "conflicts_grounding":
-                _check_grounding(item, where)
             items.append(item)
     return items
-
-
-def _check_grounding(item: dict, where: str) -> None:
-    results = item["results"]
-    if not results or not all(isinstance(r, dict) and all(isinstance(r.get(f), str) for f in RESULT_FIELDS) for r in results):
-        raise ValueError(f"{where}: field 'results' must hold search results with string fields {', '.join(RESULT_FIELDS)}")
-    n = len(sentences(item["response"]))
-    if len(item["labels"]) != n or not all(label in FACTS_LABELS for label in item["labels"]):
-        raise ValueError(f"{where}: field 'labels' must hold one of {', '.join(FACTS_LABELS)} per sentence of the response ({n})")
-
-
-def _request(item: dict) -> JudgeRequest:
-    kind = item["kind"]
-    if kind == "verdict":
-        return verdict_request(item["context"], [item["statement"]])
-    if kind == "rating":
-        return rating_request(item["question"], item["evidence"], item["response"])
-    if kind == "conflicts_behaviour":
-        return behaviour_request(item["category"], item["question"], item["response"])
-    if kind == "conflicts_recall":
-        return recall_request(item["question"], item["answer"], item["response"])
-    if kind == "conflicts_grounding":
-        return response_grounding_request(item["question"], item["results"], item["response"])
-    return equivalence_request(item["question"], item["references"], item["candidate"])
-
-
-def _gold_labels(item: dict) -> list[str]:
-    kind = item["kind"]
-    if kind == "verdict":
-        return [str(item["verdict"])]
-    if kind == "rating":
-        return [str(r) for r in item["ratings"]]
-    if kind == "conflicts_grounding":
-        return list(item["labels"])
-    return [item[YES_NO_FIELDS[kind]]]
 
 
 GOLD_SCHEMA = pa.schema(
@@ -140,12 +144,19 @@ GOLD_SCHEMA = pa.schema(
 )
 
 
-def judge_gold(items: list[dict], ask: Callable[[list[JudgeRequest]], list[str]], *, judge: str) -> pa.Table:
-    """The judge's label for every gold label (one per verdict, rated piece, equivalence, CONFLICTS
-    behaviour or recall verdict, or grounded sentence)."""
-    requests = [_request(item) for item in items]
+def judge_gold(
+    items: list[dict], ask: Callable[[list[JudgeRequest]], list[str]], *, judge: str, kinds: Mapping[str, GoldKind]
+) -> pa.Table:
+    """The judge's label for every gold label (one per verdict, rated piece,
+    yes/no answer or grounded sentence), every item asked with its kind's
+    request (``kinds`` as for :func:`read_gold`)."""
+    for item in items:
+        error = _field_error(item, kinds) or kinds[item["kind"]].error(item)
+        if error is not None:
+            raise ValueError(f"gold item {item.get('id')!r}: {error}")
+    requests = [kinds[item["kind"]].request(item) for item in items]
     rows = [
-        {"id": item["id"], "kind": item["kind"], "judge": judge, "gold": _gold_labels(item), "judged": read_choices(request, reply)}
+        {"id": item["id"], "kind": item["kind"], "judge": judge, "gold": kinds[item["kind"]].labels(item), "judged": read_choices(request, reply)}
         for item, request, reply in zip(items, requests, ask(requests))
     ]
     return pa.Table.from_pylist(rows, schema=GOLD_SCHEMA)

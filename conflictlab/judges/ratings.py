@@ -8,7 +8,7 @@ guidelines of the paper's Figure 18, Appendix C.2).
 removing it would not affect core content", so a piece's contribution mass
 is ``rating − 1`` (0 to 4), shares are those masses over their sum, and the
 judge's Balance is the normalised Gini
-(:func:`conflictlab.contextconflict.shapley.balance`) of the shares: the
+(:func:`conflictlab.stats.balance`) of the shares: the
 Shapley Balance's formula on a mass that, like clipped φ, can be 0. Both
 columns then span [0, 1] at every n (one piece rated 5, the others 1: 100%,
 as all Shapley mass on one piece), whereas raw ratings as shares never give
@@ -51,10 +51,9 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.contextconflict.shapley import balance
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.requests import JudgeRequest, read_choices
-from conflictlab.stats import bootstrap_mean_ci
+from conflictlab.stats import balance, bootstrap_mean_ci
 
 RATING_SCALE = (1, 2, 3, 4, 5)
 

@@ -1,4 +1,4 @@
-"""The FACTS Grounding judge prompt (CONFLICTS' factual grounding).
+"""The FACTS Grounding judge prompt (used for CONFLICTS' factual grounding).
 
 Quoted exactly: DeepMind's ``evaluation_prompts.csv`` of the FACTS Grounding
 benchmark (Jacovi et al. 2025, arXiv 2501.03200, Appendix A), method
@@ -7,9 +7,9 @@ benchmark (Jacovi et al. 2025, arXiv 2501.03200, Appendix A), method
 @ 0cc7f381e36e7c4fbea8cfa0c6bd4ff4efb6d43e. Its placeholders are filled by
 plain string replacement, as FACTS does.
 
-The frame after it is this project's: the response's sentences, split and
-numbered here (:func:`conflictlab.conflicts.citations.sentences`), each read
-as a closed choice among FACTS's four labels
+The frame after it is this project's: the response's sentences, split by
+the caller (CONFLICTS: :func:`conflictlab.conflicts.citations.sentences`)
+and numbered here, each read as a closed choice among FACTS's four labels
 (``{"sentence_1": "supported" | "unsupported" | "contradictory" | "no_rad", ...}``)
 instead of FACTS's free JSON lines with rationale and excerpt, so that a
 small judge's reply cannot fail to parse. The score (CONFLICTS, Google's own

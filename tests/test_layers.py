@@ -1,0 +1,113 @@
+"""The library's layers: every import runs down, never back up.
+
+Floors, bottom to top: the top-level utilities (statistics, rank tests,
+sampling, io, logs, provenance, wildcard values); ``lm/`` (the model
+layer); ``judges/`` and ``report/`` (shared machinery); the benchmarks. A module may import its own
+floor's package and anything below it, except where noted; a benchmark's
+particulars (its prompts, taxonomy, metrics) never reach a lower floor.
+Imports inside functions count: a lazily imported module still runs.
+"""
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "conflictlab"
+
+UTILITIES = {"io", "logs", "provenance", "rank_tests", "sampling", "stats", "wildcards"}
+BENCHMARKS = {"arbitration", "conflictbank", "conflicts", "contextconflict"}
+# what each part of the library may import (besides itself)
+ALLOWED = {
+    **{name: UTILITIES for name in UTILITIES},
+    "lm": UTILITIES,
+    "judges": UTILITIES | {"lm"},
+    "report": UTILITIES | {"lm"},
+    # a benchmark imports lower layers, never another benchmark: what two need lives below them
+    **{name: UTILITIES | {"lm", "judges", "report"} for name in BENCHMARKS},
+}
+
+
+def _part(module: str) -> str:
+    """The layer part of a dotted ``conflictlab`` module name: its subpackage or top-level module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "conflictlab"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in ``path``, at any depth."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the importing module's package
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module
+            found.append((node.lineno, name))
+            if node.module is None or name == "conflictlab":  # "from . import x", "from conflictlab import x": submodules
+                found += [(node.lineno, f"{name}.{alias.name}") for alias in node.names]
+    return found
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_part_of_the_library_has_a_layer():
+    parts = {_part(_module_name(path)) for path in MODULES} - {"conflictlab"}
+    assert parts == set(ALLOWED), f"give {sorted(parts - set(ALLOWED))} a layer in tests/test_layers.py"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_imports_run_down_the_layers(path):
+    own = _part(_module_name(path))
+    allowed = ALLOWED.get(own, set()) | {own, "conflictlab"}  # conflictlab/__init__.py imports nothing
+    wrong = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}"
+        for line, name in _imports(path)
+        if name.split(".")[0] == "conflictlab" and _part(name) not in allowed
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_statistics_layer_needs_numpy_alone():
+    third_party = {
+        name.split(".")[0]
+        for _, name in _imports(PACKAGE / "stats.py")
+        if name.split(".")[0] not in sys.stdlib_module_names | {"__future__", "conflictlab"}
+    }
+    assert third_party == {"numpy"}
+
+
+def test_the_checker_sees_function_level_and_relative_imports(tmp_path, monkeypatch):
+    fake = tmp_path / "conflictlab"
+    (fake / "judges").mkdir(parents=True)
+    module = fake / "judges" / "x.py"
+    module.write_text(
+        "from . import requests\n"
+        "from ..contextconflict import shapley\n"
+        "def f():\n"
+        "    from conflictlab import conflicts\n"
+        "    import conflictlab.lm.loading\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    names = [name for _, name in _imports(module)]
+    assert sorted(names) == sorted([
+        "conflictlab.judges", "conflictlab.judges.requests", "conflictlab.contextconflict",
+        "conflictlab", "conflictlab.conflicts", "conflictlab.lm.loading",
+    ])
+    assert {_part(n) for n in names} - ALLOWED["judges"] - {"judges", "conflictlab"} == {"contextconflict", "conflicts"}
+
+
+def test_the_package_init_imports_nothing_of_its_own():
+    assert not [name for _, name in _imports(PACKAGE / "__init__.py") if name.split(".")[0] == "conflictlab"]
