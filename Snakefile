@@ -1,8 +1,13 @@
 # conflictlab: how LLMs resolve contextual knowledge conflicts (ContextConflict
 # and related benchmarks). This file only loads the config and includes rules;
-# helpers live in rules/common.smk, logic in the conflictlab package.
+# shared helpers live in rules/common.smk, each rule file owns its paths and
+# input functions, logic lives in the conflictlab package.
 
 from snakemake.utils import min_version, validate
+
+from conflictlab.conflictbank.ratio import MixtureRatio
+from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
+from conflictlab.contextconflict.variants import RESPONDER_PATTERN
 
 min_version("9.0")
 
@@ -19,10 +24,12 @@ report: "report/workflow.rst"
 include: "rules/common.smk"
 
 
+# Values that travel through file names are spelled by their types
+# (conflictlab.wildcards); the constraints are the types' patterns.
 wildcard_constraints:
     conflict_type=f"({'|'.join(CONFLICT_TYPES)})(-shuffled)?",
-    model=f"[A-Za-z0-9][A-Za-z0-9._-]*(@({VARIANT_PATTERN}))?",
-    ratio=r"\d+-\d+",
+    model=RESPONDER_PATTERN,
+    ratio=MixtureRatio.PATTERN,
 
 
 include: "rules/data.smk"
@@ -34,12 +41,12 @@ include: "rules/arbitration.smk"
 include: "rules/mechanistic.smk"
 include: "rules/steering.smk"
 include: "rules/conflictbank.smk"
+include: "rules/judges.smk"  # before conflicts.smk, whose judge job takes judges.smk's settings and cache
 include: "rules/conflicts.smk"
-include: "rules/judges.smk"
 include: "rules/report.smk"
 
 
 rule all:
     input:
-        all_targets(),
+        ALL_TARGETS,
     default_target: True

@@ -1,8 +1,11 @@
-"""Atomic writers: an output either exists whole or not at all.
+"""Reading and writing the workflow's files.
 
-A job killed half-way must never leave a file that a later run (or Snakemake's
-timestamp logic) mistakes for a finished result, so every writer goes through a
+Writers are atomic: an output either exists whole or not at all. A job killed
+half-way must never leave a file that a later run (or Snakemake's timestamp
+logic) mistakes for a finished result, so every writer goes through a
 temporary name in the same folder and ``os.replace``.
+
+One reader, :func:`read_tables`, gives a list of Parquet files as one table.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -58,3 +62,51 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema) -
 def write_json(obj, path: str | os.PathLike) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def _schema_difference(expected: pa.Schema, found: pa.Schema) -> str:
+    """The first way ``found`` differs from ``expected``, in words."""
+    for field in expected:
+        if field.name not in found.names:
+            return f"field {field.name!r} is missing"
+        other = found.field(field.name)
+        if other.type != field.type:
+            return f"field {field.name!r} is {other.type}, expected {field.type}"
+        if other.nullable != field.nullable:
+            return f"field {field.name!r} is {'' if other.nullable else 'not '}nullable, expected {'' if field.nullable else 'not '}nullable"
+    extra = [name for name in found.names if name not in expected.names]
+    if extra:
+        return f"field {extra[0]!r} is not expected"
+    return f"fields are in the order {found.names}, expected {expected.names}"
+
+
+def read_tables(
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    columns: Sequence[str] | None = None,
+    schema: pa.Schema | None = None,
+) -> pa.Table:
+    """The Parquet files ``paths`` (one path, or several in order) as one table:
+    each file's rows in turn, in the file's order.
+
+    Every file must hold the same schema, ``schema`` when given, else the
+    first file's (field metadata aside); a file that differs is an error
+    naming it and the field. ``columns`` reads only those columns, in that
+    order. No paths give ``schema``'s empty table, or an error without one.
+    """
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if schema is not None and columns is not None:
+        schema = pa.schema([schema.field(name) for name in columns])
+    tables, expected, against = [], schema, "the expected schema"
+    for path in paths:
+        table = pq.read_table(path, columns=None if columns is None else list(columns))
+        if expected is None:
+            expected, against = table.schema, f"the first file's ({path})"
+        elif not table.schema.equals(expected):
+            raise ValueError(f"{path}: schema differs from {against}: {_schema_difference(expected, table.schema)}")
+        tables.append(table)
+    if not tables:
+        if schema is None:
+            raise ValueError("read_tables: no Parquet files given (pass schema= to read none as an empty table)")
+        return schema.empty_table()
+    return pa.concat_tables(tables)

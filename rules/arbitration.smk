@@ -1,3 +1,18 @@
+# Evidence arbitration: synthetic text vs numbers vs tool forecasts (Figure 4 A-H).
+
+ARBITRATION_INSTANCE_KEYS = ("n_per_setting", "seeds", "domain", "answer_choices", "trajectory", "tool_min_distance", "sensitivity")
+
+
+ARBITRATION_OUTPUTS = {
+    "fig4_png": "results/figures/arbitration_fig4.png",
+    "fig4_pdf": "results/figures/arbitration_fig4.pdf",
+    "accuracy_md": "results/tables/arbitration_accuracy.md",
+    "accuracy_csv": "results/tables/arbitration_accuracy.csv",
+    "sensitivity_md": "results/tables/arbitration_sensitivity.md",
+    "sensitivity_csv": "results/tables/arbitration_sensitivity.csv",
+}
+
+
 rule arbitration_generate:
     """The synthetic arbitration instances: main settings and sensitivity sweeps."""
     output:
@@ -47,7 +62,7 @@ rule arbitration_report:
         predictions=expand("results/arbitration/{model}/predictions.parquet", model=config["arbitration"]["models"]),
     output:
         **flagged(
-            arbitration_outputs(),
+            ARBITRATION_OUTPUTS,
             {"fig4_png": "arbitration_fig4", "accuracy_csv": "arbitration_accuracy", "sensitivity_csv": "arbitration_sensitivity"},
             "Evidence arbitration",
         ),

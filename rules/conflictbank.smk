@@ -1,12 +1,54 @@
+# ConflictBank: MC read-out under its prompt settings (MR/OAR/CAR) and the
+# embedded-knowledge experiment (continued pre-training at default:conflicting
+# ratios, spelled ratio-2-3 in file names by conflictlab.conflictbank.ratio).
+
+from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
+from conflictlab.conflictbank.ratio import MixtureRatio
+
+
+CONFLICTBANK = config["conflictbank"]
+
+CONFLICTBANK_DATA_PARAMS = subset(
+    CONFLICTBANK,
+    "source",
+    *(("path",) if CONFLICTBANK["source"] == "local" else ("hf_dataset", "hf_revision")),
+    *("max_per_relation", "seed", "on_error"),
+)
+
+# The local file the records come from (none when reading the hub).
+CONFLICTBANK_INPUTS = [CONFLICTBANK["path"]] if CONFLICTBANK["source"] == "local" else []
+
+# The configured prompt settings (null: all, the authors' twelve and the reversed orders).
+CONFLICTBANK_PROMPT_SETTINGS = CONFLICTBANK["settings"] or [setting.name for setting in CONFLICTBANK_SETTINGS]
+
+# (model, ratio, predictions path) of every embedded-knowledge run.
+EMBEDDED_RUNS = [
+    (model, ratio, f"results/conflictbank/embedded/{model}/ratio-{ratio.format()}.parquet")
+    for model in CONFLICTBANK["embedded"]["models"]
+    for ratio in map(MixtureRatio.from_label, CONFLICTBANK["embedded"]["ratios"])
+]
+
+CONFLICTBANK_OUTPUTS = {
+    "table_md": "results/tables/conflictbank_mr.md",
+    "table_csv": "results/tables/conflictbank_mr.csv",
+    "figure_png": "results/figures/conflictbank_mr.png",
+    "figure_pdf": "results/figures/conflictbank_mr.pdf",
+    "embedded_md": "results/tables/conflictbank_embedded.md",
+    "embedded_csv": "results/tables/conflictbank_embedded.csv",
+    "embedded_png": "results/figures/conflictbank_embedded.png",
+    "embedded_pdf": "results/figures/conflictbank_embedded.pdf",
+}
+
+
 rule conflictbank_data:
     """ConflictBank QA records (local JSON Lines or the hub) -> one table."""
     input:
-        conflictbank_inputs,
+        CONFLICTBANK_INPUTS,
     output:
         records="results/conflictbank/data.parquet",
         rejected="results/conflictbank/data.rejected.parquet",
     params:
-        data=conflictbank_data_params(),
+        data=CONFLICTBANK_DATA_PARAMS,
         code=code_hash("conflictbank_data.py"),
     log:
         "results/logs/conflictbank_data.log",
@@ -25,7 +67,7 @@ rule conflictbank_evaluate:
         predictions="results/conflictbank/{model}/predictions.parquet",
     params:
         name=lambda wildcards: wildcards.model,
-        options={**subset(config["conflictbank"], "batch_size", "dtype"), "settings": conflictbank_settings()},
+        options={**subset(CONFLICTBANK, "batch_size", "dtype"), "settings": CONFLICTBANK_PROMPT_SETTINGS},
         code=code_hash("conflictbank_evaluate.py"),
     log:
         "results/logs/conflictbank_evaluate/{model}.log",
@@ -53,10 +95,14 @@ rule conflictbank_train:
             config["conflictbank"]["embedded"],
             "max_steps", "learning_rate", "batch_size", "gradient_accumulation", "max_length", "save_steps", "seed",
         ),
-        checkpoints="results/conflictbank/checkpoints/{model}/ratio-{ratio}",
         code=code_hash("conflictbank_train.py"),
     log:
         "results/logs/conflictbank_train/{model}/ratio-{ratio}.log",
+        # Trainer checkpoints every save_steps, from which a killed job resumes:
+        # a log and not an output, since Snakemake deletes a failed job's
+        # outputs; a non-empty log folder survives until the job succeeds,
+        # which removes it (Snakemake then leaves an empty file in its place).
+        checkpoints="results/conflictbank/checkpoints/{model}/ratio-{ratio}",
     benchmark:
         "results/benchmarks/conflictbank_train/{model}/ratio-{ratio}.tsv"
     threads: torch_threads
@@ -78,7 +124,7 @@ rule conflictbank_embedded_evaluate:
         predictions="results/conflictbank/embedded/{model}/ratio-{ratio}.parquet",
     params:
         name=lambda wildcards: wildcards.model,
-        options=conflictbank_embedded_options(),
+        options={**subset(CONFLICTBANK, "batch_size", "dtype"), "settings": CONFLICTBANK["embedded"]["settings"]},
         code=code_hash("conflictbank_evaluate.py"),
     log:
         "results/logs/conflictbank_embedded_evaluate/{model}/ratio-{ratio}.log",
@@ -96,15 +142,15 @@ rule conflictbank_report:
     """The MR/OAR table, the contrast figure and the embedded-knowledge panel."""
     input:
         predictions=expand("results/conflictbank/{model}/predictions.parquet", model=config["conflictbank"]["models"]),
-        embedded=[path for _, _, path in embedded_runs()],
+        embedded=[path for _, _, path in EMBEDDED_RUNS],
     output:
         **flagged(
-            conflictbank_outputs(),
+            CONFLICTBANK_OUTPUTS,
             {"table_csv": "conflictbank_table", "figure_png": "conflictbank_figure", "embedded_png": "conflictbank_embedded"},
             "ConflictBank",
         ),
     params:
-        ratios=[ratio.replace("-", ":") for _, ratio, _ in embedded_runs()],
+        ratios=[ratio.label() for _, ratio, _ in EMBEDDED_RUNS],
         embedded_models=config["conflictbank"]["embedded"]["models"],
         options={
             **subset(config["conflictbank"], "bootstrap_resamples", "seed"),

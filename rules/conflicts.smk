@@ -2,6 +2,24 @@
 # cited responses under four strategies (Task 2), three judges, Tables 4-6.
 
 
+# CONFLICTS answers through the `generation` backend, with its own reply length.
+CONFLICTS_GENERATION_PARAMS = {
+    **subset(config["generation"], "backend", "max_model_len", "seed", "dtype", *BACKEND_KEYS[config["generation"]["backend"]]),
+    "max_new_tokens": config["conflicts"]["max_new_tokens"],
+}
+
+CONFLICTS_OUTPUTS = {
+    "table4_md": "results/tables/conflicts_table4.md",
+    "table4_csv": "results/tables/conflicts_table4.csv",
+    "table5_md": "results/tables/conflicts_table5.md",
+    "table5_csv": "results/tables/conflicts_table5.csv",
+    "table6_md": "results/tables/conflicts_table6.md",
+    "table6_csv": "results/tables/conflicts_table6.csv",
+    "confusion_png": "results/figures/conflicts_confusion.png",
+    "confusion_pdf": "results/figures/conflicts_confusion.pdf",
+}
+
+
 if config["conflicts"]["url"]:
 
     rule conflicts_download:
@@ -46,7 +64,7 @@ rule conflicts_respond:
         types="results/conflicts/{model}/types.parquet",
         responses="results/conflicts/{model}/responses.parquet",
     params:
-        generation=conflicts_generation_params(),
+        generation=CONFLICTS_GENERATION_PARAMS,
         strategies=config["conflicts"]["strategies"],
         code=code_hash("conflicts_respond.py"),
     log:
@@ -67,16 +85,16 @@ rule conflicts_respond:
 rule conflicts_judge:
     """Expected behaviour, answer recall and FACTS grounding of every response (one judge load)."""
     input:
-        unpack(judge_inputs),
+        **JUDGE_INPUTS,
         queries="results/conflicts/data.parquet",
         responses=expand("results/conflicts/{model}/responses.parquet", model=config["conflicts"]["models"]),
     output:
         judged="results/conflicts/judged.parquet",
     params:
-        **judge_params("conflicts"),
+        judge_settings=JUDGE_SETTINGS,
         code=code_hash("conflicts_judge.py"),
     log:
-        "results/logs/judges/conflicts.log",
+        **judge_logs("conflicts"),
     benchmark:
         "results/benchmarks/judges/conflicts.tsv"
     threads: torch_threads
@@ -95,13 +113,13 @@ rule conflicts_tables:
         judged="results/conflicts/judged.parquet",
     output:
         **flagged(
-            conflicts_outputs(),
+            CONFLICTS_OUTPUTS,
             {"table4_csv": "conflicts_table4", "table5_csv": "conflicts_table5", "table6_csv": "conflicts_table6",
              "confusion_png": "conflicts_confusion"},
             "CONFLICTS",
         ),
     params:
-        judge=judge_label(),
+        judge_label=judge_label(),
         options=subset(config["conflicts"], "bootstrap_resamples", "seed"),
         code=code_hash("conflicts_tables.py"),
     log:

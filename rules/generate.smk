@@ -1,3 +1,20 @@
+# Each generator's responses to every subset it answers.
+
+# What a generator answers: every configured type and the shuffled-evidence copies.
+GENERATION_SUBSETS = config["conflict_types"] + [f"{t}-shuffled" for t in SHUFFLE_TYPES]
+
+# The settings each generation backend reads besides the common ones (also CONFLICTS').
+BACKEND_KEYS = {"hf": ("batch_size",), "vllm": ("tensor_parallel_size", "vllm"), "openai": ("endpoint",)}
+
+
+# The generation settings the chosen backend reads.
+GENERATION_PARAMS = subset(
+    config["generation"],
+    *("backend", "templates", "max_new_tokens", "max_model_len", "on_too_long", "seed", "shard_size", "dtype"),
+    *BACKEND_KEYS[config["generation"]["backend"]],
+)
+
+
 rule generate:
     """Responses of one generator to every subset it answers (each conflict
     type, and the shuffled-evidence subsets): the model loaded once, the
@@ -8,13 +25,18 @@ rule generate:
     output:
         responses=expand("results/responses/{{model}}/{subset}.parquet", subset=GENERATION_SUBSETS),
     wildcard_constraints:
-        model="[A-Za-z0-9][A-Za-z0-9._-]*",  # steered reruns (name@variant) come from steered_generate
+        model=MODEL_NAME_PATTERN,  # steered reruns (name@variant) come from steered_generate
     params:
-        generation=generation_params(),
-        shard_dir=lambda wildcards: f"results/responses/{wildcards.model}/.shards/generate",
+        generation=GENERATION_PARAMS,
         code=code_hash("generate.py"),
     log:
         "results/logs/generate/{model}.log",
+        # Resumable shards (conflictlab.lm.shards), a log and not an output:
+        # Snakemake deletes a failed job's outputs, which would lose them; a
+        # log survives a failure, and a non-empty folder is not deleted before
+        # a rerun. The job removes them once its responses are written
+        # (Snakemake then leaves an empty file in their place).
+        shards="results/responses/{model}/.shards/generate",
     benchmark:
         "results/benchmarks/generate/{model}.tsv"
     priority: CHAIN_HEAD_PRIORITY

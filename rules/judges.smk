@@ -1,23 +1,121 @@
 # LLM judges: RAGAS Faithfulness, the judge's evidence ratings (Tables 2 and 7),
-# judged answer match, and the judge's agreement on the gold set. Every judge
-# reply is cached under results/judges/cache (conflictlab.judges.cache).
+# judged answer match, and the judge's agreement on the gold set; the judge
+# settings, inputs and reply cache that every judge job (conflicts_judge too) takes.
+#
+# The reply cache (conflictlab.judges.cache). Every judge job reads and writes
+# results/judges/cache/, so that a forced or edited rerun asks the judge only
+# what it has not answered before. The folder is the output of rule
+# judge_cache and an input of every judge job:
+# - it is declared: --summary, --list-changes and --delete-all-output see it;
+# - it is never deleted when a job reruns: judge jobs only read it as an
+#   input, and judge_cache's output is flagged update() (Snakemake keeps an
+#   update output when its job reruns, e.g. under --forceall);
+# - judge jobs write into it under a lock-free protocol: append only (each
+#   save is a new file {writer}-{digest}.parquet, no file is ever rewritten)
+#   and atomic (written under a hidden temporary name, then renamed), so
+#   concurrent jobs lose nothing and never read a half-written file;
+# - its contents never make a job rerun: Snakemake dates a directory output
+#   by its .snakemake_timestamp, which the judge jobs' writes do not touch.
+# Not chosen: a cache file per judge job as that job's output. Snakemake
+# deletes an output before its job reruns (asking everything again); flagged
+# update() it is kept, but restored to its pre-job copy when the job fails
+# (losing the replies already paid for), and reads of other jobs' files would
+# stay undeclared.
+
+JUDGE_CACHE = "results/judges/cache"
+
+
+# The judge settings that change its replies (keys as in config judges).
+JUDGE_SETTINGS = subset(
+    config["judges"],
+    "backend",
+    *{"hf": ("model", "dtype", "batch_size"), "vllm": ("model", "dtype", "max_model_len", "vllm"),
+      "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("endpoint",)}[config["judges"]["backend"]],
+)
+
+# The judge's model folder (none for an endpoint) and the reply cache.
+JUDGE_INPUTS = {**({"judge_model": model_dir(judge_model())} if judge_model() else {}), "cache": JUDGE_CACHE}
+
+# A judge job's log and, with backend served, the log of the vLLM server it starts.
+judge_logs = lambda job: {
+    "main": f"results/logs/judges/{job}.log",
+    **({"server": f"results/logs/judges/{job}.server.log"} if config["judges"]["backend"] == "served" else {}),
+}
+
+# (samples, responses) path lists, one pair per (model, type), models outer.
+response_inputs = lambda models, conflict_types: {
+    "samples": [samples_path(m, t) for m in models for t in conflict_types],
+    "responses": [f"results/responses/{m}/{t}.parquet" for m in models for t in conflict_types],
+}
+
+# Every responding model whose responses get a Faithfulness score: the
+# generators and, for Table 4, every steered rerun.
+FAITHFULNESS_MODELS = config["generators"] + [name for model in config["steering"]["models"] for name in steered_names(model)]
+
+# Tables 2 and 7 where summarization types are scored.
+JUDGE_TABLES_WITH_RATINGS = bool(SUMMARIZATION_TYPES and default_scorer())
+
+JUDGE_TABLE_INPUTS = {
+    "faithfulness": "results/judges/faithfulness.parquet",
+    "gold": "results/judges/gold.parquet",
+    **(
+        {
+            "ratings": "results/judges/ratings.parquet",
+            "attributions": [f"results/metrics/{m}/attributions_{default_scorer()}.parquet" for m in config["generators"]],
+        }
+        if JUDGE_TABLES_WITH_RATINGS
+        else {}
+    ),
+}
+
+JUDGE_TABLE_OUTPUTS = {
+    "faithfulness_md": "results/tables/faithfulness.md",
+    "faithfulness_csv": "results/tables/faithfulness.csv",
+    "gold_md": "results/tables/judge_gold.md",
+    "gold_csv": "results/tables/judge_gold.csv",
+    **(
+        {
+            "table2_md": "results/tables/table2.md",
+            "table2_csv": "results/tables/table2.csv",
+            "table7_md": "results/tables/table7.md",
+            "table7_csv": "results/tables/table7.csv",
+        }
+        if JUDGE_TABLES_WITH_RATINGS
+        else {}
+    ),
+}
+
+
+rule judge_cache:
+    """The judge reply cache folder, created once, kept across reruns (see above)."""
+    output:
+        folder=update(directory(JUDGE_CACHE)),
+    params:
+        code=code_hash("judge_cache.py"),
+    log:
+        "results/logs/judges/cache.log",
+    localrule: True
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow/scripts/judge_cache.py"
 
 
 rule judge_faithfulness:
     """RAGAS Faithfulness of the generators' and the steered reruns' responses (one judge load)."""
     input:
-        unpack(judge_inputs),
-        **response_inputs(faithfulness_models(), config["conflict_types"]),
+        **JUDGE_INPUTS,
+        **response_inputs(FAITHFULNESS_MODELS, config["conflict_types"]),
     output:
         faithfulness="results/judges/faithfulness.parquet",
     params:
-        **judge_params("faithfulness"),
-        models=[m for m in faithfulness_models() for _ in config["conflict_types"]],
+        judge_settings=JUDGE_SETTINGS,
+        models=[m for m in FAITHFULNESS_MODELS for _ in config["conflict_types"]],
         max_per_type=config["judges"]["faithfulness_max_per_type"],
         max_statement_tokens=config["judges"]["max_statement_tokens"],
         code=code_hash("judge_faithfulness.py"),
     log:
-        "results/logs/judges/faithfulness.log",
+        **judge_logs("faithfulness"),
     benchmark:
         "results/benchmarks/judges/faithfulness.tsv"
     threads: torch_threads
@@ -32,16 +130,16 @@ rule judge_faithfulness:
 rule judge_ratings:
     """The judge's 1-5 contribution rating of every evidence piece (generators, summarization types)."""
     input:
-        unpack(judge_inputs),
+        **JUDGE_INPUTS,
         **response_inputs(config["generators"], SUMMARIZATION_TYPES),
     output:
         ratings="results/judges/ratings.parquet",
     params:
-        **judge_params("ratings"),
+        judge_settings=JUDGE_SETTINGS,
         models=[m for m in config["generators"] for _ in SUMMARIZATION_TYPES],
         code=code_hash("judge_ratings.py"),
     log:
-        "results/logs/judges/ratings.log",
+        **judge_logs("ratings"),
     benchmark:
         "results/benchmarks/judges/ratings.tsv"
     threads: torch_threads
@@ -56,15 +154,15 @@ rule judge_ratings:
 rule judge_gold:
     """The judge's labels on the team-written gold set."""
     input:
-        unpack(judge_inputs),
+        **JUDGE_INPUTS,
         gold=config["judges"]["gold"],
     output:
         judged="results/judges/gold.parquet",
     params:
-        **judge_params("gold"),
+        judge_settings=JUDGE_SETTINGS,
         code=code_hash("judge_gold.py"),
     log:
-        "results/logs/judges/gold.log",
+        **judge_logs("gold"),
     benchmark:
         "results/benchmarks/judges/gold.tsv"
     threads: torch_threads
@@ -79,16 +177,16 @@ rule judge_gold:
 rule answer_match:
     """accuracy.free_text: judge - the judge decides one generator's long free-text golds."""
     input:
-        unpack(judge_inputs),
+        **JUDGE_INPUTS,
         samples=lambda wildcards: [samples_path(wildcards.model, t) for t in REASONING_TYPES],
         responses=expand("results/responses/{{model}}/{conflict_type}.parquet", conflict_type=REASONING_TYPES),
     output:
         matches="results/judges/answer_match/{model}.parquet",
     params:
-        **judge_params("answer_match"),
+        judge_settings=JUDGE_SETTINGS,
         code=code_hash("answer_match.py"),
     log:
-        "results/logs/judges/answer_match/{model}.log",
+        **judge_logs("answer_match/{model}"),
     threads: torch_threads
     resources:
         gpu=config["judges"]["gpu"],
@@ -101,15 +199,15 @@ rule answer_match:
 rule judge_tables:
     """Faithfulness per model and type, Table 2, Table 7 and the gold-set agreement."""
     input:
-        unpack(judge_table_inputs),
+        **JUDGE_TABLE_INPUTS,
     output:
         **flagged(
-            judge_table_outputs(),
+            JUDGE_TABLE_OUTPUTS,
             {"faithfulness_csv": "faithfulness", "table2_csv": "table2", "table7_csv": "table7", "gold_csv": "judge_gold"},
             "LLM judges",
         ),
     params:
-        judge=judge_label(),
+        judge_label=judge_label(),
         scorer=default_scorer(),
         bootstrap=config["judges"]["bootstrap_resamples"],
         seed=config["judges"]["seed"],

@@ -1,3 +1,29 @@
+# Inside the model: activations, probes, spectral energy, projections (Figures 2-4, Table 8).
+
+
+# One model's activations (the wildcard {model}) of ``analysis`` for every type; steering.smk reads them too.
+activation_files = lambda analysis, ext: expand(
+    "results/activations/{{model}}/{analysis}/{conflict_type}.{ext}",
+    analysis=analysis,
+    conflict_type=config["conflict_types"],
+    ext=ext,
+)
+
+# One model's tables and figures; model may be "{model}".
+mechanistic_outputs = lambda model: {
+    "probes": f"results/mechanistic/{model}/probes.parquet",
+    "spectral": f"results/mechanistic/{model}/spectral.parquet",
+    "projection": f"results/mechanistic/{model}/projection.parquet",
+    "table8_md": f"results/tables/table8_{model}.md",
+    "table8_csv": f"results/tables/table8_{model}.csv",
+    **{
+        f"fig{n}_{ext}": f"results/figures/fig{n}_{name}_{model}.{ext}"
+        for n, name in ((2, "probes"), (3, "projection"), (4, "spectral"))
+        for ext in ("png", "pdf")
+    },
+}
+
+
 rule activations:
     """Last-token residual stream after every layer for the pair, projection
     and steering-direction prompts of every type, the model loaded once and

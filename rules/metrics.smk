@@ -1,3 +1,14 @@
+# Accuracy on the reasoning types, per generator and over all of them.
+
+
+# accuracy.free_text: judge - the judge's verdicts on the long free-text golds (rule answer_match).
+answer_match_inputs = lambda wildcards: (
+    {"matches": f"results/judges/answer_match/{wildcards.model}.parquet"} if config["accuracy"]["free_text"] == "judge" else {}
+)
+
+ACCURACY_OUTPUTS = {"md": "results/tables/accuracy.md", "csv": "results/tables/accuracy.csv"}
+
+
 rule accuracy:
     """Per-sample correctness and its aggregates for one generator."""
     input:
@@ -25,9 +36,9 @@ rule accuracy_table:
         summaries=expand("results/metrics/{model}/accuracy_summary.parquet", model=config["generators"]),
         faithfulness="results/judges/faithfulness.parquet",
     output:
-        **flagged(accuracy_outputs(), {"csv": "accuracy"}, "Generation and accuracy"),
+        **flagged(ACCURACY_OUTPUTS, {"csv": "accuracy"}, "Generation and accuracy"),
     params:
-        judge=judge_label(),
+        judge_label=judge_label(),
         bootstrap=config["judges"]["bootstrap_resamples"],
         seed=config["judges"]["seed"],
         code=code_hash("accuracy_table.py"),

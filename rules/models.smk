@@ -1,3 +1,7 @@
+# The registry entry of the model a prepare_model job materialises.
+model_config = lambda wildcards: config["models"][wildcards.model]
+
+
 rule prepare_model:
     """A configured model materialised once as a standard Hugging Face folder."""
     output:

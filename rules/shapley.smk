@@ -1,3 +1,34 @@
+# Shapley values of the evidence pieces (coalition values under a scorer),
+# Balance, Table 3 (causal intervention), Table 6 and the shuffle analysis.
+
+
+BALANCE_OUTPUTS = {
+    "balance_md": "results/tables/balance.md",
+    "balance_csv": "results/tables/balance.csv",
+    "table6_md": "results/tables/table6.md",
+    "table6_csv": "results/tables/table6.csv",
+    "agreement_md": "results/tables/table6_agreement.md",
+    "agreement_csv": "results/tables/table6_agreement.csv",
+    "positions": "results/tables/position_shares.csv",
+    **{
+        f"{kind}_{ext}": [f"results/figures/position_{kind}_{m}.{ext}" for m in config["generators"]]
+        for kind in ("bars", "pies")
+        for ext in ("png", "pdf")
+    },
+}
+
+TABLE3_OUTPUTS = {"table3_md": "results/tables/table3.md", "table3_csv": "results/tables/table3.csv"}
+
+# One generator's shuffle tables (the paper's Tables 9 and 10 are the
+# presented-position table for its two generators); model may be "{model}".
+shuffle_outputs = lambda model: {
+    "presented_md": f"results/tables/shuffled_positions_{model}.md",
+    "presented_csv": f"results/tables/shuffled_positions_{model}.csv",
+    "original_md": f"results/tables/shuffled_original_pieces_{model}.md",
+    "original_csv": f"results/tables/shuffled_original_pieces_{model}.csv",
+}
+
+
 rule shapley_values:
     """v(S) of every evidence subset of every summarization response of one
     generator, under one scorer loaded once."""
@@ -9,7 +40,7 @@ rule shapley_values:
         values=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
         skipped=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}.skipped.parquet", conflict_type=SUMMARIZATION_TYPES),
     wildcard_constraints:
-        model="[A-Za-z0-9][A-Za-z0-9._-]*",  # steered reruns (name@variant): shapley_values_steered
+        model=MODEL_NAME_PATTERN,  # steered reruns (name@variant): shapley_values_steered
     params:
         settings=subset(config["shapley"], "renumber", "exact_max_n", "n_permutations", "seed", "dtype", "token_budget"),
         code=code_hash("shapley_values.py"),
@@ -56,17 +87,17 @@ use rule shapley_values as shapley_values_steered with:
         scorer="resources/models/{scorer}",
     output:
         values=expand(
-            "results/shapley/{{scorer}}/{{model}}@{variant}/{conflict_type}.parquet",
-            variant=steering_variants(),
+            "results/shapley/{{scorer}}/{steered}/{conflict_type}.parquet",
+            steered=steered_names("{model}"),
             conflict_type=SUMMARIZATION_TYPES,
         ),
         skipped=expand(
-            "results/shapley/{{scorer}}/{{model}}@{variant}/{conflict_type}.skipped.parquet",
-            variant=steering_variants(),
+            "results/shapley/{{scorer}}/{steered}/{conflict_type}.skipped.parquet",
+            steered=steered_names("{model}"),
             conflict_type=SUMMARIZATION_TYPES,
         ),
     wildcard_constraints:
-        model="[A-Za-z0-9][A-Za-z0-9._-]*",
+        model=MODEL_NAME_PATTERN,
     log:
         "results/logs/shapley_values/{scorer}/{model}@steered.log",
     benchmark:
@@ -102,7 +133,7 @@ rule balance_report:
         ),
     output:
         **flagged(
-            balance_outputs(),
+            BALANCE_OUTPUTS,
             {"balance_csv": "balance", "table6_csv": "table6", "agreement_csv": "table6_agreement", "bars_png": "position_shares", "pies_png": "position_shares"},
             "Balance",
         ),
@@ -150,7 +181,7 @@ rule table3:
     input:
         causal=expand("results/metrics/{model}/causal.parquet", model=config["generators"]),
     output:
-        **flagged(table3_outputs(), {"table3_csv": "table3"}, "Balance"),
+        **flagged(TABLE3_OUTPUTS, {"table3_csv": "table3"}, "Balance"),
     params:
         settings=subset(config["shapley"], "bootstrap_resamples", "seed"),
         code=code_hash("table3.py"),

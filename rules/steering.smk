@@ -1,3 +1,44 @@
+# Activation steering (paper section 5): calibration/test split, directions,
+# steered reruns ("name@variant" pseudo-models, scored by the metric rules like
+# any generator), Table 4 and Figure 31.
+
+from conflictlab.contextconflict.steering import table4_variants, variant_schedule
+from conflictlab.contextconflict.variants import SteeringVariant
+
+
+# [method, alpha] of every variant, by name.
+VARIANTS = {v.format(): [v.method, v.alpha] for v in map(SteeringVariant.parse, steering_variants())}
+
+# The generation settings of steered reruns: hf, with steering's length, batch size and precision.
+STEERING_GENERATION_PARAMS = {
+    **subset(config["generation"], "templates", "max_model_len", "on_too_long", "seed", "shard_size"),
+    "backend": "hf",
+    **{key: config["steering"][key] for key in ("max_new_tokens", "batch_size", "dtype")},
+}
+
+STEERED_NAMES = [name for model in config["steering"]["models"] for name in steered_names(model)]
+
+# Per steered rerun: accuracy summaries (reasoning), attributions under the
+# default scorer (summarization), and the judged Faithfulness (all types).
+TABLE4_INPUTS = {
+    "faithfulness": "results/judges/faithfulness.parquet",
+    **({"accuracy": [f"results/metrics/{name}/accuracy_summary.parquet" for name in STEERED_NAMES]} if REASONING_TYPES else {}),
+    **(
+        {"attributions": [f"results/metrics/{name}/attributions_{default_scorer()}.parquet" for name in STEERED_NAMES]}
+        if SUMMARIZATION_TYPES and default_scorer()
+        else {}
+    ),
+}
+
+TABLE4_OUTPUTS = {
+    "table4_md": "results/tables/table4.md",
+    "table4_tex": "results/tables/table4.tex",
+    "table4_csv": "results/tables/table4.csv",
+    "fig31_png": [f"results/figures/fig31_alpha_{m}.png" for m in config["steering"]["models"]],
+    "fig31_pdf": [f"results/figures/fig31_alpha_{m}.pdf" for m in config["steering"]["models"]],
+}
+
+
 rule steering_split:
     """Seeded calibration (directions) / test (steered reruns) split of one type, per subset."""
     input:
@@ -47,32 +88,26 @@ rule steered_generate:
         model="resources/models/{model}",
     output:
         expand(
-            "results/responses/{{model}}@{variant}/{conflict_type}.parquet",
-            variant=steering_variants(),
+            "results/responses/{steered}/{conflict_type}.parquet",
+            steered=steered_names("{model}"),
             conflict_type=config["conflict_types"],
         ),
     wildcard_constraints:
-        model="[A-Za-z0-9][A-Za-z0-9._-]*",
+        model=MODEL_NAME_PATTERN,
     params:
         # (method, alpha, schedule) per variant: editing steering.alpha or
         # alpha_sweep reruns this job (all variants share its prefill).
         variants={
-            variant: [
-                *parse_variant(variant),
-                variant_schedule(variant, cas_schedule=config["steering"]["cas_schedule"]),
-            ]
-            for variant in steering_variants()
+            name: [*spec, variant_schedule(name, cas_schedule=config["steering"]["cas_schedule"])] for name, spec in VARIANTS.items()
         },
         layers=config["steering"]["layers"],
-        generation=steering_generation_params(),
-        # per variant, beside its responses (outputs are variant-major)
-        shard_dirs=lambda wildcards, output: {
-            variant: str(Path(output[k * len(config["conflict_types"])]).parent / ".shards" / "steered")
-            for k, variant in enumerate(steering_variants())
-        },
+        generation=STEERING_GENERATION_PARAMS,
         code=code_hash("steered_generate.py"),
     log:
         "results/logs/steered_generate/{model}.log",
+        # Resumable shards, one folder per variant (in params.variants' order)
+        # beside its responses: logs, not outputs, as in rule generate.
+        shards=expand("results/responses/{steered}/.shards/steered", steered=steered_names("{model}")),
     benchmark:
         "results/benchmarks/steered_generate/{model}.tsv"
     priority: CHAIN_HEAD_PRIORITY
@@ -89,16 +124,16 @@ rule steered_generate:
 rule table4:
     """Table 4 (Base / All-Tokens / First-Generated / CAS per model) and Figure 31 (the alpha sweep)."""
     input:
-        unpack(steering_metric_inputs),
+        **TABLE4_INPUTS,
     output:
-        **flagged(table4_outputs(), {"table4_csv": "table4", "fig31_png": "fig31"}, "Steering"),
+        **flagged(TABLE4_OUTPUTS, {"table4_csv": "table4", "fig31_png": "fig31"}, "Steering"),
     params:
         models=config["steering"]["models"],
         alpha=config["steering"]["alpha"],
         table4_variants=table4_variants(config["steering"]["alpha"]),
-        variants={variant: list(parse_variant(variant)) for variant in steering_variants()},
+        variants=VARIANTS,
         scorer=default_scorer(),
-        judge=judge_label(),
+        judge_label=judge_label(),
         bootstrap=config["shapley"]["bootstrap_resamples"],
         seed=config["shapley"]["seed"],
         min_n_mark=config["statistics"]["min_n_mark"],

@@ -347,7 +347,7 @@ def test_embedded_figure_plots_every_model(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("folder", ["smollm2_dir", "gemma_dir"])
+@pytest.mark.parametrize("folder", ["tiny_llama_dir", "tiny_gemma_dir"])
 def test_read_out_equals_softmax_of_a_full_forward(request, folder):
     import torch
     from transformers import AutoModelForCausalLM
@@ -374,21 +374,22 @@ def test_read_out_equals_softmax_of_a_full_forward(request, folder):
 
 
 @pytest.mark.slow
-def test_training_lowers_loss_saves_a_registry_folder_and_resumes(smollm2_dir, tmp_path):
+def test_training_lowers_loss_saves_a_registry_folder_and_resumes(tiny_llama_dir, tmp_path):
     from transformers import TrainerCallback
 
     from transformers import AutoTokenizer
 
     from conflictlab.conflictbank.training import (
-        TrainingSettings, continue_pretraining, mixture_corpus, pack_blocks, parse_ratio, tokenize_for_packing,
+        TrainingSettings, continue_pretraining, mixture_corpus, pack_blocks, tokenize_for_packing,
     )
+    from conflictlab.conflictbank.ratio import MixtureRatio
     from conflictlab.lm.loading import load
     from conflictlab.lm.registry import read_manifest
 
     records = build_records(read_jsonl(DEMO), source="d").tables()[0]
-    texts = mixture_corpus(records.slice(0, 2), parse_ratio("2:1"), seed=0)
+    texts = mixture_corpus(records.slice(0, 2), MixtureRatio.from_label("2:1").parts(), seed=0)
     assert len(texts) == 3
-    blocks = len(pack_blocks(tokenize_for_packing(AutoTokenizer.from_pretrained(smollm2_dir), texts), 64))
+    blocks = len(pack_blocks(tokenize_for_packing(AutoTokenizer.from_pretrained(tiny_llama_dir), texts), 64))
     settings = TrainingSettings(max_steps=2 * blocks, learning_rate=5e-4, batch_size=1, max_length=64, save_steps=blocks)
 
     class Killed(RuntimeError):
@@ -400,10 +401,10 @@ def test_training_lowers_loss_saves_a_registry_folder_and_resumes(smollm2_dir, t
 
     checkpoints, out = tmp_path / "ckpt", tmp_path / "trained"
     with pytest.raises(Killed, match=f"step {blocks}"):
-        continue_pretraining(smollm2_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t", callbacks=[KillAfterCheckpoint()])
+        continue_pretraining(tiny_llama_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t", callbacks=[KillAfterCheckpoint()])
     assert (checkpoints / f"checkpoint-{blocks}").is_dir() and not out.exists()
 
-    manifest = continue_pretraining(smollm2_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t")
+    manifest = continue_pretraining(tiny_llama_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t")
     training = manifest["training"]
     assert training["resumed_from"] == f"checkpoint-{blocks}"
     assert len(training["loss"]) == 2 * blocks  # the first epoch's from the checkpoint's state, the second's after resuming
@@ -413,17 +414,18 @@ def test_training_lowers_loss_saves_a_registry_folder_and_resumes(smollm2_dir, t
     assert read_manifest(out)["training"]["corpus_sha256"] == training["corpus_sha256"]
     assert not checkpoints.exists()
     lm = load(out, dtype="float32")
-    assert lm.model.config.num_hidden_layers == load(smollm2_dir, dtype="float32").model.config.num_hidden_layers
+    assert lm.model.config.num_hidden_layers == load(tiny_llama_dir, dtype="float32").model.config.num_hidden_layers
 
 
 def test_ratio_parsing_and_corpus_size():
-    from conflictlab.conflictbank.training import mixture_corpus, parse_ratio
+    from conflictlab.conflictbank.ratio import MixtureRatio
+    from conflictlab.conflictbank.training import mixture_corpus
 
     records = build_records(read_jsonl(DEMO), source="d").tables()[0]
-    assert parse_ratio("2:3") == (2, 3)
+    assert MixtureRatio.from_label("2:3").parts() == (2, 3)
     for bad in ("0:1", "2", "a:b", "1:-1"):
         with pytest.raises(ValueError, match="ratio"):
-            parse_ratio(bad)
+            MixtureRatio.from_label(bad)
     corpus = mixture_corpus(records, (2, 3), seed=0)
     defaults = set(records.column("default_evidence").to_pylist())
     assert len(corpus) == 12 + 18 and sum(t in defaults for t in corpus) == 12

@@ -175,12 +175,12 @@ def test_task1_accuracy_and_confusion_count_unparseable_as_wrong():
     assert matrix[ORDER.index("misinformation"), ORDER.index("outdated")] == 1
 
 
-def test_task1_read_out_scores_every_category_name_in_full(smollm2_dir):
+def test_task1_read_out_scores_every_category_name_in_full(tiny_llama_dir):
     from conflictlab.conflicts.evaluation import ORDER
     from conflictlab.conflicts.responses import predicted_category, task1_scores
     from conflictlab.lm.loading import load
 
-    lm = load(smollm2_dir, dtype="float32")
+    lm = load(tiny_llama_dir, dtype="float32")
     query = read_conflicts(DEMO)[0].to_pylist()[0]
     scores = task1_scores(lm, query["question"], query["search_results"][:2])
     assert scores.shape == (len(ORDER),) and np.all(np.isfinite(scores)) and np.all(scores < 0)
@@ -506,7 +506,7 @@ def test_behaviour_examples_quote_the_papers_table3_pairs():
     """Where an example says it is the paper's, its text is in the paper (when present)."""
     import inspect
 
-    from conflictlab.judges.prompts import conflicts as judge_prompts
+    from conflictlab.conflicts import judge_prompts
 
     papers = sorted((REPO.parent / "shared" / "papers").glob("001_*.txt"))
     if not papers:
@@ -524,7 +524,7 @@ def test_behaviour_examples_quote_the_papers_table3_pairs():
 def test_no_behaviour_example_is_the_dataset_query_the_paper_discusses():
     """The paper (§4, Table 3) discusses "When did season 5 of prison break
     come out?" as a CONFLICTS query: no few-shot example may be about it."""
-    from conflictlab.judges.prompts.conflicts import EXAMPLES, behaviour_request
+    from conflictlab.conflicts.judge_prompts import EXAMPLES, behaviour_request
 
     assert not any("prison break" in e.query.casefold() or "prison break" in e.response.casefold() for es in EXAMPLES.values() for e in es)
     text = behaviour_request("misinformation", "When did season 5 of prison break come out?", "In 2017 [1].").messages[0][1]
@@ -532,7 +532,7 @@ def test_no_behaviour_example_is_the_dataset_query_the_paper_discusses():
 
 
 def test_an_example_about_the_judged_query_is_left_out_of_its_request():
-    from conflictlab.judges.prompts.conflicts import EXAMPLES, behaviour_request, examples_for
+    from conflictlab.conflicts.judge_prompts import EXAMPLES, behaviour_request, examples_for
 
     iss = EXAMPLES["outdated"][0]
     judged = behaviour_request("outdated", "how many people have been on the International Space Station ", "279 [2].").messages[0][1]
@@ -546,7 +546,7 @@ def test_answer_recall_counts_a_hedge_that_includes_the_gold():
     """Paper §4: "we consider a response correct if the gold answer y is
     included in ŷ". The rule the judge reads says so, and no longer sends
     a hedge that includes the gold to 'no'."""
-    from conflictlab.judges.prompts.conflicts import recall_request
+    from conflictlab.conflicts.judge_prompts import recall_request
 
     text = recall_request("Q?", "Port Elina", "Either Port Elina [1] or Santa Veya [2].").messages[0][1]
     rule = text.split("Question:")[0].casefold()

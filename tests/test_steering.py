@@ -65,8 +65,8 @@ def test_directions_follow_the_definitions():
 
 
 @pytest.fixture(scope="module")
-def smollm2(smollm2_dir):
-    lm = load(smollm2_dir, dtype="float32")
+def smollm2(tiny_llama_dir):
+    lm = load(tiny_llama_dir, dtype="float32")
     return lm.model, lm.tokenizer
 
 
@@ -214,11 +214,11 @@ def test_right_padding_is_refused_and_hooks_removed_on_error(smollm2):
         Steering(_random_direction(model), 1.0, "every_other")
 
 
-def test_backend_applies_steering(smollm2_dir, smollm2):
+def test_backend_applies_steering(tiny_llama_dir, smollm2):
     _, tokenizer = smollm2
     prompts = [tokenizer(t)["input_ids"] for t in TEXTS]
     params = DecodingParams(max_new_tokens=6)
-    lm = load(smollm2_dir)
+    lm = load(tiny_llama_dir)
     plain = HFBackend(lm, batch_size=2).generate(prompts, params)
     direction = _random_direction(smollm2[0])
     zero = HFBackend(lm, batch_size=2, steering=Steering(direction, 0.0, "all_tokens")).generate(prompts, params)
@@ -237,22 +237,16 @@ def test_backend_applies_steering(smollm2_dir, smollm2):
 
 def test_variant_names_round_trip_and_pick_their_direction(tmp_path):
     from conflictlab.contextconflict.generation import variant_steering
-    from conflictlab.contextconflict.steering import (
-        all_variants,
-        parse_variant,
-        save_directions,
-        table4_variants,
-        variant_name,
-        variant_schedule,
-    )
+    from conflictlab.contextconflict.steering import all_variants, save_directions, table4_variants, variant_schedule
+    from conflictlab.contextconflict.variants import SteeringVariant
 
     assert table4_variants(1.0) == ["base", "all_tokens-a1", "first_generated-a1", "cas-a1"]
     assert all_variants(1.0, [0.5, 1.0]) == ["base", "all_tokens-a1", "first_generated-a1", "cas-a1", "all_tokens-a0.5", "first_generated-a0.5"]
     for method, alpha in (("all_tokens", 0.5), ("cas", 2.0), ("first_generated", 1.5)):
-        assert parse_variant(variant_name(method, alpha)) == (method, alpha)
-    assert parse_variant("base") == ("base", 0.0)
+        assert SteeringVariant.parse(SteeringVariant(method, alpha).format()) == SteeringVariant(method, alpha)
+    assert SteeringVariant.parse("base") == SteeringVariant("base", 0.0)
     with pytest.raises(ValueError, match="not a steering variant"):
-        parse_variant("sideways-a1")
+        SteeringVariant.parse("sideways-a1")
     assert variant_schedule("cas-a1", cas_schedule="first_generated") == "first_generated"
     assert variant_schedule("all_tokens-a2", cas_schedule="first_generated") == "all_tokens"
     assert variant_schedule("base", cas_schedule="all_tokens") is None

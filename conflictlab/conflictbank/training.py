@@ -48,17 +48,6 @@ class TrainingSettings:
     seed: int = 0
 
 
-def parse_ratio(text: str) -> tuple[int, int]:
-    """``"2:3"`` -> (2, 3): parts of default and of conflicting text."""
-    try:
-        default, conflicting = (int(part) for part in str(text).split(":"))
-    except ValueError:
-        raise ValueError(f"ratio {text!r}: expected 'default:conflicting', e.g. '2:1'") from None
-    if default <= 0 or conflicting < 0:
-        raise ValueError(f"ratio {text!r}: the default part must be positive and the conflicting part non-negative")
-    return default, conflicting
-
-
 def conflicting_order(records: pa.Table, *, seed: int) -> list[str]:
     """Every conflicting evidence text of ``records`` in one seeded order:
     each conflict kind's texts permuted, then taken in turn (misinformation,

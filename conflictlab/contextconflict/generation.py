@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from conflictlab.contextconflict.prompts import build_messages, encode_messages
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
+from conflictlab.contextconflict.variants import SteeredModel
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
 from conflictlab.lm.generation import Backend, DecodingParams, HFBackend
 from conflictlab.lm.registry import context_limit, weights_checksum
@@ -200,7 +201,7 @@ def generate_steered_subsets(
     table_of = [t for t, requests_of_table in enumerate(per_table) for _ in requests_of_table]
     names = list(variants)
     jobs = [
-        _job(f"{model}@{name}", model_dir, settings, limit, json.dumps([None if s is None else s.key() for s in variants[name]]))
+        _job(SteeredModel(model, name).format(), model_dir, settings, limit, json.dumps([None if s is None else s.key() for s in variants[name]]))
         for name in names
     ]
     backend = []

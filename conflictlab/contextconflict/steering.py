@@ -25,50 +25,33 @@ Injection: :class:`conflictlab.lm.steering.Steering` (the model layer's hooks).
 from __future__ import annotations
 
 import math
-import re
 from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
+from conflictlab.contextconflict.variants import BASE, METHODS, SteeredModel, SteeringVariant
 from conflictlab.io import atomic_path
 from conflictlab.stats import DEFAULT_MIN_N_MARK, marks_over_same_samples
 
 # --------------------------------------------------------------------------
-# Variants: a steered rerun is the pseudo-model "name@variant", so that the
-# accuracy, Shapley and attribution rules score it unchanged. A variant is
-# "base" (no steering, the same decoding as the steered runs) or
-# "<method>-a<alpha>".
+# Variants: a steered rerun is the pseudo-model "name@variant" and a variant is
+# "base" or "<method>-a<alpha>", both spelled and read by their types
+# (conflictlab.contextconflict.variants); the lists below give their names.
 
-METHODS = ("all_tokens", "first_generated", "cas")
 SWEEP_METHODS = ("all_tokens", "first_generated")
-VARIANT_PATTERN = r"base|(" + "|".join(METHODS) + r")-a[0-9.]+"
 DIRECTION_OF_METHOD = {"all_tokens": "mean_difference", "first_generated": "mean_difference", "cas": "cas"}
-
-
-def variant_name(method: str, alpha: float) -> str:
-    return f"{method}-a{alpha:g}"
-
-
-def parse_variant(variant: str) -> tuple[str, float]:
-    """(method, alpha) of a variant name; ("base", 0.0) for the unsteered rerun."""
-    if variant == "base":
-        return "base", 0.0
-    if not re.fullmatch(VARIANT_PATTERN, variant):
-        raise ValueError(f"not a steering variant: {variant!r} (expected base or <method>-a<alpha>, method one of {METHODS})")
-    method, alpha = variant.rsplit("-a", 1)
-    return method, float(alpha)
 
 
 def table4_variants(alpha: float) -> list[str]:
     """Table 4's rows: base and every method at ``alpha``."""
-    return ["base"] + [variant_name(m, alpha) for m in METHODS]
+    return [SteeringVariant(BASE).format()] + [SteeringVariant(m, alpha).format() for m in METHODS]
 
 
 def sweep_variants(alphas) -> list[str]:
     """Figure 31: both schedules at every alpha of the sweep."""
-    return [variant_name(m, a) for m in SWEEP_METHODS for a in alphas]
+    return [SteeringVariant(m, a).format() for m in SWEEP_METHODS for a in alphas]
 
 
 def all_variants(alpha: float, alphas) -> list[str]:
@@ -77,8 +60,8 @@ def all_variants(alpha: float, alphas) -> list[str]:
 
 def variant_schedule(variant: str, *, cas_schedule: str) -> str | None:
     """The injection schedule of a variant (None for base)."""
-    method, _ = parse_variant(variant)
-    if method == "base":
+    method = SteeringVariant.parse(variant).method
+    if method == BASE:
         return None
     return cas_schedule if method == "cas" else method
 
@@ -258,7 +241,8 @@ def steering_results(
     rows = []
 
     def add(full_name, metric, conflict_type, value, low, high, n, nan_rate=None):
-        model, variant = full_name.split("@", 1)
+        steered = SteeredModel.parse(full_name)
+        model, variant = steered.model, steered.variant.format()
         method, alpha = variants[variant]
         rows.append({"model": model, "variant": variant, "method": method, "alpha": float(alpha), "metric": metric,
                      "conflict_type": conflict_type, "value": value, "ci_low": low, "ci_high": high, "n": n, "nan_rate": nan_rate})
@@ -270,7 +254,8 @@ def steering_results(
         if r["group"] == "all":
             add(r["model"], "balance", r["conflict_type"], r["balance"], r["ci_low"], r["ci_high"], r["n_scored"] - r["n_undefined"])
     for r in [] if faithfulness_summary is None else faithfulness_summary.to_pylist():
-        if "@" in r["model"] and r["model"].split("@", 1)[1] in variants:
+        steered = SteeredModel.parse_if_steered(r["model"])
+        if steered is not None and steered.variant.format() in variants:
             add(r["model"], "faithfulness", r["conflict_type"], r["faithfulness"], r["ci_low"], r["ci_high"], r["n_scored"], r["nan_rate"])
     return pa.Table.from_pylist(rows, schema=STEERING_RESULT_SCHEMA)
 
@@ -309,7 +294,7 @@ def table4(
         for metric, conflict_type in columns:
             cells = [data.get((model, v, metric, conflict_type)) for v in table_variants]
             values = [math.nan if c is None or c["value"] is None else c["value"] for c in cells]
-            samples = [sample_ids.get((f"{model}@{v}", metric, conflict_type), "test split") for v in table_variants]
+            samples = [sample_ids.get((SteeredModel(model, v).format(), metric, conflict_type), "test split") for v in table_variants]
             marks, why = marks_over_same_samples(values, samples, [0 if c is None else c["n"] for c in cells],
                                                  higher_is_better=HIGHER_IS_BETTER[metric], min_n=min_n)
             if why:

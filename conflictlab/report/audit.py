@@ -104,7 +104,7 @@ def audit_rows(name: str, columns: list[str], rows: list[dict[str, str]]) -> lis
 
 def audit_folder(results: str | Path) -> list[str]:
     """Problems of every table of a results folder (see the module docstring)."""
-    import pyarrow.parquet as pq
+    from conflictlab.io import read_tables
 
     results, problems = Path(results), []
     for path in sorted((results / "tables").glob("*.csv")):
@@ -113,7 +113,7 @@ def audit_folder(results: str | Path) -> list[str]:
             rows = list(reader)
             problems += audit_rows(path.name, list(reader.fieldnames or []), rows)
     for path in sorted(results.glob("mechanistic/*/spectral.parquet")):
-        table = pq.read_table(path)
+        table = read_tables(path)
         rows = [{k: str(v) for k, v in row.items()} for row in table.to_pylist()]
         problems += audit_rows(str(path.relative_to(results)), table.column_names, rows)
     return problems

@@ -1,10 +1,9 @@
 """Rule accuracy: one generator's reasoning responses -> correctness and CIs."""
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from conflictlab.contextconflict.accuracy import ACCURACY_SCHEMA, SUMMARY_SCHEMA, score_responses, summarize_accuracy
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.logs import configure_logging
 
 model = snakemake.wildcards.model
@@ -12,9 +11,9 @@ log = configure_logging(snakemake.log[0], f"accuracy.{model}")
 
 judged = None
 if "matches" in snakemake.input.keys():
-    judged = {r["sample_id"]: r["equivalent"] for r in pq.read_table(snakemake.input.matches).to_pylist()}
+    judged = {r["sample_id"]: r["equivalent"] for r in read_tables(snakemake.input.matches).to_pylist()}
 per_sample = pa.concat_tables(
-    score_responses(pq.read_table(samples), pq.read_table(responses), model, judged=judged)
+    score_responses(read_tables(samples), read_tables(responses), model, judged=judged)
     for samples, responses in zip(snakemake.input.samples, snakemake.input.responses)
 )
 summary = summarize_accuracy(per_sample)

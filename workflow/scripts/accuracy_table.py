@@ -1,24 +1,22 @@
 """Rule accuracy_table: every generator's accuracy summary (with its judged Faithfulness) -> Markdown and CSV."""
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from conflictlab.io import read_tables
 from conflictlab.judges.faithfulness import DEVIATIONS, join_faithfulness, summarize_faithfulness
 from conflictlab.logs import configure_logging
 from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "accuracy_table")
 params = snakemake.params
-table = pa.concat_tables(pq.read_table(path) for path in snakemake.input.summaries)
+table = read_tables(snakemake.input.summaries)
 caption = "Accuracy on reasoning conflicts (%, Wilson 95% CI over the n samples, none at n < 2; missing_tag_rate among generated responses)."
 display = {"intervals": {"accuracy": ("ci_low", "ci_high")}, "scale": {"accuracy": 100, "missing_tag_rate": 100}}
 if "faithfulness" in snakemake.input.keys():
-    judged = summarize_faithfulness(pq.read_table(snakemake.input.faithfulness), n_resamples=params.bootstrap, seed=params.seed)
+    judged = summarize_faithfulness(read_tables(snakemake.input.faithfulness), n_resamples=params.bootstrap, seed=params.seed)
     table = join_faithfulness(table, judged, where=lambda row: row["level"] == "type")
     display["intervals"]["faithfulness"] = ("fth_ci_low", "fth_ci_high")
     display["scale"].update(faithfulness=100, fth_nan_rate=100)
     caption += (
-        f" Faithfulness (RAGAS, judge {params.judge}) on type rows: mean over the fth_n scored responses (its own n, not the "
+        f" Faithfulness (RAGAS, judge {params.judge_label}) on type rows: mean over the fth_n scored responses (its own n, not the "
         f"accuracy n), bootstrap 95% CI; fth_nan_rate: share of the judged responses without a score. {DEVIATIONS}"
     )
 write_markdown_and_csv(table, snakemake.output.md, snakemake.output.csv, caption=caption, **display)

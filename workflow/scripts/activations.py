@@ -2,11 +2,10 @@
 and steering-direction prompts of every type, each distinct prompt forwarded once."""
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from conflictlab.contextconflict.pairs import INDEX_SCHEMA, activation_index, pair_prompts, projection_prompts
 from conflictlab.contextconflict.steering import direction_prompts
-from conflictlab.io import atomic_path, write_parquet
+from conflictlab.io import atomic_path, read_tables, write_parquet
 from conflictlab.lm.hidden import ExtractionStats, hidden_states_of_sets
 from conflictlab.lm.loading import load
 from conflictlab.logs import configure_logging
@@ -18,7 +17,7 @@ STORED_DTYPE = {"pairs": np.float16, "projection": np.float16, "directions": np.
 log = configure_logging(snakemake.log[0], f"activations.{snakemake.wildcards.model}")
 settings, inputs, outputs, templates = snakemake.params.settings, snakemake.input, snakemake.output, snakemake.params.templates
 lm = load(inputs.model, dtype=settings["dtype"])
-samples = [pq.read_table(path).to_pylist() for path in inputs.samples]
+samples = [read_tables(path).to_pylist() for path in inputs.samples]
 prompts = {
     "pairs": [pair_prompts(lm.tokenizer, s, templates, drop_last=settings["drop_last"]) for s in samples],
     "projection": [projection_prompts(lm.tokenizer, s, templates, matched=settings["matched_templates"]) for s in samples],

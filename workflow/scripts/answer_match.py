@@ -1,20 +1,19 @@
 """Rule answer_match: the judge decides long free-text golds of one generator's reasoning responses."""
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from conflictlab.contextconflict.answer_match import ANSWER_MATCH_SCHEMA, judged_answer_matches
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.judges.backends import judge_session
 from conflictlab.logs import configure_logging
 
 model = snakemake.wildcards.model
 log = configure_logging(snakemake.log[0], f"answer_match.{model}")
 params, inputs = snakemake.params, snakemake.input
-writer = "answer_match-" + model.replace("@", "_")
-with judge_session(params.judge, inputs.get("judge_model"), cache_dir=params.cache, writer=writer, server_log=params.server_log) as session:
+writer = f"answer_match-{model}"  # the cache files of this job: answer_match-<model>-<digest>.parquet
+with judge_session(params.judge_settings, inputs.get("judge_model"), cache_dir=inputs.cache, writer=writer, server_log=snakemake.log.get("server")) as session:
     table = pa.concat_tables(
-        judged_answer_matches(pq.read_table(s).to_pylist(), pq.read_table(r).to_pylist(), session.ask, model=model, judge=session.cache.judge)
+        judged_answer_matches(read_tables(s).to_pylist(), read_tables(r).to_pylist(), session.ask, model=model, judge=session.cache.judge)
         for s, r in zip(inputs.samples, inputs.responses)
     )
 write_parquet(table, snakemake.output.matches, ANSWER_MATCH_SCHEMA)

@@ -4,19 +4,19 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from conflictlab.arbitration.prompts import ORDERS, SETTINGS
 from conflictlab.arbitration.report import accuracy_by_cell, arbitration_panels, mean_over_seeds, sensitivity_table
+from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "arbitration_report")
 out = snakemake.output
-main = pq.read_table(snakemake.input.main)
-sensitivity = pq.read_table(snakemake.input.sensitivity)
-predictions = pa.concat_tables(pq.read_table(p) for p in snakemake.input.predictions)
+main = read_tables(snakemake.input.main)
+sensitivity = read_tables(snakemake.input.sensitivity)
+predictions = read_tables(snakemake.input.predictions)
 ids = set(main.column("instance_id").to_pylist())
 is_main = pa.array([i in ids for i in predictions.column("instance_id").to_pylist()])
 

@@ -1,16 +1,13 @@
 """Rule attributions: coalition values -> Shapley values, shares and Balance per sample."""
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conflictlab.contextconflict.balance import ATTRIBUTION_SCHEMA, attributions
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.logs import configure_logging
 
 log = configure_logging(snakemake.log[0], f"attributions.{snakemake.wildcards.model}.{snakemake.wildcards.scorer}")
 table = attributions(
-    pa.concat_tables(pq.read_table(p) for p in snakemake.input.values),
-    pa.concat_tables(pq.read_table(p) for p in snakemake.input.samples),
+    read_tables(snakemake.input.values),
+    read_tables(snakemake.input.samples),
     model=snakemake.wildcards.model,
 )
 write_parquet(table, snakemake.output.attributions, ATTRIBUTION_SCHEMA)

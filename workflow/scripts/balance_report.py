@@ -2,12 +2,11 @@
 
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from conflictlab.contextconflict.balance import position_shares, scorer_robustness, summarize_balance
 from conflictlab.contextconflict.figures import position_share_bars, position_share_pies
+from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import write_csv, write_markdown_and_csv
@@ -15,7 +14,7 @@ from conflictlab.report.tables import write_csv, write_markdown_and_csv
 log = configure_logging(snakemake.log[0], "balance_report")
 params, out = snakemake.params, snakemake.output
 boot = dict(n_resamples=params.settings["bootstrap_resamples"], seed=params.settings["seed"])
-attr = pa.concat_tables(pq.read_table(p) for p in snakemake.input.attributions)
+attr = read_tables(snakemake.input.attributions)
 
 summary = summarize_balance(attr, **boot)
 write_markdown_and_csv(

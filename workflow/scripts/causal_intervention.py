@@ -1,10 +1,7 @@
 """Rule causal_intervention: Table 3 rows for one generator."""
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conflictlab.contextconflict.causal import CAUSAL_SCHEMA, causal_intervention
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.lm.loading import load
 from conflictlab.logs import configure_logging
 
@@ -12,9 +9,9 @@ model_name = snakemake.wildcards.model
 log = configure_logging(snakemake.log[0], f"causal_intervention.{model_name}")
 lm = load(snakemake.input.model, dtype=snakemake.params.dtype)
 table = causal_intervention(
-    pq.read_table(snakemake.input.attributions),
-    pa.concat_tables(pq.read_table(p) for p in snakemake.input.samples),
-    pa.concat_tables(pq.read_table(p) for p in snakemake.input.responses),
+    read_tables(snakemake.input.attributions),
+    read_tables(snakemake.input.samples),
+    read_tables(snakemake.input.responses),
     lm,
     model_name=model_name,
 )

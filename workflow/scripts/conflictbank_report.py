@@ -3,11 +3,9 @@ embedded-knowledge table and panel."""
 
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conflictlab.conflictbank.metrics import embedded_metrics, setting_metrics
 from conflictlab.conflictbank.report import embedded_figure, memorization_figure, write_embedded_table, write_metric_table
+from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 
@@ -15,7 +13,7 @@ log = configure_logging(snakemake.log[0], "conflictbank_report")
 out, options = snakemake.output, snakemake.params.options
 boot = dict(n_resamples=options["bootstrap_resamples"], seed=options["seed"])
 
-predictions = pa.concat_tables(pq.read_table(p) for p in snakemake.input.predictions)
+predictions = read_tables(snakemake.input.predictions)
 metrics = setting_metrics(predictions, **boot)
 write_metric_table(metrics, out.table_md, out.table_csv)
 models = list(dict.fromkeys(predictions.column("model").to_pylist()))
@@ -23,9 +21,10 @@ save(memorization_figure(metrics, models), Path(out.figure_png).with_suffix(""))
 for row in metrics.to_pylist():
     log.info("%s %s: n_scored %d, OAR %s, MR %s (n_mr %d)", row["model"], row["setting"], row["n_scored"], row["oar"], row["mr"], row["n_mr"])
 
-trained = {}
+embedded = {}
 for ratio, path in zip(snakemake.params.ratios, snakemake.input.embedded):
-    trained[ratio] = pa.concat_tables([trained[ratio], pq.read_table(path)]) if ratio in trained else pq.read_table(path)
+    embedded.setdefault(ratio, []).append(path)
+trained = {ratio: read_tables(paths) for ratio, paths in embedded.items()}
 rows = embedded_metrics(predictions, trained, models=snakemake.params.embedded_models, settings=options["embedded_settings"], **boot)
 write_embedded_table(rows, out.embedded_md, out.embedded_csv)
 save(embedded_figure(rows), Path(out.embedded_png).with_suffix(""))

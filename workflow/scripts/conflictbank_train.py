@@ -1,27 +1,27 @@
 """Rule conflictbank_train: continued pre-training of one model on default and
 conflicting evidence text at one ratio (ConflictBank's embedded knowledge)."""
 
-import pyarrow.parquet as pq
-
-from conflictlab.conflictbank.training import TrainingSettings, continue_pretraining, mixture_corpus, parse_ratio
+from conflictlab.conflictbank.ratio import MixtureRatio
+from conflictlab.conflictbank.training import TrainingSettings, continue_pretraining, mixture_corpus
+from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 
 model, ratio_name = snakemake.wildcards.model, snakemake.wildcards.ratio
 log = configure_logging(snakemake.log[0], f"conflictbank_train.{model}.{ratio_name}")
 options = snakemake.params.options
-ratio = parse_ratio(ratio_name.replace("-", ":"))
-records = pq.read_table(snakemake.input.records)
-texts = mixture_corpus(records, ratio, seed=options["seed"])
+ratio = MixtureRatio.parse(ratio_name)
+records = read_tables(snakemake.input.records)
+texts = mixture_corpus(records, ratio.parts(), seed=options["seed"])
 settings = TrainingSettings(**{key: options[key] for key in TrainingSettings.__dataclass_fields__})
-log.info("training %s on %d texts (default:conflicting = %d:%d), %s", model, len(texts), *ratio, settings)
+log.info("training %s on %d texts (default:conflicting = %s), %s", model, len(texts), ratio.label(), settings)
 manifest = continue_pretraining(
     snakemake.input.model,
     texts,
     snakemake.output.folder,
-    checkpoint_dir=snakemake.params.checkpoints,
+    checkpoint_dir=snakemake.log.checkpoints,
     settings=settings,
-    name=f"{model}@cpt-{ratio_name}",
-    provenance={"ratio": f"{ratio[0]}:{ratio[1]}", "default_texts": records.num_rows, "conflicting_texts": len(texts) - records.num_rows},
+    name=f"{model}@cpt-{ratio.format()}",
+    provenance={"ratio": ratio.label(), "default_texts": records.num_rows, "conflicting_texts": len(texts) - records.num_rows},
 )
 training = manifest["training"]
 losses = training["loss"]

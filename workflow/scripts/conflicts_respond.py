@@ -1,16 +1,14 @@
 """Rule conflicts_respond: one model's Task 1 type predictions and Task 2 responses."""
 
-import pyarrow.parquet as pq
-
 from conflictlab.conflicts.responses import RESPONSE_SCHEMA, TYPE_PREDICTION_SCHEMA, answer_queries
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.logs import configure_logging
 
 
 def main() -> None:
     model = snakemake.wildcards.model
     log = configure_logging(snakemake.log[0], f"conflicts_respond.{model}")
-    queries = pq.read_table(snakemake.input.queries).to_pylist()
+    queries = read_tables(snakemake.input.queries).to_pylist()
     types, responses = answer_queries(
         snakemake.input.model, snakemake.params.generation, queries, model=model, strategies=snakemake.params.strategies
     )

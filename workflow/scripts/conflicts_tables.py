@@ -2,20 +2,18 @@
 
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conflictlab.conflicts.tables import (
     TABLE4_DISPLAY, TABLE5_DISPLAY, TABLE6_DISPLAY, confusion_figure, table4, table5, table6,
 )
+from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "conflicts_tables")
-out, options, judge = snakemake.output, snakemake.params.options, snakemake.params.judge
-types = pa.concat_tables(pq.read_table(path) for path in snakemake.input.types)
-judged = pq.read_table(snakemake.input.judged)
+out, options, judge = snakemake.output, snakemake.params.options, snakemake.params.judge_label
+types = read_tables(snakemake.input.types)
+judged = read_tables(snakemake.input.judged)
 PAPER_ROWS = "Rows 'paper': the paper's numbers, for reference; their n is the number of release queries they cover; the paper gives no interval."
 EMPTY = "An empty interval: n < 2; an empty cell: n = 0."
 UNPARSEABLE = ("n_unparseable: responses not generated or not readable (unparseable Taxonomy-aware form, no predicted type for "

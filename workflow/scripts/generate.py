@@ -1,9 +1,7 @@
 """Rule generate: every subset's samples -> one generator's responses, one model load."""
 
-import pyarrow.parquet as pq
-
 from conflictlab.contextconflict.generation import generate_subsets
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.lm.backends import generation_backend
 from conflictlab.lm.shards import RESPONSE_SCHEMA, finish_shards
 from conflictlab.logs import configure_logging
@@ -12,8 +10,8 @@ from conflictlab.logs import configure_logging
 def main() -> None:
     model = snakemake.wildcards.model
     log = configure_logging(snakemake.log[0], f"generate.{model}")
-    settings, shard_dir = snakemake.params.generation, snakemake.params.shard_dir
-    subsets = [pq.read_table(path) for path in snakemake.input.samples]
+    settings, shard_dir = snakemake.params.generation, snakemake.log.shards
+    subsets = [read_tables(path) for path in snakemake.input.samples]
     responses = generate_subsets(
         subsets, snakemake.input.model, model=model, settings=settings, shard_dir=shard_dir,
         make_backend=lambda limit: generation_backend(snakemake.input.model, settings, limit=limit),

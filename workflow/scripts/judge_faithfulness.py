@@ -1,8 +1,6 @@
 """Rule judge_faithfulness: RAGAS Faithfulness of every response (base and steered) under the configured judge."""
 
-import pyarrow.parquet as pq
-
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.judges.backends import judge_session
 from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA, faithfulness_rows, first_by_id
 from conflictlab.logs import configure_logging
@@ -10,10 +8,10 @@ from conflictlab.logs import configure_logging
 log = configure_logging(snakemake.log[0], "judge_faithfulness")
 params, inputs = snakemake.params, snakemake.input
 groups = [
-    (model, first_by_id(pq.read_table(samples).to_pylist(), params.max_per_type), pq.read_table(responses).to_pylist())
+    (model, first_by_id(read_tables(samples).to_pylist(), params.max_per_type), read_tables(responses).to_pylist())
     for model, samples, responses in zip(params.models, inputs.samples, inputs.responses)
 ]
-with judge_session(params.judge, inputs.get("judge_model"), cache_dir=params.cache, writer="faithfulness", server_log=params.server_log) as session:
+with judge_session(params.judge_settings, inputs.get("judge_model"), cache_dir=inputs.cache, writer="faithfulness", server_log=snakemake.log.get("server")) as session:
     table = faithfulness_rows(groups, session.ask, judge=session.cache.judge, max_statement_tokens=params.max_statement_tokens)
 write_parquet(table, snakemake.output.faithfulness, FAITHFULNESS_SCHEMA)
 statuses = table.column("status").to_pylist()

@@ -1,9 +1,8 @@
 """Rule judge_ratings: the judge's 1-5 rating of every evidence piece of every generator's summarization responses."""
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.judges.backends import judge_session
 from conflictlab.judges.ratings import RATING_SCHEMA, judge_rating_rows
 from conflictlab.logs import configure_logging
@@ -11,9 +10,9 @@ from conflictlab.logs import configure_logging
 log = configure_logging(snakemake.log[0], "judge_ratings")
 params, inputs = snakemake.params, snakemake.input
 tables = []
-with judge_session(params.judge, inputs.get("judge_model"), cache_dir=params.cache, writer="ratings", server_log=params.server_log) as session:
+with judge_session(params.judge_settings, inputs.get("judge_model"), cache_dir=inputs.cache, writer="ratings", server_log=snakemake.log.get("server")) as session:
     for model, samples_path, responses_path in zip(params.models, inputs.samples, inputs.responses):
-        samples, responses = pq.read_table(samples_path).to_pylist(), pq.read_table(responses_path).to_pylist()
+        samples, responses = read_tables(samples_path).to_pylist(), read_tables(responses_path).to_pylist()
         tables.append(judge_rating_rows(samples, responses, session.ask, model=model, judge=session.cache.judge))
 table = pa.concat_tables(tables)
 write_parquet(table, snakemake.output.ratings, RATING_SCHEMA)

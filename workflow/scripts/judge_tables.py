@@ -1,8 +1,6 @@
 """Rule judge_tables: Faithfulness per model and type, Table 2 (kappa), Table 7 (judge Balance) and the judge's gold-set agreement."""
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from conflictlab.io import read_tables
 from conflictlab.judges.faithfulness import DEVIATIONS, SUMMARY_DISPLAY, summarize_faithfulness
 from conflictlab.judges.gold import gold_agreement
 from conflictlab.judges.ratings import HUMAN_NOTE, agreement_table, judge_balance_table
@@ -12,9 +10,9 @@ from conflictlab.report.tables import write_markdown_and_csv
 log = configure_logging(snakemake.log[0], "judge_tables")
 params, inputs, out = snakemake.params, snakemake.input, snakemake.output
 boot = dict(n_resamples=params.bootstrap, seed=params.seed)
-judge = params.judge
+judge = params.judge_label
 
-faithfulness = summarize_faithfulness(pq.read_table(inputs.faithfulness), **boot)
+faithfulness = summarize_faithfulness(read_tables(inputs.faithfulness), **boot)
 write_markdown_and_csv(
     faithfulness, out.faithfulness_md, out.faithfulness_csv,
     caption=f"Faithfulness (RAGAS; judge {judge}) per responding model and type: mean (%) over the n_scored scored responses "
@@ -23,8 +21,8 @@ write_markdown_and_csv(
     **SUMMARY_DISPLAY,
 )
 if "ratings" in inputs.keys():
-    ratings = pq.read_table(inputs.ratings)
-    attributions = pa.concat_tables(pq.read_table(p) for p in inputs.attributions)
+    ratings = read_tables(inputs.ratings)
+    attributions = read_tables(inputs.attributions)
     agreement = agreement_table(ratings, attributions, scorer=params.scorer)
     write_markdown_and_csv(
         agreement, out.table2_md, out.table2_csv,
@@ -45,7 +43,7 @@ if "ratings" in inputs.keys():
         intervals={"judge_balance": ("judge_ci_low", "judge_ci_high"), "shapley_balance": ("shapley_ci_low", "shapley_ci_high")},
         decimals={"judge_balance": 1, "shapley_balance": 1},
     )
-gold = gold_agreement(pq.read_table(inputs.gold))
+gold = gold_agreement(read_tables(inputs.gold))
 write_markdown_and_csv(
     gold, out.gold_md, out.gold_csv,
     caption=f"How good is the judge? Agreement of {judge} with the team-written gold set (resources/judges/gold.jsonl): "

@@ -5,11 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from conflictlab.contextconflict.figures import probe_curves, projection_curves, spectral_curves
 from conflictlab.contextconflict.mechanistic import pair_analysis, projection_analysis
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import write_markdown_and_csv
@@ -20,7 +19,7 @@ settings, inputs, out = snakemake.params.settings, snakemake.input, snakemake.ou
 
 
 def read(states_path, index_path):
-    return np.load(states_path).astype(np.float32), pq.read_table(index_path).to_pylist()
+    return np.load(states_path).astype(np.float32), read_tables(index_path).to_pylist()
 
 
 probe_table, spectral_table, projection_table, table8 = [], [], [], []

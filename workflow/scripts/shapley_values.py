@@ -2,10 +2,9 @@
 of one generator's summarization responses under one scorer, loaded once."""
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from conflictlab.contextconflict.scoring import SKIP_SCHEMA, VALUE_SCHEMA, score_response_sets
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.lm.loading import load
 from conflictlab.lm.subsets import SubsetScorer
 from conflictlab.logs import configure_logging
@@ -26,8 +25,8 @@ for samples, files in by_samples.items():
     results = score_response_sets(
         scorer,
         lm.tokenizer,
-        pq.read_table(samples),
-        [pq.read_table(inputs.responses[k]) for k in files],
+        read_tables(samples),
+        [read_tables(inputs.responses[k]) for k in files],
         scorer_name=scorer_name,
         renumber=settings["renumber"],
         exact_max_n=settings["exact_max_n"],

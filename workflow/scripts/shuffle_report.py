@@ -1,18 +1,16 @@
 """Rule shuffle_report: one generator's shuffled-evidence shares by presented position (the paper's Tables 9-10) and by original piece."""
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conflictlab.contextconflict.balance import attributions, shuffled_shares
+from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.tables import write_markdown_and_csv
 
 model = snakemake.wildcards.model
 log = configure_logging(snakemake.log[0], f"shuffle_report.{model}")
 settings = snakemake.params.settings
-samples = pa.concat_tables(pq.read_table(p) for p in snakemake.input.samples)
+samples = read_tables(snakemake.input.samples)
 attr = attributions(
-    pa.concat_tables(pq.read_table(p) for p in snakemake.input.values),
+    read_tables(snakemake.input.values),
     samples,
     model=model,
 )

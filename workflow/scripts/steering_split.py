@@ -2,14 +2,12 @@
 
 from collections import Counter
 
-import pyarrow.parquet as pq
-
-from conflictlab.io import write_parquet
+from conflictlab.io import read_tables, write_parquet
 from conflictlab.logs import configure_logging
 from conflictlab.contextconflict.steering import steering_split
 
 log = configure_logging(snakemake.log[0], f"steering_split.{snakemake.wildcards.conflict_type}")
-samples = pq.read_table(snakemake.input.samples)
+samples = read_tables(snakemake.input.samples)
 calibration, test = steering_split(
     samples, calibration_fraction=snakemake.params.calibration_fraction, seed=snakemake.params.seed
 )

@@ -1,14 +1,12 @@
 """Rule table1: dataset statistics of the data this run read, beside the full release's."""
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conflictlab.contextconflict.dataset import dataset_statistics
+from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "table1")
-table = dataset_statistics(pa.concat_tables(pq.read_table(p) for p in snakemake.input.samples))
+table = dataset_statistics(read_tables(snakemake.input.samples))
 write_markdown_and_csv(
     table, snakemake.output.table1_md, snakemake.output.table1_csv,
     caption="Table 1: per conflict type, the samples this run read (size, mean evidence pieces, implicit share, base sources) "

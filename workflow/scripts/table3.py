@@ -1,16 +1,14 @@
 """Rule table3: the causal-intervention validation of the Shapley rankings."""
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conflictlab.contextconflict.balance import summarize_causal
+from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "table3")
 settings = snakemake.params.settings
 table = summarize_causal(
-    pa.concat_tables(pq.read_table(p) for p in snakemake.input.causal),
+    read_tables(snakemake.input.causal),
     n_resamples=settings["bootstrap_resamples"],
     seed=settings["seed"],
 )

@@ -2,12 +2,10 @@
 
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conflictlab.contextconflict.balance import summarize_balance
 from conflictlab.contextconflict.figures import alpha_sweep_curves
 from conflictlab.contextconflict.steering import METHOD_LABELS, METRIC_LABELS, column_key, steering_results, table4, table4_columns, with_marks
+from conflictlab.io import read_tables
 from conflictlab.judges.faithfulness import DEVIATIONS, faithfulness_notes, summarize_faithfulness
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
@@ -19,13 +17,13 @@ inputs = dict(snakemake.input.items())
 
 
 def read_all(paths):
-    return pa.concat_tables(pq.read_table(p) for p in paths) if paths else None
+    return read_tables(paths) if paths else None
 
 
 variants = {variant: tuple(spec) for variant, spec in params.variants.items()}
 attributions = read_all(inputs.get("attributions"))
 balance = None if attributions is None else summarize_balance(attributions, n_resamples=params.bootstrap, seed=params.seed)
-judged = pq.read_table(inputs["faithfulness"]) if "faithfulness" in inputs else None
+judged = read_tables(inputs["faithfulness"]) if "faithfulness" in inputs else None
 faithfulness = None if judged is None else summarize_faithfulness(judged, n_resamples=params.bootstrap, seed=params.seed)
 results = steering_results(variants, read_all(inputs.get("accuracy")), balance, faithfulness)
 
@@ -45,7 +43,7 @@ rows, notes = table4(results, table_variants=params.table4_variants, columns=col
 notes += faithfulness_notes(results)
 caption = (
     f"Table 4: steered reruns on the test split (alpha = {params.alpha:g}; %). Acc and Fth (RAGAS Faithfulness, "
-    f"judge {params.judge}) higher is better, Bal (Balance under scorer {params.scorer}) lower is better. "
+    f"judge {params.judge_label}) higher is better, Bal (Balance under scorer {params.scorer}) lower is better. "
     "Cells: value [95% CI] (n); no interval at n < 2. Best bold, second underlined within each model block, only "
     f"where every variant covers the same samples with n >= {params.min_n_mark}. Fth: {DEVIATIONS}"
 )
