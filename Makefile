@@ -29,12 +29,14 @@ demo: env
 	$(RUN) snakemake --cores $(CORES)
 	@echo "Outputs: results/tables/ and results/figures/ (see README), per-sample Parquet under results/, prepared models in resources/models/"
 
+# Two xdist workers: the tests that share the smoke DAG run on one, those that
+# share the vLLM engines on one (tests/conftest.py), the rest wherever a worker is free.
 test: env
-	$(RUN) python -m pytest -q --durations=15
+	$(RUN) python -m pytest -q -n 2 --dist loadgroup --durations=15
 
 # While editing: no model, no vLLM, no Snakemake run (the tests marked slow).
 test-fast: env
-	$(RUN) python -m pytest -q -m "not slow" --durations=15
+	$(RUN) python -m pytest -q -n 2 -m "not slow" --durations=15
 
 clean-results:
 	rm -rf results

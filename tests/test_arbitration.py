@@ -143,13 +143,13 @@ def test_sensitivity_variants_change_one_factor():
 
 
 @pytest.mark.slow
-def test_logit_readout_equals_argmax_of_full_forward(smollm2_dir):
+def test_logit_readout_equals_argmax_of_full_forward(tiny_llama_dir):
     import torch
 
     from conflictlab.lm.choices import choice_logits
     from conflictlab.lm.loading import load
 
-    lm = load(smollm2_dir, dtype="float32")
+    lm = load(tiny_llama_dir, dtype="float32")
     model, tokenizer = lm.model, lm.tokenizer
     ids = answer_token_ids(tokenizer, chat=True)
     rows = generate_instances(ArbitrationConfig(n_per_setting=2, seeds=(0,))).to_pylist()[:5]

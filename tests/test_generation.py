@@ -138,12 +138,12 @@ def test_other_runtime_errors_are_not_swallowed():
 
 
 @pytest.mark.slow
-def test_too_long_prompt_is_flagged_or_truncated_never_cut_silently(smollm2_dir):
+def test_too_long_prompt_is_flagged_or_truncated_never_cut_silently(tiny_llama_dir):
     from transformers import AutoTokenizer
 
     from conflictlab.contextconflict.dataset import load_released
 
-    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_llama_dir)
     sample = load_released(DEMO, "perspective").tables()[0].to_pylist()[0]
     full = build_request(tokenizer, sample, "summarization_simple", limit=8192, max_new_tokens=64)
     assert full.status == "ok" and full.message is None
@@ -162,19 +162,19 @@ def test_too_long_prompt_is_flagged_or_truncated_never_cut_silently(smollm2_dir)
 
 
 @pytest.mark.slow
-def test_hf_batched_left_padded_equals_one_by_one(smollm2_dir):
+def test_hf_batched_left_padded_equals_one_by_one(tiny_llama_dir):
     from transformers import AutoTokenizer
 
     from conflictlab.contextconflict.dataset import load_released
 
-    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_llama_dir)
     samples = load_released(DEMO, "temporal").tables()[0].to_pylist()[:4]
     prompts = [build_request(tokenizer, s, "reasoning_combined", limit=8192, max_new_tokens=8).prompt_ids for s in samples]
     assert len({len(p) for p in prompts}) > 1  # real padding happens
     params = DecodingParams(max_new_tokens=8)
     from conflictlab.lm.loading import load
 
-    lm = load(smollm2_dir, dtype="float32")
+    lm = load(tiny_llama_dir, dtype="float32")
     batched = HFBackend(lm, batch_size=4).generate(prompts, params)
     single = HFBackend(lm, batch_size=1).generate(prompts, params)
     assert [c.token_ids for c in batched] == [c.token_ids for c in single]
@@ -194,7 +194,7 @@ def test_finished_jobs_leave_no_empty_shard_folders(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_batch_size_change_never_reuses_shards_of_a_killed_run(smollm2_dir, tmp_path):
+def test_a_batch_size_change_never_reuses_shards_of_a_killed_run(tiny_llama_dir, tmp_path):
     from conflictlab.contextconflict.dataset import load_released
     from conflictlab.contextconflict.generation import generate_responses
 
@@ -205,7 +205,7 @@ def test_a_batch_size_change_never_reuses_shards_of_a_killed_run(smollm2_dir, tm
     }
 
     def run(settings, backend):
-        return generate_responses(samples, smollm2_dir, model="m", settings=settings, shard_dir=tmp_path, make_backend=lambda limit: backend)
+        return generate_responses(samples, tiny_llama_dir, model="m", settings=settings, shard_dir=tmp_path, make_backend=lambda limit: backend)
 
     with pytest.raises(KeyboardInterrupt):
         run(settings, CountingBackend(fail_after=1))  # one shard of two finished
@@ -218,7 +218,7 @@ def test_a_batch_size_change_never_reuses_shards_of_a_killed_run(smollm2_dir, tm
 
 
 @pytest.mark.slow
-def test_subsets_are_generated_in_one_pooled_job_and_split_back(smollm2_dir, tmp_path):
+def test_subsets_are_generated_in_one_pooled_job_and_split_back(tiny_llama_dir, tmp_path):
     """generate_subsets hands the rows of every table to the backend together
     (one call for a shard) and returns each table's responses, in its order,
     as generating that table alone would."""
@@ -231,12 +231,12 @@ def test_subsets_are_generated_in_one_pooled_job_and_split_back(smollm2_dir, tmp
         "max_new_tokens": 4, "max_model_len": None, "on_too_long": "skip", "seed": 0, "shard_size": 64, "dtype": None, "batch_size": 8,
     }
     pooled_backend = CountingBackend()
-    pooled = generate_subsets(tables, smollm2_dir, model="m", settings=settings, shard_dir=tmp_path / "pooled",
+    pooled = generate_subsets(tables, tiny_llama_dir, model="m", settings=settings, shard_dir=tmp_path / "pooled",
                               make_backend=lambda limit: pooled_backend)
     assert pooled_backend.calls == 1 and pooled_backend.prompts_seen == 5
     assert [t.num_rows for t in pooled] == [3, 2]
     for i, (table, got) in enumerate(zip(tables, pooled)):
-        alone = generate_responses(table, smollm2_dir, model="m", settings=settings, shard_dir=tmp_path / f"alone{i}",
+        alone = generate_responses(table, tiny_llama_dir, model="m", settings=settings, shard_dir=tmp_path / f"alone{i}",
                                    make_backend=lambda limit: CountingBackend())
         assert got.column("sample_id").to_pylist() == table.column("sample_id").to_pylist()
         assert got.to_pylist() == alone.to_pylist()

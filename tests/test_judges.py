@@ -17,7 +17,7 @@ from conflictlab.judges.faithfulness import (
     parse_statements,
     summarize_faithfulness,
 )
-from conflictlab.judges.gold import gold_agreement, read_gold
+from conflictlab.judges.gold import GOLD_KINDS, gold_agreement, read_gold
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.prompts.ragas import STATEMENTS_INSTRUCTION, VERDICT_INSTRUCTION, statements_request, verdict_request
 from conflictlab.judges.ratings import RATING_SCALE, agreement_table, cohen_kappa, judge_balance_table, rating_balance, shapley_ratings, spearman_rho
@@ -373,7 +373,7 @@ def test_rating_balance_uses_rating_minus_one_as_mass():
 
 @pytest.mark.parametrize("n", [2, 3, 6])
 def test_judge_and_shapley_balance_share_one_scale_at_every_n(n):
-    from conflictlab.contextconflict.shapley import balance
+    from conflictlab.stats import balance
 
     one_dominant = [5] + [1] * (n - 1)
     assert rating_balance(one_dominant)[1] == pytest.approx(1.0) == balance(np.array([1.0] + [0.0] * (n - 1))).balance
@@ -460,7 +460,9 @@ def test_table7_averages_both_columns_over_the_same_samples():
 
 
 def test_the_shipped_gold_set_has_at_least_30_items_of_every_kind():
-    items = read_gold(REPO / "resources" / "judges" / "gold.jsonl")
+    from conflictlab.conflicts.gold import GOLD_KINDS as CONFLICTS_GOLD_KINDS
+
+    items = read_gold(REPO / "resources" / "judges" / "gold.jsonl", {**GOLD_KINDS, **CONFLICTS_GOLD_KINDS})
     kinds = [i["kind"] for i in items]
     assert len(items) >= 30 and {"verdict", "rating", "equivalence"} <= set(kinds)
     assert {i["verdict"] for i in items if i["kind"] == "verdict"} == {0, 1}  # both verdicts occur
@@ -480,7 +482,7 @@ def test_a_bad_gold_line_names_file_line_and_field(tmp_path, line, message):
     path = tmp_path / "gold.jsonl"
     path.write_text('{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n' + line + "\n")
     with pytest.raises(ValueError, match=f"gold.jsonl, line 2: {message}"):
-        read_gold(path)
+        read_gold(path, GOLD_KINDS)
 
 
 def test_gold_agreement_counts_unreadable_labels_as_disagreement():
@@ -505,7 +507,7 @@ def test_gold_agreement_counts_unreadable_labels_as_disagreement():
 # The in-process judge on a real model
 
 
-def test_hf_judge_reads_each_field_as_a_full_forward_would(smollm2_dir):
+def test_hf_judge_reads_each_field_as_a_full_forward_would(tiny_llama_dir):
     """Field by field with cached keys and values, the chosen options equal
     the argmax of a plain forward over the whole text at each field."""
     import torch
@@ -514,13 +516,13 @@ def test_hf_judge_reads_each_field_as_a_full_forward_would(smollm2_dir):
     from conflictlab.judges.backends import HFJudge
     from conflictlab.lm.loading import load
 
-    lm = load(smollm2_dir, dtype="float32")
+    lm = load(tiny_llama_dir, dtype="float32")
     judge = HFJudge(lm, name="test")
     request = rating_request("Which fruit is red?", ["Apples are red.", "Bananas are yellow.", "Limes are green."], "Apples are red.")
     reply = json.loads(judge.ask([request])[0])
     assert list(reply) == list(request.fields) and all(v in request.options for v in reply.values())
 
-    plain = AutoModelForCausalLM.from_pretrained(smollm2_dir, dtype=torch.float32).eval()
+    plain = AutoModelForCausalLM.from_pretrained(tiny_llama_dir, dtype=torch.float32).eval()
     text = judge._chat(request)
     for index, field in enumerate(request.fields):
         text += request.field_opening(index)
@@ -579,14 +581,14 @@ def test_judge_name_holds_the_resolved_precision():
     assert judge_name({"backend": "openai", "endpoint": {"base_url": "http://x/v1", "model": "g"}}) == "g|openai|http://x/v1"
 
 
-def test_hf_judge_shares_a_prompt_prefix_across_requests_without_changing_replies(smollm2_dir):
+def test_hf_judge_shares_a_prompt_prefix_across_requests_without_changing_replies(tiny_llama_dir):
     """Requests sharing a template's instructions and examples, asked together,
     feed fewer tokens and get the replies each gets when asked alone."""
     from conflictlab.judges.backends import HFJudge
-    from conflictlab.judges.prompts.conflicts import behaviour_request
+    from conflictlab.conflicts.judge_prompts import behaviour_request
     from conflictlab.lm.loading import load
 
-    judge = HFJudge(load(smollm2_dir, dtype="float32"), name="test")
+    judge = HFJudge(load(tiny_llama_dir, dtype="float32"), name="test")
     requests = [
         behaviour_request("outdated", "Who leads the club?", answer)
         for answer in ("Ana has led it since 2024 [1].", "Bo led it in 2019 [2].", "Either Ana [1] or Bo [2].")
@@ -596,3 +598,31 @@ def test_hf_judge_shares_a_prompt_prefix_across_requests_without_changing_replie
     alone = [judge.ask([request])[0] for request in requests]
     assert together == alone
     assert fed_together < 0.6 * (judge.tokens_fed - fed_together)
+
+
+def test_served_judge_starts_one_server_with_the_configured_engine_arguments(monkeypatch, tmp_path):
+    """open_judge's `served` branch hands the judge settings to serve_vllm (the
+    server itself is tested against the in-process engine in test_vllm.py)."""
+    import contextlib
+
+    import conflictlab.lm.server as server
+    from conflictlab.judges.backends import GuidedJudge, open_judge
+    from conflictlab.lm.generation import Endpoint
+    from conflictlab.lm.guided import EndpointGuidedChat
+
+    calls = []
+
+    @contextlib.contextmanager
+    def fake_serve(model_dir, **kwargs):
+        calls.append((model_dir, kwargs))
+        yield Endpoint(base_url="http://127.0.0.1:9/v1", model="model")
+
+    monkeypatch.setattr(server, "serve_vllm", fake_serve)
+    settings = {"backend": "served", "model": "m", "dtype": "bfloat16", "max_model_len": 1024,
+                "vllm": {"gpu_memory_utilization": 0.3, "enforce_eager": True}}
+    with open_judge(settings, tmp_path / "model", server_log=tmp_path / "server.log") as judge:
+        assert isinstance(judge, GuidedJudge) and isinstance(judge.chat, EndpointGuidedChat)
+        assert judge.chat.endpoint.base_url == "http://127.0.0.1:9/v1" and judge.name == "m|served|bfloat16"
+    assert calls == [(tmp_path / "model", {"log_path": tmp_path / "server.log", "dtype": "bfloat16", "max_model_len": 1024,
+                                            "gpu_memory_utilization": 0.3, "extra_args": ("--enforce-eager=True",)})]
+    assert settings["vllm"] == {"gpu_memory_utilization": 0.3, "enforce_eager": True}  # the caller's settings untouched

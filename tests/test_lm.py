@@ -79,11 +79,12 @@ def test_auto_dtype_follows_native_bfloat16_support():
 
 
 # --------------------------------------------------------------------------
-# Operations against plain transformers, fp32, on SmolLM2 (chat, Llama) and
-# Gemma-3 (base, sliding-window attention, soft-capped head).
+# Operations against plain transformers, fp32, on random tiny models of
+# SmolLM2's architecture (Llama, chat) and Gemma-3's (base, sliding-window
+# attention, soft-capped head): the code paths, in seconds.
 
 
-@pytest.fixture(scope="module", params=["smollm2_dir", "gemma_dir"])
+@pytest.fixture(scope="module", params=["tiny_llama_dir", "tiny_gemma_dir"])
 def models(request):
     """(LoadedModel as the workflow runs it: fp32, packed on CPU; a plain
     unpacked transformers model of the same folder)."""

@@ -220,10 +220,10 @@ def test_consistent_counterpart_rules():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("padding_side", ["left", "right"])
-def test_one_pass_states_equal_per_layer_hooks(smollm2_dir, padding_side):
+def test_one_pass_states_equal_per_layer_hooks(tiny_llama_dir, padding_side):
     from conflictlab.lm.loading import load
 
-    lm = load(smollm2_dir, dtype="float32")
+    lm = load(tiny_llama_dir, dtype="float32")
     model, tokenizer = lm.model, lm.tokenizer
     prompts = [tokenizer(t)["input_ids"] for t in ("Short one.", "A noticeably longer prompt, so that padding is needed here.", "Mid length prompt text.")]
     got = hidden_states(lm, prompts, batch_size=3, padding_side=padding_side)
@@ -249,11 +249,11 @@ def test_one_pass_states_equal_per_layer_hooks(smollm2_dir, padding_side):
 
 
 @pytest.mark.slow
-def test_shared_prompts_are_forwarded_once_and_give_each_set_its_states(smollm2_dir):
+def test_shared_prompts_are_forwarded_once_and_give_each_set_its_states(tiny_llama_dir):
     from conflictlab.lm.hidden import ExtractionStats, hidden_states_of_sets
     from conflictlab.lm.loading import load
 
-    lm = load(smollm2_dir, dtype="float32")
+    lm = load(tiny_llama_dir, dtype="float32")
     a, b, c = (lm.tokenizer(t)["input_ids"] for t in ("Shared prompt.", "Only in the first set, and longer.", "Only in the second."))
     stats = ExtractionStats()
     first, second = hidden_states_of_sets(lm, [[a, b], [c, a, a]], batch_size=2, stats=stats)

@@ -114,7 +114,7 @@ def test_sampled_shapley_on_a_non_additive_game_covers_the_exact_values():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model_fixture", ["smollm2_dir", "gemma_dir"])
+@pytest.mark.parametrize("model_fixture", ["tiny_llama_dir", "tiny_gemma_dir"])
 def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
     import torch
 
@@ -148,7 +148,7 @@ def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model_fixture", ["smollm2_dir", "gemma_dir"])
+@pytest.mark.parametrize("model_fixture", ["tiny_llama_dir", "tiny_gemma_dir"])
 def test_shared_context_values_equal_one_game_at_a_time(request, model_fixture):
     """Several responses to one sample (steering variants): pieces forwarded
     once for all of them give each game's own values; sparse requests too;

