@@ -1,12 +1,20 @@
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Each pytest-xdist worker gets its share of the cores for torch (here and in
+# the processes it starts): OpenMP threads that outnumber the cores spin, and
+# made the tiny-model tests 7-14 times slower with two workers on two cores.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 SHARED_SAMPLE = REPO.parent / "shared" / "contextconflict_sample" / "data"
 DEMO = REPO / "resources" / "demo" / "data"
 
@@ -54,9 +62,10 @@ def run_dir(tmp_path_factory, worker_id) -> Path:
 
 def built_once(folder: Path, build) -> Path:
     """``build(folder)`` run by the first worker that gets here; the others
-    wait for it and reuse the folder (``build`` writes it atomically)."""
+    wait for it and reuse the folder."""
     from filelock import FileLock
 
+    folder.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder) + ".lock"):
         if not folder.exists():
             build(folder)
@@ -121,13 +130,19 @@ def workflow_with_tiny_models(workflow_copy, tiny_llama_dir, tiny_gemma_dir) -> 
 
 
 @pytest.fixture(scope="session")
-def smoke_run(run_dir, tiny_llama_dir, tiny_gemma_dir) -> tuple[Path, subprocess.CompletedProcess]:
+def smoke_run(run_dir, tiny_llama_dir, tiny_gemma_dir) -> tuple[Path, SimpleNamespace]:
     """The whole DAG on config/smoke.yaml with tiny random models, run once per
-    test run (all tests that read it run on one xdist worker: see below)."""
-    workflow = copy_workflow(run_dir / "smoke" / "wf")
-    with_models(workflow, {"smollm2-135m-instruct": tiny_llama_dir, "gemma3-270m": tiny_gemma_dir})
-    run = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", cwd=workflow, timeout=2400)
-    return workflow, run
+    test run: (the workflow folder, its returncode and stderr). The tests that
+    read it run on one xdist worker (see below); another that asks waits and reuses it."""
+
+    def run_smoke(folder: Path) -> None:
+        workflow = copy_workflow(folder)
+        with_models(workflow, {"smollm2-135m-instruct": tiny_llama_dir, "gemma3-270m": tiny_gemma_dir})
+        run = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", cwd=workflow, timeout=2400)
+        (workflow / "smoke_run.json").write_text(json.dumps({"returncode": run.returncode, "stderr": run.stderr}))
+
+    workflow = built_once(run_dir / "smoke" / "wf", run_smoke)
+    return workflow, SimpleNamespace(**json.loads((workflow / "smoke_run.json").read_text()))
 
 
 MODEL_FIXTURES = {"smollm2_dir", "gemma_dir", "tiny_llama_dir", "tiny_gemma_dir"}
@@ -136,10 +151,12 @@ MODEL_FIXTURES = {"smollm2_dir", "gemma_dir", "tiny_llama_dir", "tiny_gemma_dir"
 SHARED_RESOURCES = {"smoke_run": "smoke", "vllm_server": "vllm", "vllm_in_process": "vllm"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """A test that asks for a model is slow (it loads, and the first one
     prepares, a model), whether or not its module says so: `make test-fast`
     (-m "not slow") then runs in a minute or two."""
+    rank = {}
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if MODEL_FIXTURES & fixtures:
@@ -147,3 +164,7 @@ def pytest_collection_modifyitems(config, items):
         for fixture, group in SHARED_RESOURCES.items():
             if fixture in fixtures:
                 item.add_marker(pytest.mark.xdist_group(group))
+                rank[item.nodeid] = 0
+    # The longest chains first, so that each worker starts one and the short
+    # tests fill the gaps (xdist hands out work in collection order).
+    items.sort(key=lambda item: rank.get(item.nodeid, 1))

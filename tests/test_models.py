@@ -96,3 +96,28 @@ def test_the_configured_revision_is_passed_to_the_hub_and_recorded(smollm2_dir, 
     manifest = prepare_model("pinned", "hf:someone/some-model", tmp_path / "pinned", dtype="float32", revision=pin)
     assert asked == [pin, pin]  # tokenizer and weights, both at the pinned commit
     assert manifest["revision"] == pin and read_manifest(tmp_path / "pinned")["revision"] == pin
+
+
+def test_random_tiny_models_keep_architecture_and_tokenizer_and_answer_in_words(tiny_llama_dir, tiny_gemma_dir, smollm2_dir, gemma_dir):
+    """The tiny models the tests use stand in for the real ones where only
+    shapes and code paths matter: same architecture and tokenizer, fewer and
+    narrower layers, Gemma's window pattern kept, greedy replies that are not
+    blank (at the usual initialisation they are newlines)."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    from conflictlab.lm.generation import DecodingParams, HFBackend
+    from conflictlab.lm.loading import load
+
+    for tiny, real in ((tiny_llama_dir, smollm2_dir), (tiny_gemma_dir, gemma_dir)):
+        small, large = AutoConfig.from_pretrained(tiny).get_text_config(), AutoConfig.from_pretrained(real).get_text_config()
+        assert (small.model_type, small.vocab_size) == (large.model_type, large.vocab_size)
+        assert (small.num_hidden_layers, small.hidden_size, small.head_dim) == (6, 64, 16) < (large.num_hidden_layers, large.hidden_size, large.head_dim)
+        assert AutoTokenizer.from_pretrained(tiny).get_vocab() == AutoTokenizer.from_pretrained(real).get_vocab()
+        lm = load(tiny, dtype="float32")
+        prompt = lm.tokenizer("Two sources disagree about the year the bridge opened:")["input_ids"]
+        reply = HFBackend(lm, batch_size=1).generate([prompt], DecodingParams(max_new_tokens=8))[0]
+        assert reply.text.strip(), reply.text
+        if tiny == tiny_llama_dir:  # the smoke run's generator: replies of several tokens, not one repeated
+            assert len(set(reply.token_ids)) > 2, reply.token_ids
+    gemma = AutoConfig.from_pretrained(tiny_gemma_dir).get_text_config()
+    assert gemma.layer_types == ["sliding_attention"] * 5 + ["full_attention"] and gemma.sliding_window == 8

@@ -203,6 +203,7 @@ def prepare_random_model(
     num_key_value_heads: int = 2,
     intermediate_size: int = 128,
     sliding_window: int = 8,
+    initializer_range: float = 0.2,
     seed: int = 0,
 ) -> dict:
     """A randomly initialised, shrunken copy of the prepared folder ``like``.
@@ -211,7 +212,11 @@ def prepare_random_model(
     sizes above change (head_dim = hidden_size / num_attention_heads; a model
     with sliding-window layers keeps the first ``num_hidden_layers`` of its
     layer pattern, the last made global, and gets a window of
-    ``sliding_window`` tokens, so short prompts already cross it). Weights from ``torch.manual_seed(seed)``, saved in float32. For
+    ``sliding_window`` tokens, so short prompts already cross it).
+
+    Weights from ``torch.manual_seed(seed)``, normal with standard deviation
+    ``initializer_range`` (at the usual 0.02 greedy decoding repeats one
+    token, a newline, and every response is blank), saved in float32. For
     tests and rehearsals of code paths that need a model's shapes, not its
     knowledge: seconds to build and to run where the real model takes minutes.
     """
@@ -227,6 +232,7 @@ def prepare_random_model(
         "num_key_value_heads": num_key_value_heads,
         "intermediate_size": intermediate_size,
         "head_dim": hidden_size // num_attention_heads,
+        "initializer_range": initializer_range,
     }
     for key, value in sizes.items():
         setattr(text, key, value)
