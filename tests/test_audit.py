@@ -56,3 +56,23 @@ def test_values_named_like_bounds_and_n_by_name_end():
     row = {"n": "9", "delta_high": "1", "delta_high_ci_low": "0", "delta_high_ci_high": "2", "delta_low": "1", "delta_low_ci_low": "0",
            "delta_low_ci_high": "2", "n_recall_all_gold": "1", "answer_recall_all_gold": "1", "ag_low": "0.2", "ag_high": "1"}
     assert audit_rows("t.csv", columns, [row]) == ["t.csv, line 2: finite interval of answer_recall_all_gold on n_recall_all_gold = 1"]
+
+
+def test_a_figure_saved_twice_gives_the_same_bytes(tmp_path):
+    """Figures are outputs like any other: no creation date in the PDF, so a
+    rerun at another time writes the same file (PNG and PDF)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import time
+
+    from conflictlab.report.figures import panel_grid, save
+
+    def draw(stem):
+        fig, (ax,) = panel_grid(1)
+        ax.plot([0, 1, 2], [1, 0, 2])
+        return [p.read_bytes() for p in save(fig, tmp_path / stem)]
+
+    first = draw("a")
+    time.sleep(1.1)  # a creation date would now differ
+    assert draw("b") == first and b"CreationDate" not in first[1]

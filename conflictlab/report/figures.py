@@ -26,12 +26,13 @@ def panel_grid(n: int, *, width: float = 3.4, height: float = 3.0, ncols: int = 
 
 
 def save(fig, stem: str | os.PathLike) -> list[Path]:
-    """Write ``stem``.png and ``stem``.pdf atomically; close the figure."""
+    """Write ``stem``.png and ``stem``.pdf atomically; close the figure.
+    The PDF carries no creation date, so the same figure gives the same bytes."""
     paths = []
-    for suffix in (".png", ".pdf"):
+    for suffix, metadata in ((".png", None), (".pdf", {"CreationDate": None})):
         path = Path(f"{stem}{suffix}")
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=suffix[1:], dpi=150, bbox_inches="tight")
+            fig.savefig(tmp, format=suffix[1:], dpi=150, bbox_inches="tight", metadata=metadata)
         paths.append(path)
     plt.close(fig)
     return paths
