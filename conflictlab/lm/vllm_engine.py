@@ -26,7 +26,7 @@ class VLLMBackend:
     ):
         from vllm import LLM
 
-        self.llm = LLM(
+        llm = LLM(
             model=str(model_dir),
             dtype=dtype,
             max_model_len=max_model_len,
@@ -34,16 +34,19 @@ class VLLMBackend:
             seed=seed,
             **engine_args,
         )
-        self.eos_ids = frozenset(self.llm.get_tokenizer().all_special_ids) & folder_eos_ids(model_dir)
+        self._use(llm, model_dir)
 
     @classmethod
     def on_engine(cls, llm, model_dir: str | os.PathLike) -> "VLLMBackend":
         """Generation on an engine already running on ``model_dir`` (a vLLM
         judge's, say): one engine start, minutes on a CPU, serves both."""
         backend = cls.__new__(cls)
-        backend.llm = llm
-        backend.eos_ids = frozenset(llm.get_tokenizer().all_special_ids) & folder_eos_ids(model_dir)
+        backend._use(llm, model_dir)
         return backend
+
+    def _use(self, llm, model_dir: str | os.PathLike) -> None:
+        self.llm = llm
+        self.eos_ids = frozenset(llm.get_tokenizer().all_special_ids) & folder_eos_ids(model_dir)
 
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         from vllm import SamplingParams
