@@ -343,7 +343,227 @@ def test_embedded_figure_plots_every_model(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# The read-out and training on real small models.
+# The columnar metrics (polars) against the row loops they replaced (issue 33).
+# The legacy_* functions (benchmarks/conflictbank_metrics.py) are the
+# implementation before it, verbatim but for their names: the oracle, on
+# random tables with ties, missing settings and records, duplicate rows and
+# groups of n < 2.
+
+
+def _legacy():
+    """The legacy implementation, kept in the benchmark that times it against this one."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conflictbank_metrics_benchmark", REPO / "benchmarks" / "conflictbank_metrics.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+legacy = _legacy()
+legacy_scored_records, legacy_setting_metrics = legacy.legacy_scored_records, legacy.legacy_setting_metrics
+
+
+def legacy_embedded_metrics(base, trained, *, models, settings, n_resamples=2000, seed=0):
+    import pyarrow.compute as pc
+
+    from conflictlab.conflictbank.metrics import ALL_RECORDS, EMBEDDED_SCHEMA, SCORED_SUBSET
+
+    own = {model: base.filter(pc.equal(base.column("model"), model)) for model in models}
+    lacking = [model for model, table in own.items() if table.num_rows == 0]
+    if lacking:
+        raise ValueError(f"embedded models {lacking} have no read-out before training; they must also be under conflictbank.models")
+    scorings = {
+        SCORED_SUBSET: {model: legacy_scored_records(table) for model, table in own.items()},
+        ALL_RECORDS: {model: set(table.column("record_id").to_pylist()) for model, table in own.items()},
+    }
+    by_ratio = {"base": pa.concat_tables(own.values()) if own else base.slice(0, 0), **trained}
+    rows = []
+    for scored_on, subsets in scorings.items():
+        for ratio, table in by_ratio.items():
+            for row in legacy_setting_metrics(table, subsets=subsets, n_resamples=n_resamples, seed=seed).to_pylist():
+                if row["setting"] in settings:
+                    rows.append({**row, "ratio": ratio, "scored_on": scored_on})
+    ratios = list(by_ratio)
+    rows.sort(key=lambda r: (list(scorings).index(r["scored_on"]), models.index(r["model"]), ratios.index(r["ratio"])))
+    return pa.Table.from_pylist(rows, schema=EMBEDDED_SCHEMA)
+
+
+RANDOM_SETTINGS = ["default", "correct", "misinformation", "semantic", "correct_temporal", "temporal_description", "semantic_description"]
+TIED = ([0.25] * 4, [0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5])
+
+
+def _random_predictions(seed, models=("m1", "m0"), n_records=30, settings=RANDOM_SETTINGS):
+    """Rows of ``PREDICTION_SCHEMA`` in a random order (so each model's
+    settings first appear in their own order): about a quarter of the records
+    missing per setting, a few rows twice, ``temporal_description`` with one
+    scored record and ``semantic_description`` with one unscored record
+    (n_scored 1 and 0), the last model without ``semantic``; probabilities
+    half tied (uniform, two-way, one-hot, zeros) and half drawn; the
+    prediction mostly their argmax, sometimes another letter or none."""
+    from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
+
+    rng = np.random.default_rng(seed)
+    letters = np.array(["A", "B", "C", "D"])
+    options = {r: rng.permutation(letters)[:3] for r in range(n_records)}  # correct, replaced, uncertain
+    # a read-out column, where the schema has one, is not read by the metrics
+    extra = {name: "logits" for name in PREDICTION_SCHEMA.names if name == "read_out"}
+    rows = []
+    for m, model in enumerate(models):
+        right = {}
+        for setting in sorted(settings, key=lambda name: name not in ("default", "correct")):  # the subset first
+            if setting == "semantic" and m == len(models) - 1:
+                continue
+            if setting.endswith("_description"):
+                scored = sorted(set(right.get("default", ())) & set(right.get("correct", ())))
+                pool = scored if setting.startswith("temporal") else sorted(set(range(n_records)) - set(scored))
+                ids = rng.choice(pool or range(n_records), size=1)
+            else:
+                ids = rng.choice(n_records, size=int(rng.integers(n_records // 2, n_records)), replace=False)
+                ids = np.concatenate([ids, rng.choice(ids, size=2)])
+            for r in ids:
+                p = np.array(TIED[rng.integers(len(TIED))]) if rng.random() < 0.5 else rng.dirichlet(np.ones(4))
+                draw = rng.random()
+                predicted = letters[p.argmax()] if draw < 0.75 else "none" if draw < 0.8 else rng.choice(letters)
+                correct, replaced, uncertain = options[int(r)]
+                # default and correct mostly right, so the scored subset is a real part of the records
+                if setting in ("default", "correct") and rng.random() < 0.7:
+                    predicted = correct
+                if predicted == correct:
+                    right.setdefault(setting, set()).add(int(r))
+                rows.append({"record_id": int(r), "setting": str(setting), "model": model, "probabilities": p.tolist(),
+                             "predicted_letter": str(predicted), "correct_letter": correct, "replaced_letter": replaced,
+                             "uncertain_letter": uncertain, **extra})
+    order = rng.permutation(len(rows))
+    return pa.Table.from_pylist([rows[i] for i in order], schema=PREDICTION_SCHEMA)
+
+
+def _assert_same_table(new: pa.Table, old: pa.Table):
+    """Equal schema, rows in the same order, every number equal (NaN where NaN)."""
+    assert new.schema == old.schema
+    assert new.num_rows == old.num_rows
+    for name in old.column_names:
+        a, b = new.column(name).to_pylist(), old.column(name).to_pylist()
+        if pa.types.is_floating(old.schema.field(name).type):
+            np.testing.assert_array_equal(np.array(a, dtype=float), np.array(b, dtype=float), err_msg=name)
+        else:
+            assert a == b, name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_setting_metrics_equal_the_row_loops_on_random_tables(seed, monkeypatch):
+    from conflictlab.conflictbank import metrics
+
+    table = _random_predictions(seed)
+    old = legacy_setting_metrics(table, n_resamples=60, seed=seed)
+    assert {0, 1} <= set(old.column("n_scored").to_pylist())  # the n < 2 cases are there
+    assert len(set(old.column("setting").to_pylist())) == len(RANDOM_SETTINGS)
+    # several bootstrap blocks per setting, two threads: still the same draws
+    monkeypatch.setattr("conflictlab.stats.BOOTSTRAP_BLOCK", 37)
+    _assert_same_table(metrics.setting_metrics(table, n_resamples=60, seed=seed, workers=2), old)
+    subsets = {"m0": set(range(0, 30, 2)), "m1": set(range(5))}
+    _assert_same_table(
+        metrics.setting_metrics(table, n_resamples=60, seed=seed, subsets=subsets),
+        legacy_setting_metrics(table, n_resamples=60, seed=seed, subsets=subsets),
+    )
+
+
+def test_setting_metrics_read_the_files_lazily_with_the_same_numbers(tmp_path):
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from conflictlab.conflictbank.metrics import scan_predictions, setting_metrics
+
+    table = _random_predictions(7)
+    paths = []
+    for model in ("m1", "m0"):  # one file per model, as the workflow writes them
+        paths.append(tmp_path / f"{model}.parquet")
+        pq.write_table(table.filter(pc.equal(table.column("model"), model)), paths[-1])
+    together = pa.concat_tables([pq.read_table(path) for path in paths])
+    _assert_same_table(setting_metrics(scan_predictions(paths), n_resamples=50), legacy_setting_metrics(together, n_resamples=50))
+    pq.write_table(table.drop_columns(["uncertain_letter"]), tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match=r"bad\.parquet: field 'uncertain_letter' is missing"):
+        scan_predictions([paths[0], tmp_path / "bad.parquet"])
+    pq.write_table(table.set_column(0, "record_id", pc.cast(table.column("record_id"), pa.int32())), tmp_path / "narrow.parquet")
+    with pytest.raises(ValueError, match=r"narrow\.parquet: field 'record_id' is Int32, expected Int64"):
+        scan_predictions(tmp_path / "narrow.parquet")
+
+
+def test_setting_metrics_refuse_a_model_without_default_or_correct_like_the_row_loops():
+    import pyarrow.compute as pc
+
+    from conflictlab.conflictbank.metrics import setting_metrics
+
+    table = _random_predictions(3)
+    lacking = table.filter(pc.invert(pc.and_(pc.equal(table.column("model"), "m0"), pc.equal(table.column("setting"), "correct"))))
+    for implementation in (setting_metrics, legacy_setting_metrics):
+        with pytest.raises(ValueError, match=r"default and correct; .*lack \['correct'\]"):
+            implementation(lacking, n_resamples=20)
+    _assert_same_table(setting_metrics(table.slice(0, 0)), legacy_setting_metrics(table.slice(0, 0)))
+    with pytest.raises(ValueError, match=r"no scored records for the models \['m1'\]"):  # the row loops: a KeyError
+        setting_metrics(table, subsets={"m0": {1, 2}})
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_embedded_metrics_equal_the_row_loops_on_random_tables(seed):
+    from conflictlab.conflictbank.metrics import embedded_metrics
+
+    base = _random_predictions(seed, models=("m1", "m0", "unused"))
+    trained = {
+        "2:3": _random_predictions(seed + 10, models=("m0", "m1"), settings=["correct", "default", "misinformation", "semantic"]),
+        "1:0": _random_predictions(seed + 20, models=("m1",), settings=["misinformation", "default", "correct"]),
+    }
+    options = dict(models=["m0", "m1"], settings=["default", "misinformation", "semantic", "absent"], n_resamples=40, seed=seed)
+    _assert_same_table(embedded_metrics(base, trained, **options, workers=2), legacy_embedded_metrics(base, trained, **options))
+
+
+@pytest.mark.parametrize("n", [2, 3, 101, 1000])
+def test_blocked_bootstrap_is_the_all_at_once_bootstrap_bit_for_bit(n):
+    from conflictlab.stats import bootstrap_mean_ci
+
+    values = np.random.default_rng(n).random(n).round(2)  # rounded: ties
+    for block in (1, 7 * n + 3, 10**9):
+        for seed in (0, 5):
+            assert bootstrap_mean_ci(values, n_resamples=333, seed=seed, block=block) == legacy.legacy_bootstrap_mean_ci(values, n_resamples=333, seed=seed)
+    for few in ([], [0.5]):
+        np.testing.assert_array_equal(bootstrap_mean_ci(np.array(few)), legacy.legacy_bootstrap_mean_ci(np.array(few)))
+
+
+def test_memorization_figure_draws_each_models_mr_and_n_from_the_metric_table():
+    import math
+
+    import matplotlib.pyplot as plt
+    from matplotlib.container import BarContainer
+
+    from conflictlab.conflictbank.dataset import CONFLICT_KINDS
+    from conflictlab.conflictbank.metrics import setting_metrics
+    from conflictlab.conflictbank.prompts import SETTINGS
+    from conflictlab.conflictbank.report import CONTRAST_LABELS, contrasts, memorization_figure
+
+    names = [setting.name for setting in SETTINGS]
+    metrics = setting_metrics(pa.concat_tables([_random_predictions(1, models=("m1",), settings=names),
+                                                _random_predictions(2, models=("m0",), settings=names)]), n_resamples=20)
+    found = {(r["model"], r["setting"]): (r["mr"], r["n_mr"]) for r in metrics.to_pylist()}
+    mr = {(model, name): found.get((model, name), (math.nan, 0)) for model in ("m1", "m0") for name in names}  # semantic is missing
+    fig = memorization_figure(metrics, ["m1", "m0"])
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 6
+    for m, model in enumerate(["m1", "m0"]):
+        for c, contrast in enumerate(CONTRAST_LABELS):
+            ax = axes[3 * m + c]
+            first = next(r for r in metrics.to_pylist() if r["model"] == model)  # n_scored varies here: duplicate rows
+            assert ax.get_title().startswith(f"{model} (n={first['n_scored']})")
+            for side, bars in enumerate(c for c in ax.containers if isinstance(c, BarContainer)):
+                expected = [mr[model, pair[1 + side]] for kind in CONFLICT_KINDS for pair in contrasts(kind) if pair[0] == contrast]
+                np.testing.assert_allclose([bar.get_height() for bar in bars], [100 * value for value, _ in expected])
+            labels = [int(text.get_text()) for text in ax.texts]
+            assert sorted(labels) == sorted(n for side in (0, 1) for kind in CONFLICT_KINDS for pair in contrasts(kind)
+                                            if pair[0] == contrast for n in [mr[model, pair[1 + side]][1]])
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------
+# The read-out on real small models (training: tests/test_conflictbank_training.py).
 
 
 @pytest.mark.slow

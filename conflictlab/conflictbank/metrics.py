@@ -20,15 +20,23 @@ proportions in [0, 1] of the n_scored records:
 Intervals: Wilson 95% for every proportion (MR's over n_mr), percentile
 bootstrap for the mean entropy; none at n < 2 (:mod:`conflictlab.stats`).
 The authors round to two decimals; nothing is rounded here.
+
+The full QA set read out under 17 settings is ~9.4M prediction rows per
+model, so the tables are never turned into Python rows: polars scans the
+Parquet, joins the scored subset and counts per (model, setting); only the
+scored rows' probabilities are materialised, as one (n, 4) array.
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from conflictlab.stats import bootstrap_mean_ci, wilson_interval
 
@@ -46,6 +54,55 @@ METRIC_SCHEMA = pa.schema(
     + [pa.field(f"{name}{suffix}", pa.float64()) for name in ("mr", "entropy") for suffix in ("", "_low", "_high")]
 )
 
+# The columns of ``evaluation.PREDICTION_SCHEMA`` the metrics read, as polars
+# types (importing evaluation would pull in the model layer and torch).
+COLUMNS = {
+    "record_id": pl.Int64,
+    "setting": pl.String,
+    "model": pl.String,
+    "probabilities": pl.Array(pl.Float64, 4),
+    "predicted_letter": pl.String,
+    "correct_letter": pl.String,
+    "replaced_letter": pl.String,
+    "uncertain_letter": pl.String,
+}
+
+Predictions = pa.Table | pl.DataFrame | pl.LazyFrame
+
+_ENTROPY_BLOCK = 1 << 20  # rows per entropy_bits call: its temporaries are ~5 copies of the block
+
+
+def _check_columns(schema: Mapping[str, pl.DataType], source: str) -> None:
+    for name, dtype in COLUMNS.items():
+        if name not in schema:
+            raise ValueError(f"{source}: field {name!r} is missing (ConflictBank predictions need {list(COLUMNS)})")
+        if schema[name] != dtype:
+            raise ValueError(f"{source}: field {name!r} is {schema[name]}, expected {dtype}")
+
+
+def scan_predictions(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.LazyFrame:
+    """The Parquet files ``paths`` (``evaluation.PREDICTION_SCHEMA``; one path
+    or several, in order) as one lazy frame of :data:`COLUMNS`, each file's
+    rows in the file's order. Reads only the files' metadata here; a file
+    without a column, or with another type, is an error naming it and the field."""
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not paths:
+        raise ValueError("scan_predictions: no Parquet files given")
+    frames = []
+    for path in paths:
+        frame = pl.scan_parquet(path)
+        _check_columns(frame.collect_schema(), str(path))
+        frames.append(frame.select(list(COLUMNS)))
+    return pl.concat(frames, how="vertical")
+
+
+def _lazy(predictions: Predictions) -> pl.LazyFrame:
+    if isinstance(predictions, pa.Table):
+        predictions = pl.from_arrow(predictions)
+    frame = predictions.lazy()
+    _check_columns(frame.collect_schema(), "predictions")
+    return frame.select(list(COLUMNS))
+
 
 def entropy_bits(probabilities: np.ndarray) -> np.ndarray:
     """Entropy in bits of each row of (n, k) probabilities, zeros dropped."""
@@ -55,69 +112,155 @@ def entropy_bits(probabilities: np.ndarray) -> np.ndarray:
     return terms.sum(axis=1)
 
 
-def scored_records(predictions: pa.Table) -> set[int]:
-    """Record ids one model answers correctly in both ``default`` and ``correct``."""
-    rows = predictions.select(["record_id", "setting", "predicted_letter", "correct_letter"]).to_pylist()
-    settings = {row["setting"] for row in rows}
-    missing = {"default", "correct"} - settings
-    if missing:
-        raise ValueError(f"the scored subset needs the settings default and correct; predictions lack {sorted(missing)}")
-    right = {name: {r["record_id"] for r in rows if r["setting"] == name and r["predicted_letter"] == r["correct_letter"]} for name in ("default", "correct")}
-    return right["default"] & right["correct"]
+def _workers(workers: int | None) -> int:
+    return max(1, workers if workers is not None else len(os.sched_getaffinity(0)))
 
 
-def rates(chosen: list[dict], *, n_resamples: int, seed: int, confidence: float = 0.95) -> dict:
-    """The metric columns of :data:`METRIC_SCHEMA` (from ``oar`` on) over
-    ``chosen`` prediction rows (``evaluation.PREDICTION_SCHEMA``); NaN where
-    a denominator is empty."""
-    n = len(chosen)
-    predicted = np.array([r["predicted_letter"] for r in chosen], dtype=object)
-    counts = {
-        name: int((predicted == np.array([r[column] for r in chosen], dtype=object)).sum()) if n else 0
-        for name, column in (("oar", "correct_letter"), ("car", "replaced_letter"), ("uncertain", "uncertain_letter"))
-    }
-    n_mr = counts["oar"] + counts["car"]
-    counts["neither"] = n - n_mr
-    row: dict = {}
-    for name in RATES:
-        row[name], row[f"{name}_low"], row[f"{name}_high"] = wilson_interval(counts[name], n, confidence=confidence)
-    row["n_mr"] = n_mr
-    row["mr"], row["mr_low"], row["mr_high"] = wilson_interval(counts["oar"], n_mr, confidence=confidence)
-    entropies = entropy_bits(np.array([r["probabilities"] for r in chosen], dtype=float).reshape(n, 4))
-    row["entropy"], row["entropy_low"], row["entropy_high"] = bootstrap_mean_ci(
-        entropies, n_resamples=n_resamples, confidence=confidence, seed=seed
+def _groups(frame: pl.LazyFrame) -> pl.DataFrame:
+    """(model, setting, n_records), one row per pair present: models sorted,
+    settings in order of first appearance within the model."""
+    return (
+        frame.select("model", "setting")
+        .with_row_index("row")
+        .group_by("model", "setting")
+        .agg(pl.len().cast(pl.Int64).alias("n_records"), pl.col("row").min().alias("first"))
+        .sort("model", "first")
+        .drop("first")
+        .collect(engine="streaming")
     )
-    return row
+
+
+def _released_subset(frame: pl.LazyFrame, groups: pl.DataFrame) -> pl.DataFrame:
+    """(model, record_id), unique: per model, the records it answers
+    correctly in both ``default`` and ``correct``. ValueError when a model
+    in ``groups`` lacks either setting."""
+    for model, settings in groups.group_by("model", maintain_order=True).agg("setting").iter_rows():
+        missing = sorted({"default", "correct"} - set(settings))
+        if missing:
+            raise ValueError(f"the scored subset needs the settings default and correct; predictions of {model} lack {missing}")
+    return (
+        frame.filter(pl.col("setting").is_in(["default", "correct"]) & (pl.col("predicted_letter") == pl.col("correct_letter")))
+        .select("model", "record_id", "setting")
+        .unique()
+        .group_by("model", "record_id")
+        .len()
+        .filter(pl.col("len") == 2)
+        .select("model", "record_id")
+        .collect(engine="streaming")
+    )
+
+
+def scored_records(predictions: Predictions) -> pl.DataFrame:
+    """The released scored subset of every model in ``predictions``
+    (``PREDICTION_SCHEMA``): a frame of unique (model, record_id), the
+    records each model answers correctly in both ``default`` and ``correct``."""
+    frame = _lazy(predictions)
+    return _released_subset(frame, _groups(frame))
+
+
+def _subset_frame(subsets: Mapping[str, Iterable[int]] | pl.DataFrame, groups: pl.DataFrame) -> pl.DataFrame:
+    """``subsets`` as unique (model, record_id). A mapping must name every
+    model in ``groups``; a frame without rows for a model gives it an empty subset."""
+    if isinstance(subsets, pl.DataFrame):
+        return subsets.select(pl.col("model").cast(pl.String), pl.col("record_id").cast(pl.Int64)).unique()
+    unnamed = sorted(set(groups["model"]) - set(subsets))
+    if unnamed:
+        raise ValueError(f"subsets name no scored records for the models {unnamed}")
+    return pl.DataFrame(
+        {
+            "model": [model for model, ids in subsets.items() for _ in ids],
+            "record_id": [record for ids in subsets.values() for record in ids],
+        },
+        schema={"model": pl.String, "record_id": pl.Int64},
+    ).unique()
+
+
+def _metrics(
+    frame: pl.LazyFrame, groups: pl.DataFrame, subset: pl.DataFrame, *, n_resamples: int, seed: int, confidence: float, workers: int | None
+) -> pa.Table:
+    """:data:`METRIC_SCHEMA` rows in ``groups``' order, on the rows of
+    ``frame`` whose (model, record_id) is in ``subset``."""
+    if groups.height == 0:
+        return METRIC_SCHEMA.empty_table()
+    setting_type = pl.Enum(groups["setting"].unique(maintain_order=True).to_list())
+    predicted = pl.col("predicted_letter")
+    counts, slices = {}, {}
+    for model in groups["model"].unique(maintain_order=True).to_list():
+        ids = subset.filter(pl.col("model") == model)["record_id"]
+        # One model at a time: a filter, not a join, so the rows stay in the
+        # table's order (the bootstrap's draws depend on it) and the Parquet
+        # reader skips other models' files by their statistics.
+        scored = (
+            frame.filter((pl.col("model") == model) & pl.col("record_id").is_in(ids.implode()))
+            .select(
+                pl.col("setting").cast(setting_type),
+                (predicted == pl.col("correct_letter")).alias("oar"),
+                (predicted == pl.col("replaced_letter")).alias("car"),
+                (predicted == pl.col("uncertain_letter")).alias("uncertain"),
+                "probabilities",
+            )
+            .collect(engine="streaming")
+        )
+        for row in (
+            scored.group_by("setting")
+            .agg(pl.len().alias("n_scored"), *(pl.col(name).sum().alias(name) for name in ("oar", "car", "uncertain")))
+            .iter_rows(named=True)
+        ):
+            counts[model, row["setting"]] = row
+        probabilities = scored.drop_in_place("probabilities").to_numpy().reshape(-1, 4)
+        entropies = np.empty(len(probabilities))
+        for start in range(0, len(probabilities), _ENTROPY_BLOCK):
+            entropies[start : start + _ENTROPY_BLOCK] = entropy_bits(probabilities[start : start + _ENTROPY_BLOCK])
+        del probabilities
+        codes = scored["setting"].to_physical().to_numpy()
+        order = np.argsort(codes, kind="stable")  # stable: each setting's rows keep their order
+        bounds = np.searchsorted(codes[order], np.arange(len(setting_type.categories) + 1))
+        for code, setting in enumerate(setting_type.categories.to_list()):
+            if bounds[code + 1] > bounds[code]:
+                slices[model, setting] = entropies[order[bounds[code] : bounds[code + 1]]]
+    boot = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)  # one seed per setting, as before
+    with ThreadPoolExecutor(_workers(workers)) as pool:  # numpy's draws and gathers release the GIL
+        intervals = dict(zip(slices, pool.map(lambda values: bootstrap_mean_ci(values, **boot), slices.values())))
+    empty = {"n_scored": 0, "oar": 0, "car": 0, "uncertain": 0}
+    out = []
+    for model, setting, n_records in groups.iter_rows():  # one per (model, setting): tens of rows
+        count = counts.get((model, setting), empty)
+        n, n_mr = count["n_scored"], count["oar"] + count["car"]
+        row = {"model": model, "setting": setting, "n_records": n_records, "n_scored": n}
+        for name, k in (("oar", count["oar"]), ("car", count["car"]), ("uncertain", count["uncertain"]), ("neither", n - n_mr)):
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = wilson_interval(k, n, confidence=confidence)
+        row["n_mr"] = n_mr
+        row["mr"], row["mr_low"], row["mr_high"] = wilson_interval(count["oar"], n_mr, confidence=confidence)
+        row["entropy"], row["entropy_low"], row["entropy_high"] = intervals.get((model, setting), (math.nan,) * 3)
+        out.append(row)
+    return pa.Table.from_pylist(out, schema=METRIC_SCHEMA)
 
 
 def setting_metrics(
-    predictions: pa.Table,
+    predictions: Predictions,
     *,
     n_resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
-    subsets: Mapping[str, set[int]] | None = None,
+    subsets: Mapping[str, Iterable[int]] | pl.DataFrame | None = None,
+    workers: int | None = None,
 ) -> pa.Table:
-    """One row per (model, setting) of :data:`METRIC_SCHEMA`.
+    """One row per (model, setting) of :data:`METRIC_SCHEMA`: models sorted,
+    settings in order of first appearance within the model.
 
-    ``predictions`` follows ``evaluation.PREDICTION_SCHEMA``. ``subsets``
-    (model -> record ids) overrides the scored subset; None: the released
-    rule, per model, from that model's own ``default`` and ``correct``. An
-    empty scored subset gives NaN metrics and ``n_scored = 0``.
+    ``predictions`` follows ``evaluation.PREDICTION_SCHEMA`` (a pyarrow
+    table, a polars frame, or :func:`scan_predictions` of the files).
+    ``subsets`` (model -> record ids for every model, or a frame of unique
+    (model, record_id)) overrides the scored subset; None: the released
+    rule, per model, from that model's own ``default`` and ``correct``
+    (ValueError when a model lacks either). An empty scored subset
+    gives NaN metrics and ``n_scored = 0``. ``workers``: threads for the
+    entropy bootstraps (one per setting); None: the CPUs this process may use.
     """
-    out = []
-    for model in sorted(set(predictions.column("model").to_pylist())):
-        own = predictions.filter(pc.equal(predictions.column("model"), model))
-        scored = scored_records(own) if subsets is None else subsets[model]
-        rows = own.to_pylist()
-        for setting in dict.fromkeys(r["setting"] for r in rows):
-            chosen = [r for r in rows if r["setting"] == setting and r["record_id"] in scored]
-            total = sum(1 for r in rows if r["setting"] == setting)
-            out.append(
-                {"model": model, "setting": setting, "n_records": total, "n_scored": len(chosen),
-                 **rates(chosen, n_resamples=n_resamples, seed=seed, confidence=confidence)}
-            )
-    return pa.Table.from_pylist(out, schema=METRIC_SCHEMA)
+    frame = _lazy(predictions)
+    groups = _groups(frame)
+    subset = _released_subset(frame, groups) if subsets is None else _subset_frame(subsets, groups)
+    return _metrics(frame, groups, subset, n_resamples=n_resamples, seed=seed, confidence=confidence, workers=workers)
 
 
 # The embedded experiment's two scorings: the headline and its companion.
@@ -130,20 +273,23 @@ EMBEDDED_SCHEMA = pa.schema(
 
 
 def embedded_metrics(
-    base: pa.Table,
-    trained: Mapping[str, pa.Table],
+    base: Predictions,
+    trained: Mapping[str, Predictions],
     *,
-    models: list[str],
-    settings: list[str],
+    models: Sequence[str],
+    settings: Sequence[str],
     n_resamples: int = 2000,
     seed: int = 0,
+    workers: int | None = None,
 ) -> pa.Table:
     """One row of :data:`EMBEDDED_SCHEMA` per (scored_on, ratio, model, setting in ``settings``).
 
     ``base``: the untrained models' predictions (``PREDICTION_SCHEMA``, with
     ``default`` and ``correct``); ``trained``: ratio label (``"2:3"``) -> the
     trained models' predictions, each under its base model's name. Ratio
-    ``"base"`` is the untrained model.
+    ``"base"`` is the untrained model. Rows: the headline first, then by
+    model in ``models``' order, ratio (``"base"``, then ``trained``'s order),
+    setting in order of first appearance.
 
     Headline (``scored_on = "scored subset"``): the base model's scored
     subset, the same records at every ratio. ``evaluate.py`` takes the subset
@@ -153,23 +299,36 @@ def embedded_metrics(
     subset; a trained model's own subset would make its ``default`` OAR 100%
     by construction, hiding the drop the paper reports (§3.3, Figure 6).
     Companion (``"all records"``): every record. ValueError when a model in
-    ``models`` has no base predictions.
+    ``models`` has no base predictions, or a trained table holds a model
+    outside ``models``.
     """
-    own = {model: base.filter(pc.equal(base.column("model"), model)) for model in models}
-    lacking = [model for model, table in own.items() if table.num_rows == 0]
+    models = list(models)
+    own = _lazy(base).filter(pl.col("model").is_in(models))
+    own_groups = _groups(own)
+    lacking = [model for model in models if model not in set(own_groups["model"])]
     if lacking:
         raise ValueError(f"embedded models {lacking} have no read-out before training; they must also be under conflictbank.models")
     scorings = {
-        SCORED_SUBSET: {model: scored_records(table) for model, table in own.items()},
-        ALL_RECORDS: {model: set(table.column("record_id").to_pylist()) for model, table in own.items()},
+        SCORED_SUBSET: _released_subset(own, own_groups),
+        ALL_RECORDS: own.select("model", "record_id").unique().collect(engine="streaming"),
     }
-    by_ratio = {"base": pa.concat_tables(own.values()) if own else base.slice(0, 0), **trained}
-    rows = []
-    for scored_on, subsets in scorings.items():
-        for ratio, table in by_ratio.items():
-            for row in setting_metrics(table, subsets=subsets, n_resamples=n_resamples, seed=seed).to_pylist():
-                if row["setting"] in settings:
-                    rows.append({**row, "ratio": ratio, "scored_on": scored_on})
-    ratios = list(by_ratio)
-    rows.sort(key=lambda r: (list(scorings).index(r["scored_on"]), models.index(r["model"]), ratios.index(r["ratio"])))
-    return pa.Table.from_pylist(rows, schema=EMBEDDED_SCHEMA)
+    by_ratio = {"base": own, **{ratio: _lazy(table) for ratio, table in trained.items()}}
+    # Only the requested settings are reported; the others' rows would be computed and dropped.
+    chosen = {ratio: frame.filter(pl.col("setting").is_in(list(settings))) for ratio, frame in by_ratio.items()}
+    groups = {ratio: _groups(frame) for ratio, frame in chosen.items()}
+    for ratio, found in groups.items():
+        strangers = sorted(set(found["model"]) - set(models))
+        if strangers:
+            raise ValueError(f"embedded predictions at ratio {ratio} hold models {strangers} outside the embedded models {models}")
+    parts = []
+    for scored_on, subset in scorings.items():
+        for ratio, frame in chosen.items():
+            table = _metrics(frame, groups[ratio], subset, n_resamples=n_resamples, seed=seed, confidence=0.95, workers=workers)
+            parts.append(pl.from_arrow(table).with_columns(pl.lit(ratio).alias("ratio"), pl.lit(scored_on).alias("scored_on")))
+    if not parts:
+        return EMBEDDED_SCHEMA.empty_table()
+    ranks = {"scored_on": list(scorings), "model": models, "ratio": list(by_ratio)}
+    rows = pl.concat(parts).with_row_index("order").sort(
+        *(pl.col(key).replace_strict(values, list(range(len(values)))) for key, values in ranks.items()), "order"
+    )
+    return rows.select(EMBEDDED_SCHEMA.names).to_arrow().cast(EMBEDDED_SCHEMA)

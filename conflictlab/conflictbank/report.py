@@ -2,7 +2,10 @@
 figure of the three contrasts the paper draws: conflict alone vs with the
 correct evidence, correct-first vs conflict-first, without vs with
 descriptions) and the embedded-knowledge table and panel (paper Figures 6–7).
-Every table shows n per row: n_records, n_scored and MR's own n_mr."""
+Every table shows n per row: n_records, n_scored and MR's own n_mr.
+
+The metric tables are small (a row per model and setting, or per scoring,
+ratio, model and setting); cells are looked up by key in them."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import math
 from typing import Sequence
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from conflictlab.conflictbank.dataset import CONFLICT_KINDS
@@ -52,9 +56,11 @@ def memorization_figure(metrics: pa.Table, models: Sequence[str]):
     bars with their Wilson interval and n_mr (MR's denominator) under each bar;
     the scored subset size in the title. A bar is missing where n_mr = 0."""
     fig, axes = panel_grid(3 * len(models), width=3.6, height=3.0, ncols=3)
-    cells = {(r["model"], r["setting"]): r for r in metrics.to_pylist()}
+    table = pl.from_arrow(metrics)
+    cells = table.rows_by_key(["model", "setting"], named=True, unique=True, include_key=True)
+    scored = dict(table.group_by("model").agg(pl.col("n_scored").first()).iter_rows())  # its first setting's, as before
     for m, model in enumerate(models):
-        n = next((row["n_scored"] for (name, _), row in cells.items() if name == model), 0)
+        n = scored.get(model, 0)
         for c, contrast in enumerate(CONTRAST_LABELS):
             ax = axes[3 * m + c]
             for side, offset in ((0, -0.2), (1, 0.2)):
@@ -127,13 +133,13 @@ def embedded_figure(rows: pa.Table):
     scored subset): OAR per ratio for each setting without conflicting evidence
     (left) and MR per ratio for each setting with it (right); one line per
     setting, Wilson intervals as error bars, n in the title."""
-    data = [r for r in rows.to_pylist() if r["scored_on"] == SCORED_SUBSET]
-    models = list(dict.fromkeys(r["model"] for r in data))
+    data = pl.from_arrow(rows).filter(pl.col("scored_on") == SCORED_SUBSET)
+    models = data["model"].unique(maintain_order=True).to_list()
     fig, axes = panel_grid(2 * max(1, len(models)), width=4.0, height=3.0, ncols=2, sharey=False)
-    ratios = list(dict.fromkeys(r["ratio"] for r in data))
+    ratios = data["ratio"].unique(maintain_order=True).to_list()
     for m, model in enumerate(models):
         left, right = axes[2 * m], axes[2 * m + 1]
-        cells = {(r["ratio"], r["setting"]): r for r in data if r["model"] == model}
+        cells = data.filter(pl.col("model") == model).rows_by_key(["ratio", "setting"], named=True, unique=True, include_key=True)
         for setting in dict.fromkeys(setting for _, setting in cells):
             ax, column = (left, "oar") if setting in ("default", "correct") else (right, "mr")
             points = [_percent(cells, (ratio, setting), column) for ratio in ratios]

@@ -3,9 +3,10 @@ embedded-knowledge table and panel."""
 
 from pathlib import Path
 
-from conflictlab.conflictbank.metrics import embedded_metrics, setting_metrics
+import polars as pl
+
+from conflictlab.conflictbank.metrics import embedded_metrics, scan_predictions, setting_metrics
 from conflictlab.conflictbank.report import embedded_figure, memorization_figure, write_embedded_table, write_metric_table
-from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 
@@ -13,18 +14,19 @@ log = configure_logging(snakemake.log[0], "conflictbank_report")
 out, options = snakemake.output, snakemake.params.options
 boot = dict(n_resamples=options["bootstrap_resamples"], seed=options["seed"])
 
-predictions = read_tables(snakemake.input.predictions)
+# Scanned, not read: the full QA set is ~9.4M prediction rows per model.
+predictions = scan_predictions(snakemake.input.predictions)
 metrics = setting_metrics(predictions, **boot)
 write_metric_table(metrics, out.table_md, out.table_csv)
-models = list(dict.fromkeys(predictions.column("model").to_pylist()))
+models = predictions.select(pl.col("model").unique(maintain_order=True)).collect()["model"].to_list()
 save(memorization_figure(metrics, models), Path(out.figure_png).with_suffix(""))
-for row in metrics.to_pylist():
+for row in pl.from_arrow(metrics).iter_rows(named=True):  # one per model and setting
     log.info("%s %s: n_scored %d, OAR %s, MR %s (n_mr %d)", row["model"], row["setting"], row["n_scored"], row["oar"], row["mr"], row["n_mr"])
 
 embedded = {}
 for ratio, path in zip(snakemake.params.ratios, snakemake.input.embedded):
     embedded.setdefault(ratio, []).append(path)
-trained = {ratio: read_tables(paths) for ratio, paths in embedded.items()}
+trained = {ratio: scan_predictions(paths) for ratio, paths in embedded.items()}
 rows = embedded_metrics(predictions, trained, models=snakemake.params.embedded_models, settings=options["embedded_settings"], **boot)
 write_embedded_table(rows, out.embedded_md, out.embedded_csv)
 save(embedded_figure(rows), Path(out.embedded_png).with_suffix(""))
