@@ -102,13 +102,22 @@ rule conflictbank_train:
         # a log and not an output, since Snakemake deletes a failed job's
         # outputs; a non-empty log folder survives until the job succeeds,
         # which removes it (Snakemake then leaves an empty file in its place).
+        # Only checkpoints marked complete are resumed; the job deletes the
+        # others, so a kill mid-save cannot leave a job that always fails.
         checkpoints="results/conflictbank/checkpoints/{model}/ratio-{ratio}",
     benchmark:
         "results/benchmarks/conflictbank_train/{model}/ratio-{ratio}.tsv"
+    # the training processes (distributed.processes > 1) share these threads
     threads: torch_threads
     resources:
-        gpu=config["conflictbank"]["embedded"]["gpu"],
+        # each training process drives one GPU
+        gpu=config["conflictbank"]["embedded"]["gpu"] * config["conflictbank"]["embedded"]["distributed"]["processes"],
         mem_mb=16000,
+        # How the training runs, not what it computes (every step trains on the
+        # same blocks at any count; weights differ by rounding): resources, as
+        # gpu is, so that moving to other GPUs reruns nothing.
+        training_processes=config["conflictbank"]["embedded"]["distributed"]["processes"],
+        training_strategy=config["conflictbank"]["embedded"]["distributed"]["strategy"],
     conda:
         "../envs/transformers.yaml"
     script:

@@ -593,50 +593,6 @@ def test_read_out_equals_softmax_of_a_full_forward(request, folder):
         assert row["predicted_letter"] == "ABCD"[int(np.argmax(expected))]
 
 
-@pytest.mark.slow
-def test_training_lowers_loss_saves_a_registry_folder_and_resumes(tiny_llama_dir, tmp_path):
-    from transformers import TrainerCallback
-
-    from transformers import AutoTokenizer
-
-    from conflictlab.conflictbank.training import (
-        TrainingSettings, continue_pretraining, mixture_corpus, pack_blocks, tokenize_for_packing,
-    )
-    from conflictlab.conflictbank.ratio import MixtureRatio
-    from conflictlab.lm.loading import load
-    from conflictlab.lm.registry import read_manifest
-
-    records = build_records(read_jsonl(DEMO), source="d").tables()[0]
-    texts = mixture_corpus(records.slice(0, 2), MixtureRatio.from_label("2:1").parts(), seed=0)
-    assert len(texts) == 3
-    blocks = len(pack_blocks(tokenize_for_packing(AutoTokenizer.from_pretrained(tiny_llama_dir), texts), 64))
-    settings = TrainingSettings(max_steps=2 * blocks, learning_rate=5e-4, batch_size=1, max_length=64, save_steps=blocks)
-
-    class Killed(RuntimeError):
-        pass
-
-    class KillAfterCheckpoint(TrainerCallback):
-        def on_save(self, args, state, control, **kwargs):
-            raise Killed(f"killed after saving step {state.global_step}")
-
-    checkpoints, out = tmp_path / "ckpt", tmp_path / "trained"
-    with pytest.raises(Killed, match=f"step {blocks}"):
-        continue_pretraining(tiny_llama_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t", callbacks=[KillAfterCheckpoint()])
-    assert (checkpoints / f"checkpoint-{blocks}").is_dir() and not out.exists()
-
-    manifest = continue_pretraining(tiny_llama_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t")
-    training = manifest["training"]
-    assert training["resumed_from"] == f"checkpoint-{blocks}"
-    assert len(training["loss"]) == 2 * blocks  # the first epoch's from the checkpoint's state, the second's after resuming
-    assert (training["corpus_blocks"], training["tokens_per_step"], training["epochs"]) == (blocks, 64, 2.0)
-    # batch 1: each epoch sees each packed block once, so compare epochs
-    assert sum(training["loss"][blocks:]) < sum(training["loss"][:blocks])
-    assert read_manifest(out)["training"]["corpus_sha256"] == training["corpus_sha256"]
-    assert not checkpoints.exists()
-    lm = load(out, dtype="float32")
-    assert lm.model.config.num_hidden_layers == load(tiny_llama_dir, dtype="float32").model.config.num_hidden_layers
-
-
 def test_ratio_parsing_and_corpus_size():
     from conflictlab.conflictbank.ratio import MixtureRatio
     from conflictlab.conflictbank.training import mixture_corpus

@@ -1,5 +1,7 @@
 """Rule conflictbank_train: continued pre-training of one model on default and
-conflicting evidence text at one ratio (ConflictBank's embedded knowledge)."""
+conflicting evidence text at one ratio (ConflictBank's embedded knowledge).
+With distributed.processes > 1 the library starts the training processes
+(torch.distributed.run) from here and forwards their output to this log."""
 
 from conflictlab.conflictbank.ratio import MixtureRatio
 from conflictlab.conflictbank.training import TrainingSettings, continue_pretraining, mixture_corpus
@@ -13,7 +15,8 @@ ratio = MixtureRatio.parse(ratio_name)
 records = read_tables(snakemake.input.records)
 texts = mixture_corpus(records, ratio.parts(), seed=options["seed"])
 settings = TrainingSettings(**{key: options[key] for key in TrainingSettings.__dataclass_fields__})
-log.info("training %s on %d texts (default:conflicting = %s), %s", model, len(texts), ratio.label(), settings)
+processes, strategy = snakemake.resources.training_processes, snakemake.resources.training_strategy
+log.info("training %s on %d texts (default:conflicting = %s), %s, %d %s process(es)", model, len(texts), ratio.label(), settings, processes, strategy)
 manifest = continue_pretraining(
     snakemake.input.model,
     texts,
@@ -22,6 +25,8 @@ manifest = continue_pretraining(
     settings=settings,
     name=f"{model}@cpt-{ratio.format()}",
     provenance={"ratio": ratio.label(), "default_texts": records.num_rows, "conflicting_texts": len(texts) - records.num_rows},
+    processes=processes,
+    strategy=strategy,
 )
 training = manifest["training"]
 losses = training["loss"]
