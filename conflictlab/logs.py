@@ -25,6 +25,9 @@ def configure_logging(log_path: str | os.PathLike | None, name: str) -> logging.
         handlers=handlers,
         force=True,
     )
+    # httpx logs every request at INFO: one line per endpoint request would
+    # bury the job's own lines (conflictlab.lm.endpoint logs retries itself).
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     logger = logging.getLogger(name)
     sys.excepthook = _logging_excepthook(logger)
     return logger

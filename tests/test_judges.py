@@ -607,7 +607,7 @@ def test_served_judge_starts_one_server_with_the_configured_engine_arguments(mon
 
     import conflictlab.lm.server as server
     from conflictlab.judges.backends import GuidedJudge, open_judge
-    from conflictlab.lm.generation import Endpoint
+    from conflictlab.lm.endpoint import Endpoint
     from conflictlab.lm.guided import EndpointGuidedChat
 
     calls = []
@@ -624,5 +624,17 @@ def test_served_judge_starts_one_server_with_the_configured_engine_arguments(mon
         assert isinstance(judge, GuidedJudge) and isinstance(judge.chat, EndpointGuidedChat)
         assert judge.chat.endpoint.base_url == "http://127.0.0.1:9/v1" and judge.name == "m|served|bfloat16"
     assert calls == [(tmp_path / "model", {"log_path": tmp_path / "server.log", "dtype": "bfloat16", "max_model_len": 1024,
-                                            "gpu_memory_utilization": 0.3, "extra_args": ("--enforce-eager=True",)})]
+                                            "gpu_memory_utilization": 0.3, "extra_args": ("--enforce-eager",)})]
     assert settings["vllm"] == {"gpu_memory_utilization": 0.3, "enforce_eager": True}  # the caller's settings untouched
+
+
+@pytest.mark.parametrize(
+    "name, value, flag",
+    [("enforce_eager", True, "--enforce-eager"), ("enforce_eager", False, "--no-enforce-eager"), ("max_num_seqs", 8, "--max-num-seqs=8"),
+     ("compilation_config", {"level": 0}, '--compilation-config={"level": 0}')],
+)
+def test_engine_arguments_become_the_flags_vllms_server_parses(name, value, flag):
+    """vLLM's server refuses ``--enforce-eager=True`` (its boolean flags take no value)."""
+    from conflictlab.lm.server import server_flag
+
+    assert server_flag(name, value) == flag

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import urllib.request
 from dataclasses import asdict, dataclass
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
-from conflictlab.lm.batching import BatchPolicy, map_batches, pad_batch
+from conflictlab.lm.batching import BatchPolicy, batches, map_batches, pad_batch
 from conflictlab.lm.loading import LoadedModel
+
+if TYPE_CHECKING:
+    from conflictlab.lm.endpoint import Endpoint, RequestCache
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,11 @@ class DecodingParams:
 
 @dataclass
 class Completion:
-    token_ids: list[int]  # generated tokens, without the stop token
-    text: str
-    finish_reason: str  # "stop" | "length"
+    token_ids: list[int]  # generated tokens, without the stop token (empty from a chat endpoint, whose tokenizer is not ours)
+    text: str | None  # None when the endpoint refused or filtered the reply
+    finish_reason: str  # "stop" | "length"; from a chat endpoint also "refusal" | "content_filter"
+    n_prompt_tokens: int | None = None  # the endpoint's counts (chat endpoints); None: count the token ids
+    n_tokens: int | None = None
 
 
 class Backend(Protocol):
@@ -156,38 +159,6 @@ class HFBackend:
         return [[per_prompt[i][v] for i in range(len(prompts))] for v in range(len(steerings))]
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """An OpenAI-compatible API: base URL (``…/v1``), the served model name,
-    and the *name* of the environment variable that holds the key (the key
-    itself never goes into config, params or logs)."""
-
-    base_url: str
-    model: str
-    api_key_env: str | None = None
-    timeout_s: float = 600.0
-
-    def headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key_env:
-            key = os.environ.get(self.api_key_env)
-            if not key:
-                raise KeyError(f"endpoint {self.base_url}: environment variable {self.api_key_env} (the API key) is not set")
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
-
-    def post(self, route: str, body: dict) -> dict:
-        request = urllib.request.Request(
-            self.base_url.rstrip("/") + route, data=json.dumps(body).encode(), headers=self.headers(), method="POST"
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as err:
-            detail = err.read().decode(errors="replace")[:2000]
-            raise RuntimeError(f"endpoint {self.base_url}{route}: HTTP {err.code}: {detail}") from None
-
-
 class OpenAIBackend:
     """Greedy completions from an OpenAI-compatible ``/v1/completions`` endpoint.
 
@@ -195,33 +166,58 @@ class OpenAIBackend:
     accept them); ``eos_ids`` are the model's end-of-sequence ids. The
     returned token ids are the server's (``return_token_ids``, a vLLM
     extension); a server without it gets the text re-tokenised by
-    ``tokenizer``. ``prompts_per_request`` prompts share one request.
+    ``tokenizer``. ``prompts_per_request`` prompts share one request, and
+    ``endpoint.concurrency`` requests are in flight at once through an
+    :class:`~conflictlab.lm.endpoint.EndpointClient` (retries, rate limits;
+    answers reused from ``cache`` when given). ``client.stats`` counts them.
     """
 
     name = "openai"
 
-    def __init__(self, endpoint: Endpoint, *, eos_ids: frozenset[int], tokenizer=None, prompts_per_request: int = 64):
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        eos_ids: frozenset[int],
+        tokenizer=None,
+        prompts_per_request: int = 64,
+        cache: RequestCache | None = None,
+    ):
+        from conflictlab.lm.endpoint import EndpointClient
+
         self.endpoint = endpoint
+        self.client = EndpointClient(endpoint, cache=cache)
         self.eos_ids = frozenset(eos_ids)
         self.tokenizer = tokenizer
         self.prompts_per_request = prompts_per_request
 
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
-        def run(batch: list[int]) -> list[Completion]:
-            body = {
+        # Requests group prompts of similar length (longest first), as the
+        # in-process backends batch them; the groups then go out concurrently.
+        groups = [chunk for chunk, _ in batches([len(p) for p in prompts], lambda chunk: None, BatchPolicy(batch_size=self.prompts_per_request))]
+        bodies = [
+            {
                 "model": self.endpoint.model,
-                "prompt": [list(prompts[i]) for i in batch],
+                "prompt": [list(prompts[i]) for i in group],
                 "max_tokens": params.max_new_tokens,
                 "temperature": 0.0,
                 "seed": params.seed,
                 "return_token_ids": True,
             }
-            choices = sorted(self.endpoint.post("/completions", body)["choices"], key=lambda c: c["index"])
-            if len(choices) != len(batch):
-                raise RuntimeError(f"endpoint {self.endpoint.base_url}: {len(choices)} completions for {len(batch)} prompts")
-            return [self._completion(choice) for choice in choices]
+            for group in groups
+        ]
+        rows = [f"prompt {group[0]}" if len(group) == 1 else f"{len(group)} prompts from prompt {group[0]}" for group in groups]
+        results: list = [None] * len(prompts)
+        for group, response in zip(groups, self.client.post_many("/completions", bodies, rows=rows)):
+            choices = sorted(response["choices"], key=lambda c: c["index"])
+            if len(choices) != len(group):
+                raise RuntimeError(f"endpoint {self.endpoint.base_url}: {len(choices)} completions for {len(group)} prompts")
+            for i, choice in zip(group, choices):
+                results[i] = self._completion(choice)
+        return results
 
-        return map_batches([len(p) for p in prompts], run, BatchPolicy(batch_size=self.prompts_per_request))
+    def close(self) -> None:
+        self.client.close()
 
     def _completion(self, choice: dict) -> Completion:
         ids = choice.get("token_ids")

@@ -18,12 +18,12 @@ records it as unparseable.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, Sequence
 
-from conflictlab.lm.generation import Endpoint
+from conflictlab.lm.endpoint import Endpoint, EndpointClient, RequestCache
 
 Conversation = Sequence[dict]  # [{"role": ..., "content": ...}, ...]
 
@@ -66,33 +66,42 @@ def chat_token_ids(tokenizer, conversation: Conversation) -> list[int]:
 class EndpointGuidedChat:
     """``/v1/chat/completions`` with a JSON-schema ``response_format``, greedy.
 
-    ``concurrency`` requests are in flight at once (a vLLM server batches them).
+    Requests go through an :class:`~conflictlab.lm.endpoint.EndpointClient`
+    (retries, rate limits, answers reused from ``cache`` when given; its
+    ``stats`` count them), ``endpoint.concurrency`` in flight at once (a vLLM
+    server batches them); ``concurrency``, when given, replaces the
+    endpoint's. The decoding fields are those the endpoint accepts
+    (:meth:`~conflictlab.lm.endpoint.Endpoint.decoding_fields`).
     """
 
     name = "openai"
 
-    def __init__(self, endpoint: Endpoint, *, seed: int = 0, concurrency: int = 8):
+    def __init__(self, endpoint: Endpoint, *, seed: int = 0, concurrency: int | None = None, cache: RequestCache | None = None):
+        if concurrency is not None:
+            endpoint = dataclasses.replace(endpoint, concurrency=concurrency)
         self.endpoint = endpoint
         self.seed = seed
-        self.concurrency = concurrency
+        self.client = EndpointClient(endpoint, cache=cache)
 
     def complete_json(self, conversations: Sequence[Conversation], schema: dict, *, max_new_tokens: int) -> list[str]:
         response_format = {"type": "json_schema", "json_schema": {"name": "judgement", "schema": schema, "strict": True}}
-
-        def one(conversation: Conversation) -> str:
-            body = {
+        bodies = [
+            {
                 "model": self.endpoint.model,
                 "messages": list(conversation),
-                "max_tokens": max_new_tokens,
-                "temperature": 0.0,
-                "seed": self.seed,
+                **self.endpoint.decoding_fields(max_new_tokens, self.seed),
                 "response_format": response_format,
             }
-            reply = self.endpoint.post("/chat/completions", body)
-            try:
-                return reply["choices"][0]["message"]["content"] or ""
-            except (KeyError, IndexError, TypeError):
-                raise RuntimeError(f"endpoint {self.endpoint.base_url}: no message in reply {json.dumps(reply)[:500]}") from None
+            for conversation in conversations
+        ]
+        replies = self.client.post_many("/chat/completions", bodies, rows=[f"conversation {i}" for i in range(len(bodies))])
+        return [self._content(reply) for reply in replies]
 
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(one, conversations))
+    def _content(self, reply: dict) -> str:
+        try:
+            return reply["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise RuntimeError(f"endpoint {self.endpoint.base_url}: no message in reply {json.dumps(reply)[:500]}") from None
+
+    def close(self) -> None:
+        self.client.close()

