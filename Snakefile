@@ -43,6 +43,7 @@ include: "rules/steering.smk"
 include: "rules/conflictbank.smk"
 include: "rules/judges.smk"  # before conflicts.smk, whose judge job takes judges.smk's settings and cache
 include: "rules/conflicts.smk"
+include: "rules/profile.smk"  # after every benchmark's rule file (it reads their tables), before report.smk (which lists its pages)
 include: "rules/report.smk"
 
 

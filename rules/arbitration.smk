@@ -32,13 +32,15 @@ rule arbitration_generate:
 rule arbitration_evaluate:
     """A/B next-token logits of one model on every instance."""
     input:
+        unpack(lambda wildcards: model_inputs(wildcards.model)),
         main="results/arbitration/instances.parquet",
         sensitivity="results/arbitration/sensitivity_instances.parquet",
-        model="resources/models/{model}",
     output:
         predictions="results/arbitration/{model}/predictions.parquet",
+        usage="results/usage/arbitration_evaluate/{model}.parquet",
     params:
         settings=subset(config["arbitration"], "batch_size", "dtype"),
+        hosted=lambda wildcards: hosted_spec(wildcards.model),
         code=code_hash("arbitration_evaluate.py"),
     log:
         "results/logs/arbitration_evaluate/{model}.log",
@@ -46,7 +48,7 @@ rule arbitration_evaluate:
         "results/benchmarks/arbitration_evaluate/{model}.tsv"
     threads: torch_threads
     resources:
-        gpu=GPU_FOR_GENERATION,
+        gpu=gpu_for_model,
         mem_mb=16000,
     conda:
         "../envs/transformers.yaml"

@@ -53,7 +53,12 @@ def generation_threads(wildcards):
 CHAIN_HEAD_PRIORITY = 1
 
 
-GPU_FOR_GENERATION = 1 if config["generation"]["backend"] == "vllm" else 0
+GPU_FOR_GENERATION = 1 if config["generation"]["backend"] in ("vllm", "served") else 0
+
+
+def gpu_for_model(wildcards):
+    """A model job's GPU request: none for a hosted model, whose endpoint does the work."""
+    return 0 if is_hosted(wildcards.model) else GPU_FOR_GENERATION
 
 
 def reported(path, caption, category):
@@ -84,20 +89,18 @@ def used_models():
     named = [m for key in MODEL_LISTS for m in config[key]]
     named += [m for section in SECTION_MODEL_LISTS for m in config[section]["models"]]
     named += config["conflictbank"]["models"] + config["conflictbank"]["embedded"]["models"]
-    if judge_model():
-        named.append(judge_model())
+    named.append(config["judges"]["model"])
     return sorted(set(named))
 
 
 def judge_model():
-    """The registry model the judge runs (None for an endpoint judge)."""
+    """The local model the judge runs (None for a hosted judge)."""
     return None if config["judges"]["backend"] == "openai" else config["judges"]["model"]
 
 
 def judge_label():
     """The judge's name in table captions."""
-    judges = config["judges"]
-    return judges["endpoint"]["model"] if judges["backend"] == "openai" else judges["model"]
+    return config["judges"]["model"]
 
 
 def check_model_names():
@@ -108,6 +111,69 @@ def check_model_names():
 
 
 check_model_names()
+
+
+def is_hosted(name):
+    """Whether model ``name`` is a hosted chat model (``hosted:``), not a local folder."""
+    return "hosted" in config["models"][name]
+
+
+# Stages that run a model's weights and activations, which an endpoint does not expose.
+INTERNALS_STAGES = {
+    "scorers": ("Shapley scoring", config["scorers"]),
+    "mechanistic.models": ("probes, spectral energy and projections", config["mechanistic"]["models"]),
+    "steering.models": ("activation steering", config["steering"]["models"]),
+    "conflictbank.embedded.models": ("continued pre-training", config["conflictbank"]["embedded"]["models"]),
+}
+
+
+def check_hosted_models():
+    """Every hosted model's settings, before any job: no hosted model where a
+    stage needs internals, a judge backend that matches its model, valid
+    endpoint settings, and its key variable set."""
+    from conflictlab.lm.endpoint import Endpoint
+
+    for key, (stage, names) in INTERNALS_STAGES.items():
+        for name in names:
+            if is_hosted(name):
+                raise ValueError(
+                    f"config: {key} names {name}, a hosted model ({config['models'][name]['hosted']['model']}); "
+                    f"{stage} needs the model's internals: name a local model (source:) there"
+                )
+    judges = config["judges"]
+    if judges["model"] in config["models"] and (judges["backend"] == "openai") != is_hosted(judges["model"]):
+        raise ValueError(
+            f"config: judges.backend {judges['backend']} with judges.model {judges['model']}: backend openai takes a hosted "
+            "model (hosted:), the other backends a local one (source:)"
+        )
+    for name in used_models():
+        if not is_hosted(name):
+            continue
+        try:
+            endpoint = Endpoint.from_settings(config["models"][name]["hosted"])
+            endpoint.api_key()
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"config: models.{name}.hosted: {err.args[0]}") from None
+
+
+check_hosted_models()
+
+
+# The reply cache of every endpoint request (conflictlab.lm.endpoint.RequestCache),
+# declared like the judge cache (rules/judges.smk): the output of rule
+# request_cache, an input of every job that talks to a hosted model.
+REQUEST_CACHE = "results/requests/cache"
+
+
+def model_inputs(name):
+    """What a job running model ``name`` reads: its prepared folder, or for a
+    hosted model the request cache."""
+    return {"request_cache": REQUEST_CACHE} if is_hosted(name) else {"model": model_dir(name)}
+
+
+def hosted_spec(name):
+    """A hosted model's endpoint settings (None for a local model): a job's params."""
+    return config["models"][name].get("hosted")
 
 
 def model_dir(name):

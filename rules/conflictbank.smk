@@ -61,13 +61,15 @@ rule conflictbank_data:
 rule conflictbank_evaluate:
     """One model's A-D probabilities on every record under every setting."""
     input:
+        unpack(lambda wildcards: model_inputs(wildcards.model)),
         records="results/conflictbank/data.parquet",
-        model="resources/models/{model}",
     output:
         predictions="results/conflictbank/{model}/predictions.parquet",
+        usage="results/usage/conflictbank_evaluate/{model}.parquet",
     params:
         name=lambda wildcards: wildcards.model,
         options={**subset(CONFLICTBANK, "batch_size", "dtype"), "settings": CONFLICTBANK_PROMPT_SETTINGS},
+        hosted=lambda wildcards: hosted_spec(wildcards.model),
         code=code_hash("conflictbank_evaluate.py"),
     log:
         "results/logs/conflictbank_evaluate/{model}.log",
@@ -75,7 +77,7 @@ rule conflictbank_evaluate:
         "results/benchmarks/conflictbank_evaluate/{model}.tsv"
     threads: torch_threads
     resources:
-        gpu=GPU_FOR_GENERATION,
+        gpu=gpu_for_model,
         mem_mb=16000,
     conda:
         "../envs/transformers.yaml"

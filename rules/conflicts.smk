@@ -58,23 +58,26 @@ rule conflicts_data:
 rule conflicts_respond:
     """One model's Task 1 type predictions and Task 2 responses (every strategy), one model load."""
     input:
+        unpack(lambda wildcards: model_inputs(wildcards.model)),
         queries="results/conflicts/data.parquet",
-        model="resources/models/{model}",
     output:
         types="results/conflicts/{model}/types.parquet",
         responses="results/conflicts/{model}/responses.parquet",
+        usage="results/usage/conflicts_respond/{model}.parquet",
     params:
         generation=CONFLICTS_GENERATION_PARAMS,
+        hosted=lambda wildcards: hosted_spec(wildcards.model),
         strategies=config["conflicts"]["strategies"],
         code=code_hash("conflicts_respond.py"),
     log:
         "results/logs/conflicts_respond/{model}.log",
+        **{key: path.format(rule="conflicts_respond") for key, path in SERVER_LOG.items()},
     benchmark:
         "results/benchmarks/conflicts_respond/{model}.tsv"
     priority: CHAIN_HEAD_PRIORITY
     threads: generation_threads
     resources:
-        gpu=GPU_FOR_GENERATION,
+        gpu=gpu_for_model,
         mem_mb=16000,
     conda:
         "../envs/vllm.yaml"
@@ -90,6 +93,7 @@ rule conflicts_judge:
         responses=expand("results/conflicts/{model}/responses.parquet", model=config["conflicts"]["models"]),
     output:
         judged="results/conflicts/judged.parquet",
+        usage="results/usage/judges/conflicts.parquet",
     params:
         judge_settings=JUDGE_SETTINGS,
         code=code_hash("conflicts_judge.py"),

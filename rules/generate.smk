@@ -4,7 +4,10 @@
 GENERATION_SUBSETS = config["conflict_types"] + [f"{t}-shuffled" for t in SHUFFLE_TYPES]
 
 # The settings each generation backend reads besides the common ones (also CONFLICTS').
-BACKEND_KEYS = {"hf": ("batch_size",), "vllm": ("tensor_parallel_size", "vllm"), "openai": ("endpoint",)}
+BACKEND_KEYS = {"hf": ("batch_size",), "vllm": ("tensor_parallel_size", "vllm"), "served": ("vllm",), "openai": ("endpoint",)}
+
+# The log of the vLLM server a served-backend job starts.
+SERVER_LOG = {"server": "results/logs/{rule}/{{model}}.server.log"} if config["generation"]["backend"] == "served" else {}
 
 
 # The generation settings the chosen backend reads.
@@ -20,17 +23,20 @@ rule generate:
     type, and the shuffled-evidence subsets): the model loaded once, the
     requests of all subsets batched together."""
     input:
+        unpack(lambda wildcards: model_inputs(wildcards.model)),
         samples=expand("results/data/{subset}.parquet", subset=GENERATION_SUBSETS),
-        model="resources/models/{model}",
     output:
         responses=expand("results/responses/{{model}}/{subset}.parquet", subset=GENERATION_SUBSETS),
+        usage="results/usage/generate/{model}.parquet",
     wildcard_constraints:
         model=MODEL_NAME_PATTERN,  # steered reruns (name@variant) come from steered_generate
     params:
         generation=GENERATION_PARAMS,
+        hosted=lambda wildcards: hosted_spec(wildcards.model),
         code=code_hash("generate.py"),
     log:
         "results/logs/generate/{model}.log",
+        **{key: path.format(rule="generate") for key, path in SERVER_LOG.items()},
         # Resumable shards (conflictlab.lm.shards), a log and not an output:
         # Snakemake deletes a failed job's outputs, which would lose them; a
         # log survives a failure, and a non-empty folder is not deleted before
@@ -42,7 +48,7 @@ rule generate:
     priority: CHAIN_HEAD_PRIORITY
     threads: generation_threads
     resources:
-        gpu=GPU_FOR_GENERATION,
+        gpu=gpu_for_model,
         mem_mb=16000,
     conda:
         "../envs/vllm.yaml"

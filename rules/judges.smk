@@ -26,15 +26,21 @@ JUDGE_CACHE = "results/judges/cache"
 
 
 # The judge settings that change its replies (keys as in config judges).
-JUDGE_SETTINGS = subset(
-    config["judges"],
-    "backend",
-    *{"hf": ("model", "dtype", "batch_size"), "vllm": ("model", "dtype", "max_model_len", "vllm"),
-      "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("endpoint",)}[config["judges"]["backend"]],
-)
+JUDGE_SETTINGS = {
+    **subset(
+        config["judges"],
+        "backend",
+        *{"hf": ("model", "dtype", "batch_size"), "vllm": ("model", "dtype", "max_model_len", "vllm"),
+          "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("model",)}[config["judges"]["backend"]],
+    ),
+    **({"endpoint": hosted_spec(config["judges"]["model"])} if config["judges"]["backend"] == "openai" else {}),
+}
 
-# The judge's model folder (none for an endpoint) and the reply cache.
-JUDGE_INPUTS = {**({"judge_model": model_dir(judge_model())} if judge_model() else {}), "cache": JUDGE_CACHE}
+# The judge's model folder (a hosted judge: the request cache) and the reply cache.
+JUDGE_INPUTS = {
+    **({"judge_model": model_dir(judge_model())} if judge_model() else {"request_cache": REQUEST_CACHE}),
+    "cache": JUDGE_CACHE,
+}
 
 # A judge job's log and, with backend served, the log of the vLLM server it starts.
 judge_logs = lambda job: {
@@ -108,6 +114,7 @@ rule judge_faithfulness:
         **response_inputs(FAITHFULNESS_MODELS, config["conflict_types"]),
     output:
         faithfulness="results/judges/faithfulness.parquet",
+        usage="results/usage/judges/faithfulness.parquet",
     params:
         judge_settings=JUDGE_SETTINGS,
         models=[m for m in FAITHFULNESS_MODELS for _ in config["conflict_types"]],
@@ -134,6 +141,7 @@ rule judge_ratings:
         **response_inputs(config["generators"], SUMMARIZATION_TYPES),
     output:
         ratings="results/judges/ratings.parquet",
+        usage="results/usage/judges/ratings.parquet",
     params:
         judge_settings=JUDGE_SETTINGS,
         models=[m for m in config["generators"] for _ in SUMMARIZATION_TYPES],
@@ -158,6 +166,7 @@ rule judge_gold:
         gold=config["judges"]["gold"],
     output:
         judged="results/judges/gold.parquet",
+        usage="results/usage/judges/gold.parquet",
     params:
         judge_settings=JUDGE_SETTINGS,
         code=code_hash("judge_gold.py"),
@@ -182,6 +191,7 @@ rule answer_match:
         responses=expand("results/responses/{{model}}/{conflict_type}.parquet", conflict_type=REASONING_TYPES),
     output:
         matches="results/judges/answer_match/{model}.parquet",
+        usage="results/usage/judges/answer_match-{model}.parquet",
     params:
         judge_settings=JUDGE_SETTINGS,
         code=code_hash("answer_match.py"),

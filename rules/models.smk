@@ -19,3 +19,21 @@ rule prepare_model:
         "../envs/gguf.yaml"
     script:
         "../workflow/scripts/prepare_model.py"
+
+
+rule request_cache:
+    """The endpoint request cache folder (conflictlab.lm.endpoint.RequestCache),
+    created once and kept across reruns: every job that talks to a hosted model
+    reads and appends to it, so no completed request is sent twice (declared as
+    the judge reply cache is: rules/judges.smk)."""
+    output:
+        folder=update(directory(REQUEST_CACHE)),
+    params:
+        code=code_hash("request_cache.py"),
+    log:
+        "results/logs/request_cache.log",
+    localrule: True
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow/scripts/request_cache.py"

@@ -177,6 +177,7 @@ def test_calibrated_readout_removes_a_constant_letter_bias():
             "logit_b": [0.0] * len(rows),
             "predicted_letter": ["A"] * len(rows),
             "correct": [r["answer_letter"] == "A" for r in rows],
+            "read_out": ["logits"] * len(rows),
         },
         schema=PREDICTION_SCHEMA,
     )

@@ -246,7 +246,8 @@ def test_editing_steering_alpha_plans_only_steering_jobs(smoke_run):
     jobs = planned_jobs(output)
     # the faithfulness job reruns over every response, its cache answering all but the new ones
     assert set(jobs) <= {"steered_generate", "accuracy", "answer_match", "shapley_values_steered", "attributions", "table4",
-                         "judge_faithfulness", "accuracy_table", "judge_tables", "html_report", "all"}, jobs
+                         "judge_faithfulness", "accuracy_table", "judge_tables", "html_report", "all",
+                         "usage_table", "profile"}, jobs  # the judge job's usage file and the tables a profile reads are rewritten
     # one steered job per model generates every variant (they share each prompt's prefill), so its
     # rerun rewrites every variant's responses; the new variants are among the scored ones
     assert jobs["steered_generate"] == 1 and jobs["shapley_values_steered"] == 1 and jobs["table4"] == 1
@@ -456,4 +457,5 @@ def test_editing_a_config_key_plans_only_the_rules_that_read_it(smoke_run, overl
     assert plan.returncode == 0, plan.stderr[-3000:]
     # The HTML report embeds the whole config, so it re-renders on any edit.
     assert changed_rules(plan.stdout + plan.stderr) - {"html_report"} == expected
-    assert set(planned_jobs(plan.stdout + plan.stderr)) <= expected | {"html_report", "all"}
+    # A profile page reads the rewritten tables (re-rendered, not re-parameterised).
+    assert set(planned_jobs(plan.stdout + plan.stderr)) <= expected | {"html_report", "all", "profile"}

@@ -1,7 +1,12 @@
 """The arbitration read-out: the larger of the next-token logits of "A" and "B".
 
 Through the model layer's :func:`conflictlab.lm.choices.choice_logits` (one
-left-padded forward per batch, the head at the last position only).
+left-padded forward per batch, the head at the last position only). A hosted
+chat model is read from its endpoint (:func:`evaluate_instances_hosted`): the
+log-probabilities of "A" and "B" among the first reply token's top
+alternatives, or the letter its reply starts with where the endpoint gives no
+log-probabilities (:meth:`conflictlab.lm.chat.ChatBackend.read_choices`); the
+column ``read_out`` says which, per row.
 """
 
 from __future__ import annotations
@@ -31,10 +36,13 @@ PREDICTION_SCHEMA = pa.schema(
         pa.field("model", pa.string(), nullable=False),
         pa.field("logit_a", pa.float64(), nullable=False),
         pa.field("logit_b", pa.float64(), nullable=False),
-        pa.field("predicted_letter", pa.string(), nullable=False),
+        pa.field("predicted_letter", pa.string(), nullable=False),  # A | B | tie (no letter read: counted wrong)
         pa.field("correct", pa.bool_(), nullable=False),
+        pa.field("read_out", pa.string(), nullable=False),  # logits (local) | logprobs | generation | none (conflictlab.lm.chat)
     ]
 )
+
+LOCAL_READ_OUT = "logits"
 
 
 def evaluate_instances(lm: LoadedModel, instances: pa.Table, *, model_name: str, batch_size: int = 8) -> pa.Table:
@@ -42,6 +50,23 @@ def evaluate_instances(lm: LoadedModel, instances: pa.Table, *, model_name: str,
     a_id, b_id = answer_token_ids(lm.tokenizer, chat=lm.has_chat_template)
     prompts = [encode_arbitration_prompt(lm.tokenizer, p) for p in instances.column("prompt").to_pylist()]
     logits = choice_logits(lm, prompts, (a_id, b_id), batch_size=batch_size)
+    return _predictions(instances, logits, [LOCAL_READ_OUT] * instances.num_rows, model_name)
+
+
+def arbitration_conversations(instances: pa.Table) -> list[list[dict]]:
+    """What a hosted chat model is sent: each prompt as the user turn, as a local chat model gets it."""
+    return [[{"role": "user", "content": prompt}] for prompt in instances.column("prompt").to_pylist()]
+
+
+def evaluate_instances_hosted(backend, instances: pa.Table, *, model_name: str, seed: int = 0) -> pa.Table:
+    """The A/B read-out of a hosted chat model (a :class:`conflictlab.lm.chat.ChatBackend`)."""
+    conversations = arbitration_conversations(instances)
+    read = backend.read_choices(conversations, ("A", "B"), rows=instances.column("instance_id").to_pylist(), seed=seed)
+    logits = np.array([r.logprobs for r in read], dtype=np.float64).reshape(len(read), 2)
+    return _predictions(instances, logits, [r.read_out for r in read], model_name)
+
+
+def _predictions(instances: pa.Table, logits: np.ndarray, read_outs: list[str], model_name: str) -> pa.Table:
     letters = np.where(logits[:, 0] > logits[:, 1], "A", np.where(logits[:, 1] > logits[:, 0], "B", "tie"))
     gold = instances.column("answer_letter").to_pylist()
     return pa.table(
@@ -52,6 +77,7 @@ def evaluate_instances(lm: LoadedModel, instances: pa.Table, *, model_name: str,
             "logit_b": logits[:, 1],
             "predicted_letter": letters.tolist(),
             "correct": [p == g for p, g in zip(letters.tolist(), gold)],
+            "read_out": read_outs,
         },
         schema=PREDICTION_SCHEMA,
     )

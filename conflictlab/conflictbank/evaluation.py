@@ -6,6 +6,15 @@ generated position from vLLM's top-1,000 list (a label outside it set to
 batched forward (:func:`conflictlab.lm.choices.choice_logits`); a softmax
 over them is that distribution exactly, without the top-1,000 cut (which
 only matters when a letter's probability is below the 1,000th token's).
+
+A hosted chat model (:func:`read_out_hosted`) gets the prompt as its user
+turn and is read the authors' way from what its endpoint returns: the four
+letters' log-probabilities among the first reply token's top 20 (a letter
+outside them -100, as the authors set one outside vLLM's top 1,000); where the
+endpoint gives no log-probabilities, the letter the reply starts with (a
+one-hot distribution). ``read_out`` records which per row; a row with
+neither (a refusal, no letter) has ``predicted_letter`` ``none`` and a
+uniform distribution, and counts as no answer.
 """
 
 from __future__ import annotations
@@ -30,8 +39,11 @@ PREDICTION_SCHEMA = pa.schema(
         pa.field("correct_letter", pa.string(), nullable=False),
         pa.field("replaced_letter", pa.string(), nullable=False),
         pa.field("uncertain_letter", pa.string(), nullable=False),
+        pa.field("read_out", pa.string(), nullable=False),  # logits (local) | logprobs | generation | none (conflictlab.lm.chat)
     ]
 )
+
+LOCAL_READ_OUT, NO_LETTER = "logits", "none"
 
 
 def letter_token_ids(tokenizer) -> list[int]:
@@ -59,6 +71,28 @@ def read_out(
     # Raw prompts with the tokenizer's own special tokens, as vLLM encodes them.
     prompts = [lm.tokenizer(render_prompt(row, setting))["input_ids"] for setting, row in pairs]
     probabilities = softmax(choice_logits(lm, prompts, letter_token_ids(lm.tokenizer), batch_size=batch_size))
+    return _predictions(pairs, probabilities, [LOCAL_READ_OUT] * len(pairs), model_name)
+
+
+def conflictbank_conversations(records: pa.Table, settings: Sequence[Setting]) -> list[list[dict]]:
+    """What a hosted chat model is sent, settings outer: each prompt as the user turn."""
+    return [[{"role": "user", "content": render_prompt(row, setting)}] for setting in settings for row in records.to_pylist()]
+
+
+def read_out_hosted(backend, records: pa.Table, settings: Sequence[Setting], *, model_name: str, seed: int = 0) -> pa.Table:
+    """:func:`read_out` of a hosted chat model (a :class:`conflictlab.lm.chat.ChatBackend`)."""
+    from conflictlab.lm.chat import READ_OUT_NONE
+
+    pairs = [(setting, row) for setting in settings for row in records.to_pylist()]
+    conversations = conflictbank_conversations(records, settings)
+    read = backend.read_choices(conversations, LETTERS, rows=[f"{setting.name}/{row['record_id']}" for setting, row in pairs], seed=seed)
+    probabilities = softmax(np.array([r.logprobs for r in read], dtype=np.float64).reshape(len(read), len(LETTERS)))
+    predictions = _predictions(pairs, probabilities, [r.read_out for r in read], model_name)
+    letters = [NO_LETTER if r.read_out == READ_OUT_NONE else letter for r, letter in zip(read, predictions.column("predicted_letter").to_pylist())]
+    return predictions.set_column(predictions.schema.get_field_index("predicted_letter"), PREDICTION_SCHEMA.field("predicted_letter"), pa.array(letters))
+
+
+def _predictions(pairs: list, probabilities: np.ndarray, read_outs: list[str], model_name: str) -> pa.Table:
     return pa.table(
         {
             "record_id": [row["record_id"] for _, row in pairs],
@@ -69,6 +103,7 @@ def read_out(
             "correct_letter": [row["correct_letter"] for _, row in pairs],
             "replaced_letter": [row["replaced_letter"] for _, row in pairs],
             "uncertain_letter": [row["uncertain_letter"] for _, row in pairs],
+            "read_out": read_outs,
         },
         schema=PREDICTION_SCHEMA,
     )

@@ -15,6 +15,14 @@ prefix is part of the prompt's token ids) and split by
 the Type/Explanation/Response form has status ``unparseable`` and no
 response to judge.
 
+A chat model behind an endpoint (a hosted model, or vLLM's server: backend
+``served``) is sent the messages themselves. Nothing can be prefilled in a
+chat API, so its Task 1 label and its Taxonomy-aware reply are parsed from the
+whole reply (:func:`conflictlab.conflicts.prompts.parse_label` accepts an
+optional ``Type:``); the endpoint counts the prompt's tokens; a refusal or a
+content-filter stop has status ``refused`` / ``content_filter`` and no
+response.
+
 Models that reason before they answer (GPT-OSS's harmony format, recognised
 by :meth:`conflictlab.lm.channels.HarmonyTokens.of`) are split as in
 ContextConflict, by :func:`conflictlab.lm.channels.final_message`: only the
@@ -47,6 +55,7 @@ from conflictlab.conflicts.prompts import (
     task2_messages,
 )
 from conflictlab.lm.channels import FINAL_HEADER, NO_FINAL_CHANNEL, HarmonyTokens, final_message
+from conflictlab.lm.shards import NO_ANSWER_STATUS
 from conflictlab.lm.generation import Backend, Completion, DecodingParams
 from conflictlab.lm.guided import chat_token_ids
 
@@ -62,7 +71,7 @@ TYPE_PREDICTION_SCHEMA = pa.schema(
         pa.field("scores", pa.list_(pa.float64())),  # log p(name) per category in dataset.ORDER (option read-out)
         pa.field("reply", pa.string()),  # generated read-out: the text after "Type:" (reasoning models: the final channel)
         pa.field("reasoning", pa.string()),  # reasoning models: everything before the final channel
-        pa.field("status", pa.string(), nullable=False),  # ok | unparseable | too_long | no_final_channel
+        pa.field("status", pa.string(), nullable=False),  # ok | unparseable | too_long | no_final_channel | refused | content_filter
     ]
 )
 
@@ -79,7 +88,7 @@ RESPONSE_SCHEMA = pa.schema(
         pa.field("reasoning", pa.string()),  # reasoning models: everything before the final channel
         pa.field("response", pa.string()),  # the response to judge; null unless status ok
         pa.field("finish_reason", pa.string()),
-        pa.field("status", pa.string(), nullable=False),  # ok | unparseable | empty | too_long | no_predicted_type | no_final_channel
+        pa.field("status", pa.string(), nullable=False),  # ok | unparseable | empty | too_long | no_predicted_type | no_final_channel | refused | content_filter
         pa.field("decoding", pa.string(), nullable=False),
     ]
 )
@@ -152,26 +161,45 @@ def types_by_generation(
 ) -> pa.Table:
     """Task 1 through a generating backend: the label after ``Type:``, parsed
     strictly. A reasoning model (``harmony``) writes its analysis first, with
-    ``reasoning_tokens`` new tokens; its final channel is parsed."""
+    ``reasoning_tokens`` new tokens; its final channel is parsed. ``tokenizer``
+    None: a chat backend, sent the messages (nothing prefilled)."""
     budget = TASK1_MAX_NEW_TOKENS if harmony is None else max(TASK1_MAX_NEW_TOKENS, reasoning_tokens)
     prefix = reply_prefix("task1", harmony=harmony)
-    prompts = [prompt_ids(tokenizer, task1_messages(q["question"], q["search_results"]), prefix) for q in queries]
-    fits = [len(p) + budget <= limit for p in prompts]
-    completions = iter(backend.generate([p for p, ok in zip(prompts, fits) if ok], DecodingParams(budget, seed)))
+    prompts = [_payload(tokenizer, task1_messages(q["question"], q["search_results"]), prefix) for q in queries]
+    fits = [tokenizer is None or len(p) + budget <= limit for p in prompts]
+    sent = [(q, p) for q, p, ok in zip(queries, prompts, fits) if ok]
+    completions = iter(_generate(backend, tokenizer, [p for _, p in sent], DecodingParams(budget, seed), [f"task1/{q['query_id']}" for q, _ in sent]))
     rows = []
     for query, ok in zip(queries, fits):
         if not ok:
             rows.append(_type_row(query, model, None, "generated", status="too_long"))
             continue
-        reply, reasoning = answer_text(next(completions), harmony, _decoder(tokenizer))
+        completion = next(completions)
+        if completion.finish_reason in NO_ANSWER_STATUS:
+            rows.append(_type_row(query, model, None, "generated", status=NO_ANSWER_STATUS[completion.finish_reason]))
+            continue
+        reply, reasoning = answer_text(completion, harmony, _decoder(tokenizer))
         label = parse_label(reply) if reply is not None else None
         status = NO_FINAL_CHANNEL if reply is None else "ok" if label else "unparseable"
         rows.append(_type_row(query, model, label, "generated", reply=reply, reasoning=reasoning, status=status))
     return pa.Table.from_pylist(rows, schema=TYPE_PREDICTION_SCHEMA)
 
 
+def _payload(tokenizer, messages: list[dict], prefix: str):
+    """What a backend is sent: token ids with the prefilled ``prefix``, or for a chat backend (``tokenizer`` None) the messages."""
+    return messages if tokenizer is None else prompt_ids(tokenizer, messages, prefix)
+
+
+def _generate(backend: Backend, tokenizer, payloads: list, params: DecodingParams, rows: list[str]) -> list[Completion]:
+    if not payloads:
+        return []
+    if tokenizer is None:  # a chat backend names each request's row in its errors
+        return backend.generate(payloads, params, rows=rows)
+    return backend.generate(payloads, params)
+
+
 def _decoder(tokenizer):
-    return lambda ids: tokenizer.decode(ids, skip_special_tokens=True)
+    return None if tokenizer is None else lambda ids: tokenizer.decode(ids, skip_special_tokens=True)
 
 
 def _type_row(
@@ -217,7 +245,8 @@ def respond(
     """Task 2: one response per (query, strategy), strategies outer, all
     prompts sent to ``backend`` in one call (it sorts and batches them).
     ``predicted``: query_id -> Task 1 prediction (None when unparseable);
-    ``harmony``: a reasoning model's markers (its final channel is the reply)."""
+    ``harmony``: a reasoning model's markers (its final channel is the reply);
+    ``tokenizer`` None: a chat backend (messages sent, ``limit`` unused)."""
     unknown = sorted(set(strategies) - set(STRATEGIES))
     if unknown:
         raise ValueError(f"unknown CONFLICTS strategies {unknown}; known: {', '.join(STRATEGIES)}")
@@ -236,20 +265,30 @@ def respond(
                 row["status"] = "no_predicted_type"
                 continue
             messages = task2_messages(strategy, query["question"], query["search_results"], conflict_type=named)
-            ids = prompt_ids(tokenizer, messages, reply_prefix(strategy, harmony=harmony))
-            row["n_prompt_tokens"] = len(ids)
-            if len(ids) + max_new_tokens > limit:
-                row["status"] = "too_long"
-                continue
-            prompts.append((row, ids))
-    completions = backend.generate([ids for _, ids in prompts], params) if prompts else []
+            payload = _payload(tokenizer, messages, reply_prefix(strategy, harmony=harmony))
+            if tokenizer is not None:
+                row["n_prompt_tokens"] = len(payload)
+                if len(payload) + max_new_tokens > limit:
+                    row["status"] = "too_long"
+                    continue
+            prompts.append((row, payload))
+    rows_sent = [f"{row['strategy']}/{row['query_id']}" for row, _ in prompts]
+    completions = _generate(backend, tokenizer, [payload for _, payload in prompts], params, rows_sent)
     for (row, _), completion in zip(prompts, completions, strict=True):
+        row["finish_reason"] = completion.finish_reason
+        if completion.n_prompt_tokens is not None:
+            row["n_prompt_tokens"] = completion.n_prompt_tokens
+        if completion.finish_reason in NO_ANSWER_STATUS:
+            row["status"] = NO_ANSWER_STATUS[completion.finish_reason]
+            continue
         reply, row["reasoning"] = answer_text(completion, harmony, _decoder(tokenizer))
-        row["reply"], row["finish_reason"] = reply, completion.finish_reason
+        row["reply"] = reply
+        # Only a token-id prompt carries the prefilled prefix; a chat reply writes it itself.
+        prefix = reply_prefix(row["strategy"], harmony=harmony) if tokenizer is not None else ""
         if reply is None:
             row["status"] = NO_FINAL_CHANNEL
         elif row["strategy"] == "taxonomy_aware":
-            row["predicted_type"], row["response"] = parse_taxonomy_aware(reply_prefix(row["strategy"], harmony=harmony) + reply)
+            row["predicted_type"], row["response"] = parse_taxonomy_aware(prefix + reply)
             row["status"] = "ok" if row["response"] else "unparseable"
         else:
             row["response"] = reply.strip() or None
@@ -259,14 +298,17 @@ def respond(
 
 
 
-def answer_queries(model_dir, settings: dict, queries: Sequence[dict], *, model: str, strategies: Sequence[str]) -> tuple[pa.Table, pa.Table]:
-    """(type predictions, responses) of one model, loaded once.
+def answer_queries(
+    model_dir, settings: dict, queries: Sequence[dict], *, model: str, strategies: Sequence[str], stack=None, server_log=None
+) -> tuple[pa.Table, pa.Table]:
+    """(type predictions, responses) of one local model, loaded once.
 
     ``settings``: the generation backend's settings
     (:func:`conflictlab.lm.backends.generation_backend`) plus
     ``max_new_tokens`` (Task 2) and ``max_model_len`` (null: the model's
     own window). ``hf`` reads Task 1 from option scores; other backends
-    generate the label.
+    generate the label (``served``: vLLM's server started in ``stack``, sent
+    the messages).
     """
     from conflictlab.lm.registry import context_limit
 
@@ -278,19 +320,47 @@ def answer_queries(model_dir, settings: dict, queries: Sequence[dict], *, model:
         lm = load(model_dir, dtype=settings.get("dtype"))
         backend, tokenizer = HFBackend(lm, batch_size=settings["batch_size"]), lm.tokenizer
         types = types_by_option_scores(lm, queries, model=model)
+        harmony = HarmonyTokens.of(tokenizer)
     else:
         from transformers import AutoTokenizer
 
         from conflictlab.lm.backends import generation_backend
 
-        backend, tokenizer = generation_backend(model_dir, settings, limit=limit), AutoTokenizer.from_pretrained(model_dir)
+        backend = generation_backend(model_dir, settings, limit=limit, stack=stack, server_log=server_log)
+        harmony = HarmonyTokens.of(AutoTokenizer.from_pretrained(model_dir))
+        tokenizer = None if settings["backend"] == "served" else AutoTokenizer.from_pretrained(model_dir)
         types = types_by_generation(
-            backend, tokenizer, queries, model=model, limit=limit, seed=settings["seed"],
-            harmony=HarmonyTokens.of(tokenizer), reasoning_tokens=settings["max_new_tokens"],
+            backend, tokenizer, queries, model=model, limit=limit, seed=settings["seed"], harmony=harmony if tokenizer else None,
+            reasoning_tokens=settings["max_new_tokens"],
         )
+    return types, _respond_all(backend, tokenizer, queries, types, model=model, strategies=strategies, limit=limit, settings=settings,
+                               harmony=harmony if tokenizer else None)
+
+
+def conflicts_conversations(queries: Sequence[dict], strategies: Sequence[str]) -> tuple[list[list[dict]], list[list[dict]]]:
+    """(Task 1, Task 2) messages a chat model would be sent for ``queries``;
+    Pipeline takes the gold type in place of the prediction it will get
+    (for estimates: a prompt of the same form)."""
+    task1 = [task1_messages(q["question"], q["search_results"]) for q in queries]
+    task2 = [
+        task2_messages(strategy, q["question"], q["search_results"], conflict_type=q["conflict_type"] if strategy in ("pipeline", "oracle") else None)
+        for strategy in strategies
+        for q in queries
+    ]
+    return task1, task2
+
+
+def answer_queries_hosted(backend, settings: dict, queries: Sequence[dict], *, model: str, strategies: Sequence[str]) -> tuple[pa.Table, pa.Table]:
+    """(type predictions, responses) of a hosted chat model
+    (:class:`conflictlab.lm.chat.ChatBackend`): Task 1 generated and parsed,
+    Task 2 as for a local model; ``settings``: ``max_new_tokens``, ``seed``."""
+    types = types_by_generation(backend, None, queries, model=model, limit=0, seed=settings["seed"])
+    return types, _respond_all(backend, None, queries, types, model=model, strategies=strategies, limit=0, settings=settings, harmony=None)
+
+
+def _respond_all(backend, tokenizer, queries, types: pa.Table, *, model, strategies, limit, settings, harmony) -> pa.Table:
     predicted = dict(zip(types.column("query_id").to_pylist(), types.column("predicted").to_pylist()))
-    responses = respond(
+    return respond(
         backend, tokenizer, queries, predicted, model=model, strategies=strategies, limit=limit,
-        max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], harmony=HarmonyTokens.of(tokenizer),
+        max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], harmony=harmony,
     )
-    return types, responses

@@ -8,6 +8,7 @@ only renders requests and names the job.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from conflictlab.contextconflict.prompts import build_messages, encode_messages
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
 from conflictlab.contextconflict.variants import SteeredModel
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
+from conflictlab.lm.chat import ChatBackend
 from conflictlab.lm.generation import Backend, DecodingParams, HFBackend
 from conflictlab.lm.registry import context_limit, weights_checksum
 from conflictlab.lm.shards import RESPONSE_SCHEMA, STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded, run_sharded_variants
@@ -49,11 +51,12 @@ def build_request(
     budget = limit - max_new_tokens
     cuts: list[str] = []
     for _ in range(4 * len(evidence) + 4):
-        text, ids = encode_messages(tokenizer, build_messages(template, sample["question"], evidence))
+        messages = build_messages(template, sample["question"], evidence)
+        text, ids = encode_messages(tokenizer, messages)
         over = len(ids) - budget
         if over <= 0:
             message = "; ".join(cuts) if cuts else None
-            return Request(sample["sample_id"], template, text, ids, STATUS_OK, message)
+            return Request(sample["sample_id"], template, text, ids, STATUS_OK, message, messages=messages)
         if on_too_long != "truncate_longest":
             break
         longest = max(range(len(evidence)), key=lambda i: len(evidence[i]))
@@ -73,6 +76,7 @@ def build_request(
         ids,
         STATUS_TOO_LONG,
         f"prompt has {len(ids)} tokens; with max_new_tokens={max_new_tokens} it exceeds the context of {limit}",
+        messages=messages,
     )
 
 
@@ -87,12 +91,18 @@ def _shard_dtype(settings: dict) -> str | None:
     return resolve_dtype(dtype, default_device())
 
 
-def render_requests(tokenizer, samples: pa.Table, templates: dict[str, str], *, limit: int, max_new_tokens: int, on_too_long: str) -> list[Request]:
-    """One request per sample, with the template of its task family."""
+def render_requests(
+    tokenizer, samples: pa.Table, templates: dict[str, str], *, limit: int, max_new_tokens: int, on_too_long: str, chat: bool = False
+) -> list[Request]:
+    """One request per sample, with the template of its task family; its
+    messages are the payload with ``chat`` (a chat backend: vLLM's server on
+    this model renders them), else its token ids."""
     requests = [
         build_request(tokenizer, sample, templates[sample["task_family"]], limit=limit, max_new_tokens=max_new_tokens, on_too_long=on_too_long)
         for sample in samples.to_pylist()
     ]
+    if not chat:
+        requests = [dataclasses.replace(r, messages=None) for r in requests]
     too_long = sum(r.status == STATUS_TOO_LONG for r in requests)
     log.info("%d requests, %d too long for a context of %d tokens", len(requests), too_long, limit)
     return requests
@@ -111,10 +121,42 @@ def engine_settings(settings: dict) -> dict:
 def _render_subsets(tokenizer, subsets: Sequence[pa.Table], settings: dict, limit: int) -> list[list[Request]]:
     return [
         render_requests(
-            tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=settings["max_new_tokens"], on_too_long=settings["on_too_long"]
+            tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=settings["max_new_tokens"],
+            on_too_long=settings["on_too_long"], chat=settings["backend"] == "served",
         )
         for samples in subsets
     ]
+
+
+def hosted_requests(samples: pa.Table, templates: dict[str, str]) -> list[Request]:
+    """One request per sample for a hosted chat model: the template's messages,
+    sent as they are (the endpoint renders and counts them; a prompt past its
+    context window is the endpoint's error, which names the sample)."""
+    requests = []
+    for sample in samples.to_pylist():
+        template = templates[sample["task_family"]]
+        messages = build_messages(template, sample["question"], list(sample["evidence"]))
+        requests.append(Request(sample["sample_id"], template, json.dumps(messages, ensure_ascii=False), [], messages=messages))
+    return requests
+
+
+def generate_subsets_hosted(
+    subsets: Sequence[pa.Table], *, model: str, identity: str, settings: dict, shard_dir: str | os.PathLike, backend: ChatBackend
+) -> list[pa.Table]:
+    """:func:`generate_subsets` for a hosted chat model: ``identity`` names the
+    endpoint's model (it stands in for the weights' checksum)."""
+    per_table = [hosted_requests(samples, settings["templates"]) for samples in subsets]
+    job = GenerationJob(
+        model=model, model_checksum=identity, backend=backend.name,
+        params=DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"]), shard_size=settings["shard_size"],
+    )
+    return _cut(run_sharded(job, [r for requests in per_table for r in requests], lambda: backend, shard_dir), per_table)
+
+
+def _cut(responses: pa.Table, per_table: list[list[Request]]) -> list[pa.Table]:
+    """The pooled responses cut back into one table per subset."""
+    starts = np.cumsum([0] + [len(requests) for requests in per_table])
+    return [responses.slice(start, stop - start) for start, stop in zip(starts[:-1], starts[1:])]
 
 
 def _job(model: str, model_dir, settings: dict, limit: int, steering_key: str | None) -> GenerationJob:
@@ -135,8 +177,7 @@ def _split_tables(tokenizer, responses: pa.Table, per_table: list[list[Request]]
     if harmony is not None:
         rows = separate_final_channel(responses.to_pylist(), harmony, lambda ids: tokenizer.decode(ids, skip_special_tokens=True))
         responses = pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
-    starts = np.cumsum([0] + [len(requests) for requests in per_table])
-    return [responses.slice(start, stop - start) for start, stop in zip(starts[:-1], starts[1:])]
+    return _cut(responses, per_table)
 
 
 def generate_subsets(

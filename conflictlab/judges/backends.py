@@ -214,13 +214,17 @@ def judge_name(settings: dict) -> str:
 
 
 @contextlib.contextmanager
-def open_judge(settings: dict, model_dir: str | os.PathLike | None, *, server_log: str | os.PathLike | None = None) -> Iterator[Judge]:
+def open_judge(
+    settings: dict, model_dir: str | os.PathLike | None, *, server_log: str | os.PathLike | None = None,
+    request_cache: str | os.PathLike | None = None, writer: str = "judge",
+) -> Iterator[Judge]:
     """The judge ``settings`` configure (keys as in the ``judges`` config section).
 
     ``backend``: ``hf`` (transformers in process), ``vllm`` (vLLM in
     process), ``served`` (vLLM's OpenAI-compatible server on this machine for
-    the block, its output in ``server_log``), ``openai`` (``endpoint``:
-    ``base_url``, ``model``, ``api_key_env``).
+    the block, its output in ``server_log``), ``openai`` (``endpoint``: a
+    hosted model's settings, :class:`conflictlab.lm.endpoint.Endpoint`; its
+    completed requests cached in ``request_cache`` as ``judge-{writer}``).
     """
     name, backend = judge_name(settings), settings["backend"]
     if backend == "hf":
@@ -234,22 +238,17 @@ def open_judge(settings: dict, model_dir: str | os.PathLike | None, *, server_lo
         yield GuidedJudge(VLLMGuidedChat(model_dir, dtype=dtype, max_model_len=max_model_len, **engine), name=name)
     elif backend == "served":
         from conflictlab.lm.guided import EndpointGuidedChat
-        from conflictlab.lm.server import serve_vllm
+        from conflictlab.lm.server import serve_configured
 
         dtype, max_model_len, engine = _vllm_args(settings)
-        memory = engine.pop("gpu_memory_utilization", 0.2)
-        extra = tuple(f"--{k.replace('_', '-')}={v}" for k, v in engine.items())
-        with serve_vllm(
-            model_dir, log_path=server_log, dtype=dtype, max_model_len=max_model_len, gpu_memory_utilization=memory, extra_args=extra
-        ) as endpoint:
+        with serve_configured(model_dir, log_path=server_log, dtype=dtype, max_model_len=max_model_len, engine_args=engine) as endpoint:
             yield GuidedJudge(EndpointGuidedChat(endpoint), name=name)
     elif backend == "openai":
-        from conflictlab.lm.generation import Endpoint
+        from conflictlab.lm.endpoint import Endpoint, RequestCache
         from conflictlab.lm.guided import EndpointGuidedChat
 
-        if not settings.get("endpoint"):
-            raise ValueError("judges.backend is 'openai' but judges.endpoint (base_url, model, api_key_env) is not set")
-        yield GuidedJudge(EndpointGuidedChat(Endpoint(**settings["endpoint"])), name=name)
+        cache = RequestCache(request_cache, writer=f"judge-{writer}") if request_cache else None
+        yield GuidedJudge(EndpointGuidedChat(Endpoint.from_settings(settings["endpoint"]), cache=cache), name=name)
     else:
         raise ValueError(f"unknown judges.backend {backend!r}; known: {', '.join(JUDGE_BACKENDS)}")
 
@@ -263,10 +262,15 @@ def _vllm_args(settings: dict) -> tuple[str, int, dict]:
     return dtype, settings["max_model_len"], dict(settings.get("vllm") or {})
 
 
-def judge_session(settings: dict, model_dir: str | os.PathLike | None, *, cache_dir: str | os.PathLike, writer: str, server_log: str | os.PathLike | None = None):
+def judge_session(
+    settings: dict, model_dir: str | os.PathLike | None, *, cache_dir: str | os.PathLike, writer: str,
+    server_log: str | os.PathLike | None = None, request_cache: str | os.PathLike | None = None,
+):
     """A :class:`conflictlab.judges.cache.JudgeSession` for the configured judge,
-    its replies cached under ``cache_dir`` (this job's new replies: ``{writer}-{digest}.parquet``)."""
+    its replies cached under ``cache_dir`` (this job's new replies:
+    ``{writer}-{digest}.parquet``); a hosted judge's requests also in ``request_cache``."""
     from conflictlab.judges.cache import JudgeCache, JudgeSession
 
     cache = JudgeCache(cache_dir, judge=judge_name(settings), writer=writer)
-    return JudgeSession(functools.partial(open_judge, settings, model_dir, server_log=server_log), cache)
+    opener = functools.partial(open_judge, settings, model_dir, server_log=server_log, request_cache=request_cache, writer=writer)
+    return JudgeSession(opener, cache)

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
-from conflictlab.lm.generation import Backend, Endpoint, HFBackend, OpenAIBackend
+from conflictlab.lm.generation import Backend, HFBackend, OpenAIBackend
 
-BACKENDS = ("hf", "vllm", "openai")
+BACKENDS = ("hf", "vllm", "served", "openai")
 
 
-def generation_backend(model_dir: str | os.PathLike, settings: dict, *, limit: int) -> Backend:
+def generation_backend(
+    model_dir: str | os.PathLike, settings: dict, *, limit: int, stack: contextlib.ExitStack | None = None, server_log: str | os.PathLike | None = None
+) -> Backend:
     """The backend ``settings["backend"]`` names, for a context of ``limit`` tokens.
 
     ``settings``: ``backend``; ``dtype`` (null: the model layer's default,
     bfloat16 for vllm; ``auto``: :func:`conflictlab.lm.loading.resolve_dtype`);
     ``batch_size`` (hf); ``seed``, ``tensor_parallel_size`` and ``vllm``
-    (extra engine arguments) for vllm; ``endpoint`` (``base_url``, ``model``,
-    ``api_key_env``) for openai.
+    (extra engine arguments) for vllm and served; ``endpoint`` (``base_url``,
+    ``model``, ``api_key_env``, …) for openai. ``served`` starts vLLM's
+    OpenAI-compatible server on the model inside ``stack`` (stopped when the
+    caller closes it; its output in ``server_log``) and returns a
+    :class:`conflictlab.lm.chat.ChatBackend`, whose prompts are messages.
     """
     name = settings["backend"]
     if name == "hf":
@@ -36,7 +42,25 @@ def generation_backend(model_dir: str | os.PathLike, settings: dict, *, limit: i
             seed=settings["seed"],
             **settings.get("vllm", {}),
         )
+    if name == "served":
+        from conflictlab.lm.chat import ChatBackend
+        from conflictlab.lm.endpoint import EndpointClient
+        from conflictlab.lm.loading import default_device, resolve_dtype
+        from conflictlab.lm.server import serve_configured
+
+        if stack is None or server_log is None:
+            raise ValueError("generation backend 'served' needs an ExitStack and a server log path")
+        dtype = settings.get("dtype")
+        endpoint = stack.enter_context(
+            serve_configured(
+                model_dir, log_path=server_log, max_model_len=limit, engine_args=settings.get("vllm"),
+                dtype="bfloat16" if dtype is None else resolve_dtype(dtype, default_device()),
+            )
+        )
+        return ChatBackend(stack.enter_context(EndpointClient(endpoint)))
     if name == "openai":
+        from conflictlab.lm.endpoint import Endpoint
+
         from transformers import AutoTokenizer
 
         from conflictlab.lm.loading import folder_eos_ids
@@ -46,5 +70,5 @@ def generation_backend(model_dir: str | os.PathLike, settings: dict, *, limit: i
             raise ValueError("generation.backend is 'openai' but generation.endpoint (base_url, model) is not set")
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         eos = folder_eos_ids(model_dir, tokenizer)
-        return OpenAIBackend(Endpoint(**endpoint), eos_ids=eos, tokenizer=tokenizer)
+        return OpenAIBackend(Endpoint.from_settings(endpoint), eos_ids=eos, tokenizer=tokenizer)
     raise ValueError(f"unknown generation backend {name!r}; known: {', '.join(BACKENDS)}")

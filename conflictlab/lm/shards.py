@@ -1,6 +1,7 @@
 """Sharded, resumable generation jobs and the response table they write.
 
-A job's requests (token-id prompts, rendered by a benchmark) are cut into
+A job's requests (token-id prompts rendered by a benchmark, or its messages
+for a chat endpoint) are cut into
 shards; each shard is written atomically under a name that hashes everything
 that determines its content, so a restarted job with the same inputs and
 settings reuses the shards it finds and generates only the rest.
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from conflictlab.io import write_parquet
+from conflictlab.lm.chat import CONTENT_FILTER, REFUSAL
 from conflictlab.lm.generation import Backend, Completion, DecodingParams
 
 log = logging.getLogger(__name__)
@@ -48,16 +50,25 @@ RESPONSE_SCHEMA = pa.schema(
 )
 
 STATUS_OK, STATUS_TOO_LONG = "ok", "too_long"
+# A chat endpoint's refusal or content-filter stop: no response, never an answer.
+STATUS_REFUSED, STATUS_FILTERED = "refused", "content_filter"
+NO_ANSWER_STATUS = {REFUSAL: STATUS_REFUSED, CONTENT_FILTER: STATUS_FILTERED}  # by finish_reason
 
 
 @dataclass
 class Request:
     sample_id: str
     template: str
-    prompt: str
-    prompt_ids: list[int]
+    prompt: str  # the rendered prompt text; for a chat endpoint the messages as JSON
+    prompt_ids: list[int]  # empty for a chat endpoint
     status: str = STATUS_OK
     message: str | None = None
+    messages: list[dict] | None = None  # what a chat backend is sent instead of prompt_ids
+
+    @property
+    def payload(self):
+        """What the backend generates from: messages for a chat backend, else token ids."""
+        return self.prompt_ids if self.messages is None else self.messages
 
 
 @dataclass
@@ -75,34 +86,44 @@ class GenerationJob:
         digest = hashlib.sha256()
         digest.update(json.dumps([self.model_checksum, self.backend, self.params.to_json(), self.extra_key], sort_keys=True).encode())
         for r in requests:
-            digest.update(r.sample_id.encode() + b"\0" + bytes(str(r.prompt_ids), "ascii") + b"\0" + r.status.encode())
+            payload = str(r.prompt_ids) if r.messages is None else r.prompt
+            digest.update(r.sample_id.encode() + b"\0" + payload.encode() + b"\0" + r.status.encode())
         return f"shard-{index:05d}-{digest.hexdigest()[:16]}.parquet"
 
 
+def _row(job: GenerationJob, request: Request, completion: Completion | None) -> dict:
+    status, message = request.status, request.message
+    if completion is not None and completion.finish_reason in NO_ANSWER_STATUS:
+        status = NO_ANSWER_STATUS[completion.finish_reason]
+        message = f"the endpoint stopped the reply: finish_reason {completion.finish_reason}"
+    n_prompt = len(request.prompt_ids)
+    n_response = None
+    if completion is not None:
+        n_prompt = completion.n_prompt_tokens if completion.n_prompt_tokens is not None else n_prompt
+        n_response = completion.n_tokens if completion.n_tokens is not None else len(completion.token_ids)
+    return {
+        "sample_id": request.sample_id,
+        "template": request.template,
+        "prompt": request.prompt,
+        "response": None if completion is None else completion.text,
+        # A chat endpoint returns text only; its token ids are not ours to record.
+        "response_token_ids": None if completion is None or request.messages is not None else completion.token_ids,
+        "reasoning": None,
+        "n_prompt_tokens": n_prompt,
+        "n_response_tokens": n_response,
+        "finish_reason": None if completion is None else completion.finish_reason,
+        "backend": job.backend,
+        "model": job.model,
+        "model_checksum": job.model_checksum,
+        "decoding": job.params.to_json(),
+        "seed": job.params.seed,
+        "status": status,
+        "message": message,
+    }
+
+
 def _rows(job: GenerationJob, requests: Sequence[Request], completions: Sequence[Completion | None]) -> list[dict]:
-    rows = []
-    for request, completion in zip(requests, completions):
-        rows.append(
-            {
-                "sample_id": request.sample_id,
-                "template": request.template,
-                "prompt": request.prompt,
-                "response": None if completion is None else completion.text,
-                "response_token_ids": None if completion is None else completion.token_ids,
-                "reasoning": None,
-                "n_prompt_tokens": len(request.prompt_ids),
-                "n_response_tokens": None if completion is None else len(completion.token_ids),
-                "finish_reason": None if completion is None else completion.finish_reason,
-                "backend": job.backend,
-                "model": job.model,
-                "model_checksum": job.model_checksum,
-                "decoding": job.params.to_json(),
-                "seed": job.params.seed,
-                "status": request.status,
-                "message": request.message,
-            }
-        )
-    return rows
+    return [_row(job, request, completion) for request, completion in zip(requests, completions)]
 
 
 def run_sharded(
@@ -122,7 +143,10 @@ def run_sharded(
     def generate(indices: list[int], variants: list[int]) -> list[list[Completion]]:
         if not backend:
             backend.append(make_backend())
-        return [backend[0].generate([requests[i].prompt_ids for i in indices], job.params)]
+        payloads = [requests[i].payload for i in indices]
+        if requests[indices[0]].messages is not None:  # a chat backend names each request's row in its errors
+            return [backend[0].generate(payloads, job.params, rows=[requests[i].sample_id for i in indices])]
+        return [backend[0].generate(payloads, job.params)]
 
     return run_sharded_variants([job], requests, generate, [shard_dir])[0]
 

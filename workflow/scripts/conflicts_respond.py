@@ -1,19 +1,31 @@
-"""Rule conflicts_respond: one model's Task 1 type predictions and Task 2 responses."""
+"""Rule conflicts_respond: one model's Task 1 type predictions and Task 2 responses,
+and the job's endpoint usage."""
 
-from conflictlab.conflicts.responses import RESPONSE_SCHEMA, TYPE_PREDICTION_SCHEMA, answer_queries
+import contextlib
+
+from conflictlab.conflicts.responses import RESPONSE_SCHEMA, TYPE_PREDICTION_SCHEMA, answer_queries, answer_queries_hosted
 from conflictlab.io import read_tables, write_parquet
+from conflictlab.lm.chat import ChatBackend, hosted_client
+from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.logs import configure_logging
 
 
 def main() -> None:
-    model = snakemake.wildcards.model
+    model, hosted, settings = snakemake.wildcards.model, snakemake.params.hosted, snakemake.params.generation
     log = configure_logging(snakemake.log[0], f"conflicts_respond.{model}")
     queries = read_tables(snakemake.input.queries).to_pylist()
-    types, responses = answer_queries(
-        snakemake.input.model, snakemake.params.generation, queries, model=model, strategies=snakemake.params.strategies
-    )
+    strategies = snakemake.params.strategies
+    with contextlib.ExitStack() as stack:
+        if hosted:
+            client = stack.enter_context(hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"conflicts_respond-{model}"))
+            types, responses = answer_queries_hosted(ChatBackend(client), settings, queries, model=model, strategies=strategies)
+        else:
+            types, responses = answer_queries(
+                snakemake.input.model, settings, queries, model=model, strategies=strategies, stack=stack, server_log=snakemake.log.get("server")
+            )
     write_parquet(types, snakemake.output.types, TYPE_PREDICTION_SCHEMA)
     write_parquet(responses, snakemake.output.responses, RESPONSE_SCHEMA)
+    write_parquet(process_usage(f"conflicts_respond/{model}"), snakemake.output.usage, USAGE_SCHEMA)
     correct = sum(p == g for p, g in zip(types.column("predicted").to_pylist(), types.column("conflict_type").to_pylist()))
     log.info("Task 1: %d of %d types right; Task 2 statuses %s", correct, types.num_rows, responses.column("status").value_counts().to_pylist())
 

@@ -1,0 +1,529 @@
+"""One model's conflict profile across the four benchmarks: one HTML page, one figure.
+
+The page reads only the aggregate tables the other rules write, so every
+number on it is a number of its table (nothing is re-estimated):
+
+======================  ===============================================  ==================================
+benchmark               rows of the page                                 table (``results/tables/``)
+======================  ===============================================  ==================================
+ContextConflict         accuracy per reasoning type (Wilson)             ``accuracy.csv``, ``level = type``
+                        Balance per summarization type and scorer        ``balance.csv``, ``group = all``
+                        (bootstrap); Faithfulness per type where judged  ``faithfulness.csv`` (n = n_scored)
+evidence arbitration    conflict accuracy when the numbers / the text    ``arbitration_accuracy.csv``,
+                        are right, share following the numbers           ``condition = conflict``
+                        (modality setting); conflict accuracy per
+                        setting (Wilson over the pooled counts)
+CONFLICTS               Task 1 type-prediction accuracy per read-out;    ``conflicts_table4.csv``,
+                        Task 2 expected behaviour and answer recall      ``conflicts_table5.csv``,
+                        per strategy, expected behaviour per category    ``conflicts_table6.csv``
+                        and strategy                                     (``source = this run``)
+ConflictBank            MR, OAR, CAR per conflict kind (conflicting      ``conflictbank_mr.csv``
+                        evidence alone: settings misinformation,
+                        temporal, semantic)
+======================  ===============================================  ==================================
+
+The arbitration rows pool the table's cells over evidence orders (and
+aligned sources): each cell's count of correct answers is its accuracy
+times its n (the accuracy is the mean over seeds of equally sized seeds,
+so the product is a whole number; anything else is an error), and the
+pooled share gets a Wilson interval like every proportion of the table.
+
+Conventions (README, Statistics): every cell shows its n; an interval is
+shown only at n >= 2 (:data:`conflictlab.stats.MIN_N_INTERVAL`), also where
+a table carries one below; no cell is marked best, since the columns are
+different models and their cells need not stand on the same samples.
+
+Published numbers: the only ones typed into this repository are CONFLICTS'
+Tables 4-6 (``conflictlab.conflicts.tables``, ``source = paper`` rows);
+:func:`paper_cells` takes those rows of the page's model, found by
+:func:`paper_model_name` (its hub repository, :data:`PAPER_MODEL_NAMES`, or
+a name, its own or a hosted model's id, that spells the paper's).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from conflictlab.report.tables import format_estimate
+from conflictlab.stats import MIN_N_INTERVAL, wilson_interval
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    key: str
+    title: str
+    config_key: str  # the model list a model is added to, to run this benchmark
+    what: str  # one line on what is measured
+
+
+BENCHMARKS = (
+    Benchmark("contextconflict", "ContextConflict", "generators",
+              "Reasoning accuracy, Balance of evidence use and RAGAS Faithfulness of the generated responses"),
+    Benchmark("arbitration", "Evidence arbitration (text vs numbers)", "arbitration.models",
+              "A/B answers when a text summary and a numeric series (or a stale window, an unreliable source, a tool) disagree"),
+    Benchmark("conflicts", "CONFLICTS", "conflicts.models",
+              "Task 1: predicting the conflict type of a query's search results; Task 2: cited answers under four strategies"),
+    Benchmark("conflictbank", "ConflictBank", "conflictbank.models",
+              "A-D answers with conflicting evidence: memorization ratio MR, original (OAR) and conflicting (CAR) answer rates"),
+)
+BENCHMARK_BY_KEY = {b.key: b for b in BENCHMARKS}
+
+# Each section of the page: (benchmark, section key) -> (title, source table and how it is read).
+SECTIONS = {
+    ("contextconflict", "accuracy"): ("Accuracy by reasoning type",
+                                      "results/tables/accuracy.csv, rows level = type; Wilson 95% interval"),
+    ("contextconflict", "balance"): ("Balance by summarization type (0 = even use of the evidence, 100 = one piece)",
+                                     "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, bootstrap 95% interval"),
+    ("contextconflict", "faithfulness"): ("Faithfulness by type (judged responses)",
+                                          "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, bootstrap 95% interval"),
+    ("arbitration", "modality"): ("Text vs numbers (modality setting, the two disagree)",
+                                  "results/tables/arbitration_accuracy.csv, rows condition = conflict, setting = modality, pooled over evidence orders; Wilson 95% interval"),
+    ("arbitration", "settings"): ("Accuracy under conflict by setting",
+                                  "results/tables/arbitration_accuracy.csv, rows condition = conflict, pooled over evidence orders and aligned sources; Wilson 95% interval"),
+    ("conflicts", "task1"): ("Task 1: conflict-type prediction",
+                             "results/tables/conflicts_table4.csv, rows source = this run; Wilson 95% interval"),
+    ("conflicts", "task2"): ("Task 2: expected behaviour and answer recall per strategy",
+                             "results/tables/conflicts_table5.csv, rows source = this run; Wilson 95% intervals; n = n_behaviour, n_recall"),
+    ("conflicts", "categories"): ("Task 2: expected behaviour by category and strategy",
+                                  "results/tables/conflicts_table6.csv, rows source = this run; Wilson 95% interval; n = n_<strategy>"),
+    ("conflictbank", "kinds"): ("MR, OAR and CAR by conflict kind (conflicting evidence alone)",
+                                "results/tables/conflictbank_mr.csv, settings misinformation, temporal, semantic, on the scored subset; "
+                                "Wilson 95% intervals, MR's over n = n_mr, OAR's and CAR's over n = n_scored"),
+}
+
+# The cells each figure panel plots (the benchmark's headline), by key.
+HEADLINE = {
+    "contextconflict": lambda key: key.startswith("accuracy/"),
+    "arbitration": lambda key: key.startswith("modality/"),
+    "conflicts": lambda key: key.startswith(("task1", "behaviour/")),
+    "conflictbank": lambda key: key.endswith("/mr"),
+}
+
+ARBITRATION_SETTINGS = {
+    "modality": "modality (text vs numbers)",
+    "recency": "recency (recent vs stale window)",
+    "reliability": "reliability (clean vs unreliable source)",
+    "tool": "tool (context vs tool forecast)",
+}
+CONFLICTBANK_KINDS = ("misinformation", "temporal", "semantic")
+CONFLICTBANK_RATES = (("mr", "MR", "n_mr"), ("oar", "OAR", "n_scored"), ("car", "CAR", "n_scored"))
+
+# The CONFLICTS paper's names (its Tables 4-5) of the open models it ran, by
+# hub repository (config/paper.yaml runs both). Its other models (GPT-4o,
+# Gemini) are API models, which no model list can name.
+PAPER_MODEL_NAMES = {
+    "google/gemma-3-27b-it": "Gemma 3 27B",
+    "qwen/qwen2.5-72b-instruct": "Qwen 2.5 72B",
+}
+PAPER_TABLES = {"table4": "CONFLICTS Table 4", "table5": "CONFLICTS Table 5", "table6": "CONFLICTS Table 6"}
+
+THIS_RUN, PAPER = "this run", "paper"
+
+
+# --------------------------------------------------------------------------
+# Reading
+
+
+def read_csv_rows(path) -> list[dict]:
+    """A result table's CSV as a list of row dicts; empty cells and ``nan`` are None."""
+    return pacsv.read_csv(path).to_pylist()
+
+
+def _rows(table: pa.Table | Sequence[dict] | None) -> list[dict]:
+    if table is None:
+        return []
+    return table.to_pylist() if isinstance(table, pa.Table) else list(table)
+
+
+def _number(value) -> float | None:
+    """A float, or None for a missing or NaN value."""
+    if value is None or value == "":
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _count(value) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)
+
+
+def _cell(benchmark, section, key, label, model, value, low, high, n, *, paper_key=None) -> dict:
+    """One number of the page. Its interval is dropped at n < 2 (also where
+    a table carries one), and where it is incomplete."""
+    n = _count(n)
+    value, low, high = _number(value), _number(low), _number(high)
+    if n is None or n < MIN_N_INTERVAL or low is None or high is None:
+        low = high = None
+    return {"benchmark": benchmark, "section": section, "key": key, "paper_key": paper_key or key, "label": label,
+            "model": model, "value": value, "low": low, "high": high, "n": n}
+
+
+# --------------------------------------------------------------------------
+# Models
+
+
+def profile_models(model_lists: Mapping[str, Sequence[str]]) -> list[str]:
+    """Every model named in any benchmark's model list (``{benchmark key:
+    models}``), in order of first mention: the models that get a page."""
+    return list(dict.fromkeys(m for key in BENCHMARK_BY_KEY for m in model_lists.get(key, ())))
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "", name.lower())
+
+
+def paper_model_name(model: str, source: str | None, paper_names: Iterable[str] = ()) -> str | None:
+    """The paper's name of ``model`` where the repository holds its published
+    numbers, else None: by its hub repository (``source`` ``hf:<repo>``, see
+    :data:`PAPER_MODEL_NAMES`), or by a name that spells one of
+    ``paper_names`` (case and punctuation aside): the model's own, or a
+    hosted model's id (``source`` ``hosted:<id>``, a trailing date dropped:
+    ``gpt-4o-2024-08-06`` is GPT-4o)."""
+    if source and source.startswith("hf:"):
+        found = PAPER_MODEL_NAMES.get(source[3:].lower())
+        if found:
+            return found
+    spellings = [model]
+    if source and source.startswith("hosted:"):
+        spellings.append(re.sub(r"-\d{4}-\d{2}-\d{2}$", "", source[len("hosted:"):]))
+    wanted = {_normal(s) for s in spellings}
+    return next((name for name in paper_names if _normal(name) in wanted), None)
+
+
+# --------------------------------------------------------------------------
+# Cells per benchmark (from the aggregate tables)
+
+
+def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, models: Sequence[str]) -> list[dict]:
+    """Accuracy per reasoning type, Balance per summarization type and
+    scorer, Faithfulness per type, of ``models``."""
+    cells = []
+    for r in _rows(accuracy):
+        if r["model"] in models and r["level"] == "type":
+            cells.append(_cell("contextconflict", "accuracy", f"accuracy/{r['conflict_type']}", r["conflict_type"], r["model"],
+                               r["accuracy"], r["ci_low"], r["ci_high"], r["n"]))
+    for r in _rows(balance):
+        if r["model"] in models and r["group"] == "all":
+            cells.append(_cell("contextconflict", "balance", f"balance/{r['scorer']}/{r['conflict_type']}",
+                               f"{r['conflict_type']} (scorer {r['scorer']})", r["model"], r["balance"], r["ci_low"], r["ci_high"], r["n"]))
+    for r in _rows(faithfulness):
+        if r["model"] in models:
+            cells.append(_cell("contextconflict", "faithfulness", f"faithfulness/{r['conflict_type']}", r["conflict_type"], r["model"],
+                               r["faithfulness"], r["ci_low"], r["ci_high"], r["n_scored"]))
+    return cells
+
+
+def _correct_count(row: dict) -> int:
+    """Correct answers of an arbitration cell: its accuracy (the mean over
+    equally sized seeds) times its n, which must be a whole number."""
+    exact = float(row["accuracy"]) * int(row["n"])
+    count = round(exact)
+    if abs(exact - count) > 1e-6:
+        raise ValueError(f"arbitration cell {row} : accuracy x n = {exact} is not a count (seeds of unequal size?)")
+    return count
+
+
+def _pooled(benchmark, section, key, label, model, successes: int, n: int) -> dict:
+    value, low, high = wilson_interval(successes, n)
+    return _cell(benchmark, section, key, label, model, value, low, high, n)
+
+
+def arbitration_cells(accuracy=None, *, models: Sequence[str]) -> list[dict]:
+    """From the arbitration accuracy table, per model, under conflict:
+    accuracy when the numbers are right and when the text is right, and the
+    share of answers that follow the numbers (modality setting); accuracy
+    per setting. Counts pooled over evidence orders (and aligned sources)."""
+    rows = [r for r in _rows(accuracy) if r["condition"] == "conflict" and r["model"] in models]
+    cells = []
+    for model in dict.fromkeys(r["model"] for r in rows):
+        mine = [r for r in rows if r["model"] == model]
+        modality = [r for r in mine if r["setting"] == "modality"]
+        if modality:
+            for source, label in (("numbers", "accuracy when the numbers are right"), ("text", "accuracy when the text is right")):
+                aligned = [r for r in modality if r["aligned_source"] == source]
+                cells.append(_pooled("arbitration", "modality", f"modality/{source}_right", label, model,
+                                     sum(map(_correct_count, aligned)), sum(int(r["n"]) for r in aligned)))
+            follows = sum(_correct_count(r) if r["aligned_source"] == "numbers" else int(r["n"]) - _correct_count(r) for r in modality)
+            cells.append(_pooled("arbitration", "modality", "modality/follows_numbers", "answers following the numbers", model,
+                                 follows, sum(int(r["n"]) for r in modality)))
+        for setting in dict.fromkeys(r["setting"] for r in mine):
+            members = [r for r in mine if r["setting"] == setting]
+            cells.append(_pooled("arbitration", "settings", f"settings/{setting}", ARBITRATION_SETTINGS.get(setting, setting), model,
+                                 sum(map(_correct_count, members)), sum(int(r["n"]) for r in members)))
+    return cells
+
+
+def conflicts_cells(table4=None, table5=None, table6=None, *, models: Sequence[str], source: str = THIS_RUN) -> list[dict]:
+    """CONFLICTS Task 1 accuracy per read-out, Task 2 expected behaviour and
+    answer recall per strategy, expected behaviour per category and
+    strategy: the rows of ``source`` (``this run`` or ``paper``) of
+    ``models``, each cell with its ``origin`` (table, row, column). Every
+    read-out's Task 1 row compares with the paper's one number
+    (``paper_key`` ``task1``)."""
+    cells = []
+    for r in _rows(table4):
+        if r["source"] == source and r["model"] in models:
+            readout = r.get("readout") or ""
+            cell = _cell("conflicts", "task1", f"task1/{readout}" if readout else "task1",
+                         f"type-prediction accuracy ({readout})" if readout else "type-prediction accuracy",
+                         r["model"], r["accuracy"], r["ci_low"], r["ci_high"], r["n"], paper_key="task1")
+            cells.append({**cell, "origin": f"{PAPER_TABLES['table4']}, row '{r['model']}'"})
+    for r in _rows(table5):
+        if r["source"] == source and r["model"] in models:
+            s, origin = r["strategy"], f"{PAPER_TABLES['table5']}, row '{r['model']}', {r['strategy']}"
+            cells.append({**_cell("conflicts", "task2", f"behaviour/{s}", f"expected behaviour, {s}", r["model"],
+                                  r["expected_behaviour"], r["eb_low"], r["eb_high"], r["n_behaviour"]), "origin": origin})
+            cells.append({**_cell("conflicts", "task2", f"recall/{s}", f"answer recall, {s}", r["model"],
+                                  r["answer_recall"], r["ar_low"], r["ar_high"], r["n_recall"]), "origin": origin})
+    for r in _rows(table6):
+        if r["source"] == source and r["model"] in models:
+            # the strategy columns: each has its bounds and its n beside it
+            for s in [c for c in r if f"{c}_low" in r and f"n_{c}" in r]:
+                cell = _cell("conflicts", "categories", f"category/{r['category']}/{s}", f"{r['category']}: {s}", r["model"],
+                             r[s], r[f"{s}_low"], r[f"{s}_high"], r[f"n_{s}"])
+                cells.append({**cell, "origin": f"{PAPER_TABLES['table6']}, row '{r['model']}', {r['category']}, {s}"})
+    return cells
+
+
+def conflictbank_cells(table=None, *, models: Sequence[str]) -> list[dict]:
+    """MR, OAR and CAR per model and conflict kind, with the conflicting
+    evidence alone (settings ``misinformation``, ``temporal``, ``semantic``)."""
+    rows = [r for r in _rows(table) if r["model"] in models]
+    cells = []
+    for kind in CONFLICTBANK_KINDS:
+        for rate, name, n in CONFLICTBANK_RATES:
+            for r in rows:
+                if r["setting"] == kind:
+                    cells.append(_cell("conflictbank", "kinds", f"{kind}/{rate}", f"{name}, {kind}", r["model"],
+                                       r[rate], r[f"{rate}_low"], r[f"{rate}_high"], r[n]))
+    return cells
+
+
+def paper_cells(paper_name: str | None, table4=None, table5=None, table6=None) -> list[dict]:
+    """The paper's numbers of ``paper_name``: its rows ``source = paper`` in
+    CONFLICTS Tables 4-6, each cell with its ``origin`` (table and row)."""
+    if not paper_name:
+        return []
+    return conflicts_cells(table4, table5, table6, models=[paper_name], source=PAPER)
+
+
+def paper_names(*tables) -> list[str]:
+    """The model names of every ``source = paper`` row of ``tables``."""
+    return list(dict.fromkeys(r["model"] for t in tables for r in _rows(t) if r.get("source") == PAPER))
+
+
+# --------------------------------------------------------------------------
+# Figure
+
+
+def profile_figure(model: str, cells: Sequence[dict], model_lists: Mapping[str, Sequence[str]], paper: Sequence[dict] = ()):
+    """One panel per benchmark: its headline cells (:data:`HEADLINE`)
+    per model, in %, with their intervals; ``model`` in red with its n, the
+    others in grey tones, the paper's numbers (where any) as open stars."""
+    from conflictlab.report.figures import panel_grid
+
+    fig, axes = panel_grid(len(BENCHMARKS), width=4.6, height=3.6, ncols=2, sharey=False)
+    for ax, bench in zip(axes, BENCHMARKS):
+        models = list(model_lists.get(bench.key, ()))
+        shown = [c for c in cells if c["benchmark"] == bench.key and HEADLINE[bench.key](c["key"]) and c["model"] in models]
+        keys = list(dict.fromkeys(c["key"] for c in shown))
+        labels = {c["key"]: c["label"] for c in shown}
+        paper_keys = {c["key"]: c["paper_key"] for c in shown}
+        title = bench.title if model in models else f"{bench.title}\n(not run for this model)"
+        ax.set_title(title, fontsize=9, color="black" if model in models else "dimgrey")
+        if not keys:
+            ax.text(0.5, 0.5, "not configured in this run" if not models else "no numbers in its tables",
+                    ha="center", va="center", transform=ax.transAxes, color="dimgrey")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            continue
+        ordered = [m for m in models if m != model] + ([model] if model in models else [])
+        width = 0.7 / max(len(ordered) + 1, 2)
+        greys = ("0.45", "0.65", "0.3", "0.55", "0.75")
+        for i, name in enumerate(ordered):
+            offset = (i - (len(ordered) - 1) / 2) * width
+            mine = {c["key"]: c for c in shown if c["model"] == name}
+            xs = [j + offset for j, k in enumerate(keys) if k in mine and mine[k]["value"] is not None]
+            points = [mine[k] for k in keys if k in mine and mine[k]["value"] is not None]
+            if not points:
+                continue
+            ys = [100 * c["value"] for c in points]
+            errors = [[100 * (c["value"] - c["low"]) if c["low"] is not None else 0.0 for c in points],
+                      [100 * (c["high"] - c["value"]) if c["high"] is not None else 0.0 for c in points]]
+            this = name == model
+            ax.errorbar(xs, ys, yerr=errors, fmt="o" if this else "s", markersize=6 if this else 4, capsize=2,
+                        color="tab:red" if this else greys[i % len(greys)], zorder=3 if this else 2,
+                        label=f"{name} (this page)" if this else name)
+            if this:
+                for x, y, c in zip(xs, ys, points):
+                    ax.annotate(f"n={c['n']}", (x, y), textcoords="offset points", xytext=(5, -2), fontsize=6, color="tab:red")
+        published = {c["paper_key"]: c for c in paper if c["benchmark"] == bench.key and c["value"] is not None}
+        stars = [(j, 100 * published[paper_keys[k]]["value"]) for j, k in enumerate(keys) if paper_keys[k] in published]
+        if stars:
+            ax.scatter([x + 0.3 for x, _ in stars], [y for _, y in stars], marker="*", s=80, facecolors="none", edgecolors="tab:red",
+                       zorder=4, label=f"paper ({next(iter(published.values()))['model']})")
+        ax.set_xticks(range(len(keys)), [_tick(labels[k]) for k in keys], rotation=30, ha="right", fontsize=7)
+        ax.set_xlim(-0.6, len(keys) - 0.4)
+        ax.set_ylim(-8, 135)  # the band above 100 holds the legend
+        ax.set_yticks(range(0, 101, 20))
+        ax.set_ylabel("%")
+        ax.legend(fontsize=6, loc="upper center", ncol=2, frameon=False)
+    fig.suptitle(f"Conflict profile of {model}: headline numbers per benchmark, 95% intervals (none at n < 2)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _tick(label: str) -> str:
+    """A shorter axis label of a page row."""
+    for long, short in (("type-prediction accuracy", "Task 1"), ("expected behaviour", "behaviour"), ("accuracy when the ", "acc., "),
+                        (" are right", " right"), (" is right", " right"), ("answers following the", "follows")):
+        label = label.replace(long, short)
+    return label
+
+
+def figure_png(fig) -> bytes:
+    """The figure as PNG bytes (150 dpi, as :func:`conflictlab.report.figures.save`); closes it."""
+    from conflictlab.report.figures import plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------
+# Page
+
+
+def format_cell(cell: dict | None) -> str:
+    """``62.5 [48.1, 75.2] (n=8)`` in %; ``– (n=0)`` without a value; ``–`` without a cell."""
+    if cell is None:
+        return "–"
+    value = format_estimate(cell["value"], cell["low"], cell["high"]) or "–"
+    return f"{value} (n={cell['n']})" if cell["n"] is not None else value
+
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; line-height: 1.4; }
+h1 { margin-bottom: 0.2em; } h2 { margin-top: 1.8em; border-bottom: 1px solid #ccc; } h3 { margin-bottom: 0.3em; }
+table { border-collapse: collapse; margin: 0.4em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+th.this, td.this { background: #fde8e8; font-weight: bold; }
+th.paper, td.paper { background: #eef3fb; font-style: italic; }
+td.origin { color: #555; font-size: 0.85em; text-align: left; }
+.source, .note { color: #555; font-size: 0.85em; margin: 0.2em 0; }
+.notrun { background: #fff6d6; border-left: 4px solid #e0b000; padding: 0.4em 0.8em; }
+img { max-width: 100%; }
+"""
+
+
+def _section_table(model: str, models: Sequence[str], cells: Sequence[dict], paper: Sequence[dict]) -> str:
+    keys = list(dict.fromkeys(c["key"] for c in cells))
+    labels = {c["key"]: c["label"] for c in cells}
+    paper_keys = {c["key"]: c["paper_key"] for c in cells}
+    by = {(c["key"], c["model"]): c for c in cells}
+    published = {c["paper_key"]: c for c in paper}
+    with_paper = any(paper_keys[k] in published for k in keys)
+    head = ["<th></th>"] + [f'<th class="this">{html.escape(m)} (this page)</th>' if m == model else f"<th>{html.escape(m)}</th>" for m in models]
+    if with_paper:
+        head += [f'<th class="paper">paper: {html.escape(paper[0]["model"])}</th>', "<th>paper's source</th>"]
+    lines = ["<table>", "<tr>" + "".join(head) + "</tr>"]
+    for key in keys:
+        row = [f"<td>{html.escape(labels[key])}</td>"]
+        row += [("<td class=\"this\">" if m == model else "<td>") + html.escape(format_cell(by.get((key, m)))) + "</td>" for m in models]
+        if with_paper:
+            mine = published.get(paper_keys[key])
+            row += [f'<td class="paper">{html.escape(format_cell(mine)) if mine else "–"}</td>',
+                    f'<td class="origin">{html.escape(mine["origin"]) if mine else ""}</td>']
+        lines.append("<tr>" + "".join(row) + "</tr>")
+    lines.append("</table>")
+    return "\n".join(lines)
+
+
+def render_page(
+    model: str,
+    model_lists: Mapping[str, Sequence[str]],
+    cells: Sequence[dict],
+    paper: Sequence[dict] = (),
+    *,
+    paper_name: str | None = None,
+    paper_models: Sequence[str] = (),
+    png: bytes | None = None,
+    configured: Mapping[str, bool] | None = None,
+) -> str:
+    """The self-contained HTML page of ``model``.
+
+    ``model_lists``: each benchmark's models (its columns, ``model``'s
+    highlighted); ``cells``: every model's numbers (:func:`contextconflict_cells`
+    and the others); ``paper``: the paper's numbers of ``model``
+    (:func:`paper_cells`), named ``paper_name``; ``paper_models``: every
+    model the repository has published numbers of; ``png``: the figure,
+    embedded as base64; ``configured``: per benchmark whether its tables
+    were read (default: whether any model runs it).
+    """
+    everyone = profile_models(model_lists)
+    if model not in everyone:
+        raise ValueError(f"{model!r} is in no benchmark's model list ({', '.join(b.config_key for b in BENCHMARKS)}); "
+                         f"pages exist for: {', '.join(everyone) or 'none'}")
+    configured = dict(configured or {b.key: bool(model_lists.get(b.key)) for b in BENCHMARKS})
+    out = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Conflict profile: {html.escape(model)}</title>", f"<style>{_STYLE}</style></head><body>",
+        f"<h1>Conflict profile: {html.escape(model)}</h1>",
+        '<p class="note">Every number in % with its 95% interval in brackets and its n: Wilson intervals for proportions, '
+        "percentile bootstrap for means (Balance, Faithfulness); no interval at n &lt; 2. Columns are the models of this run that "
+        "take part in each benchmark; this page's model is highlighted. No cell is marked best: the columns are different models, "
+        "and the paper's numbers stand on the full release, not on this run's samples. The numbers are those of the tables named "
+        "under each section (results/tables/).</p>",
+    ]
+    ran = [b.title for b in BENCHMARKS if model in model_lists.get(b.key, ())]
+    out.append(f"<p><b>Benchmarks run for this model:</b> {html.escape(', '.join(ran))}.</p>")
+    if paper:
+        origins = sorted({c["origin"].split(", row")[0] for c in paper})
+        out.append(f"<p><b>Published numbers:</b> the paper's numbers of {html.escape(paper_name or '')} (columns "
+                   f"“paper”) from {html.escape(', '.join(origins))}, as typed into conflictlab.conflicts.tables. "
+                   "This repository holds no published numbers of it for the other benchmarks.</p>")
+    else:
+        known = f" (it holds them for {html.escape(', '.join(paper_models))}, CONFLICTS Tables 4-6)" if paper_models else ""
+        out.append(f"<p><b>Published numbers:</b> none for this model: this repository holds no published numbers of "
+                   f"{html.escape(model)} for any of the four benchmarks{known}.</p>")
+    if png:
+        out.append(f'<figure><img alt="conflict profile of {html.escape(model)}" src="data:image/png;base64,'
+                   f'{base64.b64encode(png).decode("ascii")}"><figcaption class="note">One panel per benchmark: its headline numbers '
+                   "per model (this page's model in red, with its n), 95% intervals; open stars: the paper's numbers of this model.</figcaption></figure>")
+    for bench in BENCHMARKS:
+        models = list(model_lists.get(bench.key, ()))
+        out.append(f"<h2>{html.escape(bench.title)}</h2>")
+        out.append(f'<p class="note">{html.escape(bench.what)}.</p>')
+        if model not in models:
+            out.append(f'<p class="notrun">Not run for this model (add it to <code>{html.escape(bench.config_key)}</code>).</p>')
+        if not configured.get(bench.key):
+            out.append(f'<p class="note">No model runs this benchmark in this configuration (<code>{html.escape(bench.config_key)}</code> is empty).</p>')
+            continue
+        mine = [c for c in cells if c["benchmark"] == bench.key and c["model"] in models]
+        sections = [s for (b, s) in SECTIONS if b == bench.key]
+        for section in sections:
+            section_cells = [c for c in mine if c["section"] == section]
+            if not section_cells:
+                continue
+            title, source = SECTIONS[(bench.key, section)]
+            out.append(f"<h3>{html.escape(title)}</h3>")
+            out.append(f'<p class="source">Source: {html.escape(source)}.</p>')
+            out.append(_section_table(model, models, section_cells, [c for c in paper if c["benchmark"] == bench.key and c["section"] == section]))
+        if not mine:
+            out.append('<p class="note">Its tables hold no numbers of these models.</p>')
+        if not any(c["benchmark"] == bench.key for c in paper):
+            out.append(f'<p class="note">Paper: no published numbers of {html.escape(model)} for {html.escape(bench.title)} in this repository.</p>')
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
