@@ -118,6 +118,12 @@ def is_hosted(name):
     return "hosted" in config["models"][name]
 
 
+# The generators whose own weights a rule reads (Table 3's causal intervention
+# scores responses under the generator itself; the paper, too, has it for its
+# open generators only).
+LOCAL_GENERATORS = [name for name in config["generators"] if not is_hosted(name)]
+
+
 # Stages that run a model's weights and activations, which an endpoint does not expose.
 INTERNALS_STAGES = {
     "scorers": ("Shapley scoring", config["scorers"]),

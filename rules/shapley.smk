@@ -179,7 +179,7 @@ rule causal_intervention:
 rule table3:
     """Table 3: mean Δ_high and Δ_low over every generator."""
     input:
-        causal=expand("results/metrics/{model}/causal.parquet", model=config["generators"]),
+        causal=expand("results/metrics/{model}/causal.parquet", model=LOCAL_GENERATORS),
     output:
         **flagged(TABLE3_OUTPUTS, {"table3_csv": "table3"}, "Balance"),
     params:

@@ -374,3 +374,20 @@ def test_arbitration_and_conflictbank_read_a_hosted_model_from_its_logprobs():
     assert sum(first) == pytest.approx(1.0) and max(first) > 0.5
     assert generated.column("predicted_letter").to_pylist() == [default_reply("/chat/completions", {"messages": c})[0] for c in conversations]
     assert set(generated.column("read_out").to_pylist()) == {"generation"}
+
+
+def test_a_hosted_generator_plans_every_default_target_but_its_own_weights(workflow_copy):
+    """The whole default DAG with a hosted generator beside the demo's: nothing
+    prepares its folder or reads its weights (Table 3's causal intervention is
+    for local generators), and every endpoint job of it is planned."""
+    overlay = {"models": {"fake-chat": {"hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}},
+               "generators": ["smollm2-135m-instruct", "fake-chat"], "conflicts": {"models": ["fake-chat"]}}
+    (workflow_copy / "mixed.yaml").write_text(yaml.safe_dump(overlay))
+    plan = snakemake_cmd("-n", "--configfile", "mixed.yaml", cwd=workflow_copy)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    output = plan.stdout + plan.stderr
+    assert "resources/models/fake-chat" not in output and "results/metrics/fake-chat/causal.parquet" not in output
+    for path in ("results/responses/fake-chat/ambiguity.parquet", "results/conflicts/fake-chat/responses.parquet",
+                 "results/usage/generate/fake-chat.parquet", "results/metrics/smollm2-135m-instruct/causal.parquet",
+                 "results/profiles/fake-chat.html"):
+        assert path in output, path
