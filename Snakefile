@@ -44,6 +44,7 @@ include: "rules/conflictbank.smk"
 include: "rules/judges.smk"  # before conflicts.smk, whose judge job takes judges.smk's settings and cache
 include: "rules/conflicts.smk"
 include: "rules/profile.smk"  # after every benchmark's rule file (it reads their tables), before report.smk (which lists its pages)
+include: "rules/reproduction.smk"  # after profile.smk (it reads the tables the profile reads), before report.smk
 include: "rules/report.smk"
 
 

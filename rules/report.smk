@@ -24,6 +24,7 @@ REPORT_INPUTS = [
     *(flatten(CONFLICTS_OUTPUTS) if config["conflicts"]["models"] else []),
     *flatten(JUDGE_TABLE_OUTPUTS),
     *PROFILE_OUTPUTS,
+    *REPRODUCTION_OUTPUTS.values(),
 ]
 
 # The endpoint usage file of every job of this config that may talk to an endpoint.

@@ -36,8 +36,8 @@ different models and their cells need not stand on the same samples.
 Published numbers: the only ones typed into this repository are CONFLICTS'
 Tables 4-6 (``conflictlab.conflicts.tables``, ``source = paper`` rows);
 :func:`paper_cells` takes those rows of the page's model, found by
-:func:`paper_model_name` (its hub repository, :data:`PAPER_MODEL_NAMES`, or
-a name, its own or a hosted model's id, that spells the paper's).
+:func:`conflictlab.report.paper_models.paper_model_name` (the matcher the
+reproduction report uses too).
 """
 
 from __future__ import annotations
@@ -46,13 +46,13 @@ import base64
 import html
 import io
 import math
-import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from conflictlab.report.paper_models import paper_model_name  # noqa: F401  (the pages find their paper names through it)
 from conflictlab.report.tables import format_estimate
 from conflictlab.stats import MIN_N_INTERVAL, wilson_interval
 
@@ -117,13 +117,6 @@ ARBITRATION_SETTINGS = {
 CONFLICTBANK_KINDS = ("misinformation", "temporal", "semantic")
 CONFLICTBANK_RATES = (("mr", "MR", "n_mr"), ("oar", "OAR", "n_scored"), ("car", "CAR", "n_scored"))
 
-# The CONFLICTS paper's names (its Tables 4-5) of the open models it ran, by
-# hub repository (config/paper.yaml runs both). Its other models (GPT-4o,
-# Gemini) are API models, which no model list can name.
-PAPER_MODEL_NAMES = {
-    "google/gemma-3-27b-it": "Gemma 3 27B",
-    "qwen/qwen2.5-72b-instruct": "Qwen 2.5 72B",
-}
 PAPER_TABLES = {"table4": "CONFLICTS Table 4", "table5": "CONFLICTS Table 5", "table6": "CONFLICTS Table 6"}
 
 THIS_RUN, PAPER = "this run", "paper"
@@ -176,28 +169,6 @@ def profile_models(model_lists: Mapping[str, Sequence[str]]) -> list[str]:
     """Every model named in any benchmark's model list (``{benchmark key:
     models}``), in order of first mention: the models that get a page."""
     return list(dict.fromkeys(m for key in BENCHMARK_BY_KEY for m in model_lists.get(key, ())))
-
-
-def _normal(name: str) -> str:
-    return re.sub(r"[^a-z0-9.]+", "", name.lower())
-
-
-def paper_model_name(model: str, source: str | None, paper_names: Iterable[str] = ()) -> str | None:
-    """The paper's name of ``model`` where the repository holds its published
-    numbers, else None: by its hub repository (``source`` ``hf:<repo>``, see
-    :data:`PAPER_MODEL_NAMES`), or by a name that spells one of
-    ``paper_names`` (case and punctuation aside): the model's own, or a
-    hosted model's id (``source`` ``hosted:<id>``, a trailing date dropped:
-    ``gpt-4o-2024-08-06`` is GPT-4o)."""
-    if source and source.startswith("hf:"):
-        found = PAPER_MODEL_NAMES.get(source[3:].lower())
-        if found:
-            return found
-    spellings = [model]
-    if source and source.startswith("hosted:"):
-        spellings.append(re.sub(r"-\d{4}-\d{2}-\d{2}$", "", source[len("hosted:"):]))
-    wanted = {_normal(s) for s in spellings}
-    return next((name for name in paper_names if _normal(name) in wanted), None)
 
 
 # --------------------------------------------------------------------------

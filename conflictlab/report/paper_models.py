@@ -1,0 +1,54 @@
+"""Which of a paper's model names is one of this run's models.
+
+The papers name models their own way ("Gemma 3 27B", "GPT-OSS-20B",
+"llama-3.1-8b-instruct", "Mistral-7B"); a run names them by its config
+keys, whose entries hold a hub repository (``hf:<repo>``) or a hosted
+model's id (``hosted:<id>``). :func:`paper_model_name` matches the two, for
+the model profile pages and the reproduction report alike.
+
+A match is exact after dropping case and punctuation (``_normal``), so a
+size or variant suffix never matches loosely: ``Llama-3.1-8B`` is not
+``Llama-3.1-8B-Instruct``, ``Gemini 2.5 Flash`` is not its Thinking variant.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+# Names the papers use that spell neither the config name nor the hub
+# repository's own name, by hub repository (lower case). Each is the model
+# config/paper.yaml runs for that paper's rows.
+PAPER_MODEL_NAMES: dict[str, tuple[str, ...]] = {
+    # CONFLICTS, Tables 4-5
+    "google/gemma-3-27b-it": ("Gemma 3 27B",),
+    "qwen/qwen2.5-72b-instruct": ("Qwen 2.5 72B",),
+    # ConflictBank (§3.1, C.2: its continued-pre-training models)
+    "mistralai/mistral-7b-v0.1": ("Mistral-7B",),
+    "meta-llama/meta-llama-3-8b": ("LLaMA3-8B",),
+}
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "", name.lower())
+
+
+def spellings(model: str, source: str | None) -> list[str]:
+    """Every name ``model`` may go by in a paper: its config name, its hub
+    repository's name (``meta-llama/Llama-3.2-1B`` is ``Llama-3.2-1B``) and
+    the names of :data:`PAPER_MODEL_NAMES`, or a hosted model's id with a
+    trailing date dropped (``gpt-4o-2024-08-06`` is GPT-4o)."""
+    names = [model]
+    if source and source.startswith("hf:"):
+        repo = source[3:]
+        names += [repo.rsplit("/", 1)[-1], *PAPER_MODEL_NAMES.get(repo.lower(), ())]
+    elif source and source.startswith("hosted:"):
+        names.append(re.sub(r"-\d{4}-\d{2}-\d{2}$", "", source[len("hosted:"):]))
+    return names
+
+
+def paper_model_name(model: str, source: str | None, paper_names: Iterable[str]) -> str | None:
+    """The first of ``paper_names`` that names ``model`` (config name, with
+    its ``source``: ``hf:<repo>``, ``hosted:<id>`` or any other), else None."""
+    wanted = {_normal(s) for s in spellings(model, source)}
+    return next((name for name in paper_names if _normal(name) in wanted), None)
