@@ -2,7 +2,10 @@
 # owns its output paths and input functions, beside its rules; the target
 # lists that `all` and the HTML report collect are in rules/report.smk.
 
+import os
 from pathlib import Path
+
+from snakemake.logging import logger
 
 from conflictlab.contextconflict.conflict_types import TASK_FAMILY
 from conflictlab.contextconflict.steering import all_variants
@@ -11,6 +14,47 @@ from conflictlab.provenance import code_hash as _code_hash
 from conflictlab.wildcards import MODEL_NAME_PATTERN
 
 REPO = Path(workflow.basedir)
+
+MODEL_LISTS = ("generators", "scorers")
+SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering", "conflictbank", "conflicts")
+
+
+def skip_hosted_without_key():
+    """Remove every hosted model marked ``skip_without_key`` whose key
+    variable is unset or empty from every model list of the config, with one
+    warning naming each and its variable. It runs before anything reads the
+    lists, so a paper config can name closed models that not every user has
+    a key for; the judge (one model, not a list) is left for
+    check_hosted_models to refuse."""
+    missing = {}
+    for name, entry in config["models"].items():
+        if not entry.get("skip_without_key"):
+            continue
+        variable = entry["hosted"].get("api_key_env")
+        if not variable:
+            raise ValueError(f"config: models.{name}.skip_without_key needs models.{name}.hosted.api_key_env, the variable whose absence skips it")
+        if not os.environ.get(variable):
+            missing[name] = variable
+    lists = [(config, key) for key in MODEL_LISTS]
+    lists += [(config[section], "models") for section in SECTION_MODEL_LISTS]
+    lists.append((config["conflictbank"]["embedded"], "models"))
+    skipped = {}
+    for mapping, key in lists:
+        skipped.update({m: missing[m] for m in mapping[key] if m in missing})
+        mapping[key] = [m for m in mapping[key] if m not in missing]
+    if not skipped:  # a registry entry that no list names is not worth a warning
+        return
+    variables = ", ".join(sorted(set(skipped.values())))
+    if not config["generators"]:
+        raise ValueError(f"config: every generator was skipped (skip_without_key; unset: {variables}): name a local one or set the key")
+    logger.warning(
+        "config: skipping hosted models whose API key variable is unset or empty (skip_without_key): "
+        + ", ".join(f"{name} ({variable})" for name, variable in skipped.items())
+    )
+
+
+skip_hosted_without_key()
+
 REASONING_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "reasoning"]
 SUMMARIZATION_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "summarization"]
 # The summarization types of the shuffle analysis (Tables 9-10), where it runs (with a scorer).
@@ -78,10 +122,6 @@ def flagged(outputs, captions, category):
         return reported(value, captions[key], category)
 
     return {key: flag(key, value) for key, value in outputs.items()}
-
-
-MODEL_LISTS = ("generators", "scorers")
-SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering", "conflictbank", "conflicts")
 
 
 def used_models():

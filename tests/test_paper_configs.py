@@ -1,0 +1,182 @@
+"""The paper configs: one per paper and their union, and hosted models that a
+run without their key leaves out (models.<name>.skip_without_key)."""
+
+import re
+from collections import Counter
+
+import pytest
+import yaml
+
+from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
+
+from .conftest import REPO, snakemake_cmd
+
+PAPERS = ("contextconflict", "conflicts", "arbitration", "conflictbank")
+CONFIGS = [f"config/paper-{paper}.yaml" for paper in PAPERS] + ["config/paper.yaml"]
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+# The top-level sections each paper's file owns; the union takes each from it
+# (ContextConflict and CONFLICTS share the generation backend and the judge).
+SECTIONS = {
+    "contextconflict": ("data", "generators", "scorers", "generation", "shapley", "mechanistic", "steering", "judges"),
+    "conflicts": ("generation", "judges", "conflicts"),
+    "arbitration": ("arbitration",),
+    "conflictbank": ("conflictbank",),
+}
+# The model lists that run each benchmark (a paper's file empties the others').
+BENCHMARK_LISTS = {
+    "contextconflict": (("mechanistic", "models"), ("steering", "models")),
+    "conflicts": (("conflicts", "models"),),
+    "arbitration": (("arbitration", "models"),),
+    "conflictbank": (("conflictbank", "models"), ("conflictbank", "embedded", "models")),
+}
+
+
+def load(path) -> dict:
+    return yaml.safe_load((REPO / path).read_text())
+
+
+def overlay(base: dict, top: dict) -> dict:
+    """``top`` over ``base`` as Snakemake merges config files: mappings
+    recursively, everything else replaced."""
+    merged = dict(base)
+    for key, value in top.items():
+        merged[key] = overlay(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return merged
+
+
+def effective(path) -> dict:
+    return overlay(load("config.yaml"), load(path))
+
+
+def lookup(config: dict, keys: tuple) -> list:
+    for key in keys:
+        config = config[key]
+    return config
+
+
+def key_variables() -> dict[str, str]:
+    """Every hosted model of the union with the variable holding its key."""
+    return {name: entry["hosted"]["api_key_env"] for name, entry in load("config/paper.yaml")["models"].items() if "hosted" in entry}
+
+
+NO_KEYS = {variable: "" for variable in key_variables().values()}  # empty counts as unset
+
+
+def planned_models(output: str) -> dict[str, list]:
+    """{rule: the model wildcard of each planned job (None without one)} from a dry-run's job blocks."""
+    found: dict[str, list] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        rule = re.match(r"(?:local)?rule (\w+):", block)
+        if not rule:
+            continue
+        wildcards = re.search(r"^\s+wildcards: (.*)$", block, re.M)
+        values = dict(item.split("=", 1) for item in wildcards.group(1).split(", ")) if wildcards else {}
+        found.setdefault(rule.group(1), []).append(values.get("model"))
+    return found
+
+
+def skip_warnings(output: str) -> list[str]:
+    return re.findall(r"skipping hosted models whose API key variable is unset or empty \(skip_without_key\): (.*)", output)
+
+
+def test_the_union_is_the_four_papers():
+    union = load("config/paper.yaml")
+    papers = {paper: load(f"config/paper-{paper}.yaml") for paper in PAPERS}
+    assert set(union) == {"models"} | {section for sections in SECTIONS.values() for section in sections}
+    for paper, sections in SECTIONS.items():
+        for section in sections:
+            assert union[section] == papers[paper][section], (paper, section)
+    models = {}
+    for paper, config in papers.items():
+        for name, entry in config["models"].items():
+            assert models.setdefault(name, entry) == entry, f"{name} differs between the paper files"
+    assert union["models"] == models
+    for paper, config in papers.items():  # one paper per file: the others' model lists are empty
+        for other, lists in BENCHMARK_LISTS.items():
+            for keys in lists:
+                assert (lookup(config, keys) == []) == (other != paper), (paper, keys)
+
+
+def test_the_paper_configs_hold_the_papers_settings():
+    union = load("config/paper.yaml")
+    assert union["steering"]["calibration_fraction"] == 0.2  # ContextConflict §5: 20% calibration, 80% test
+    arbitration = union["arbitration"]
+    sweep, baseline = arbitration["sensitivity"], arbitration["trajectory"]
+    # Appendix E: every value of each factor, the baseline's included
+    assert set(sweep["lengths"]) | {baseline["length"]} == {8, 16, 32}
+    assert set(sweep["sigmas"]) | {baseline["sigma"]} == {0.01, 0.05, 0.1}
+    assert {tuple(m) for m in sweep["margins"]} | {tuple(baseline["margin"])} == {(0.15, 0.25), (0.25, 0.35), (0.35, 0.45)}
+    assert set(sweep["domains"]) | {arbitration["domain"]} == {"generic", "healthcare", "finance", "industrial"}
+    choices = {(c["a_means"], c["a_first"]) for c in [*sweep["answer_choices"], arbitration["answer_choices"]]}
+    assert choices == {(means, first) for means in ("high", "low") for first in (True, False)}
+    # the embedded arm read out in every setting: reversed orders (Fig. 7) and descriptions (Fig. 8)
+    assert sorted(union["conflictbank"]["embedded"]["settings"]) == sorted(s.name for s in CONFLICTBANK_SETTINGS)
+    assert len([m for m in union["conflictbank"]["models"] if m != "mistral-7b"]) == 12  # Appendix C.1's twelve
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CONFIGS)
+def test_each_paper_config_plans_offline_with_a_job_per_model(workflow_copy, path):
+    """Without keys every hosted model is left out with one warning that names
+    it; every local model of each list gets its benchmark's job."""
+    result = snakemake_cmd("-n", "--configfile", path, cwd=workflow_copy, env={**OFFLINE, **NO_KEYS})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    config = effective(path)
+    hosted = {name for name, entry in config["models"].items() if "hosted" in entry}
+    local = lambda names: sorted(n for n in names if n not in hosted)
+    jobs = planned_models(output)
+    per_model = {
+        "generate": config["generators"],
+        "conflicts_respond": config["conflicts"]["models"],
+        "arbitration_evaluate": config["arbitration"]["models"],
+        "conflictbank_evaluate": config["conflictbank"]["models"],
+        "activations": config["mechanistic"]["models"],
+        "steered_generate": config["steering"]["models"],
+    }
+    for rule, names in per_model.items():
+        assert sorted(jobs.get(rule, [])) == local(names), rule
+    embedded = config["conflictbank"]["embedded"]
+    assert Counter(jobs.get("conflictbank_train", [])) == {m: len(embedded["ratios"]) for m in embedded["models"]}
+    listed = [*config["generators"], *config["scorers"], *(m for lists in BENCHMARK_LISTS.values() for keys in lists for m in lookup(config, keys))]
+    assert sorted(jobs["prepare_model"]) == local(set(listed) | {config["judges"]["model"]})
+    named_hosted = [name for name in dict.fromkeys(listed) if name in hosted]
+    if named_hosted:
+        (warning,) = skip_warnings(output)  # one warning, each model once
+        assert warning == ", ".join(f"{name} ({key_variables()[name]})" for name in named_hosted)
+    else:
+        assert skip_warnings(output) == []
+
+
+@pytest.mark.slow
+def test_a_hosted_model_with_its_key_is_planned_and_one_without_is_skipped(workflow_copy):
+    gemini = {name for name, variable in key_variables().items() if variable == "GEMINI_API_KEY"}
+    env = {**OFFLINE, **NO_KEYS, "GEMINI_API_KEY": "not-a-key"}
+    result = snakemake_cmd("-n", "--configfile", "config/paper-conflicts.yaml", cwd=workflow_copy, env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    responders = set(planned_models(output)["conflicts_respond"])
+    conflicts = set(load("config/paper-conflicts.yaml")["conflicts"]["models"])
+    assert responders == {"gemma-3-27b-it", "qwen2.5-72b-instruct"} | (conflicts & gemini)
+    assert "gpt-4o" in conflicts and skip_warnings(output) == ["gpt-4o (OPENAI_API_KEY)"]
+    assert "request_cache" in planned_models(output)  # the keyed models talk to their endpoint through it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "overlay_text, message",
+    [
+        ("generators: [hosted-a]\n", "every generator was skipped (skip_without_key; unset: CONFLICTLAB_TEST_KEY)"),
+        ("judges: {model: hosted-a, backend: openai}\n", "environment variable CONFLICTLAB_TEST_KEY (the API key) is not set"),
+    ],
+)
+def test_skip_without_key_never_skips_every_generator_or_the_judge(tmp_path, overlay_text, message):
+    config = tmp_path / "hosted.yaml"
+    config.write_text(
+        "models:\n  hosted-a:\n    hosted: {base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: CONFLICTLAB_TEST_KEY}\n"
+        "    skip_without_key: true\n" + overlay_text
+    )
+    result = snakemake_cmd("-n", "--configfile", str(config), env={"CONFLICTLAB_TEST_KEY": ""})
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
