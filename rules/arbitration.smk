@@ -10,6 +10,8 @@ ARBITRATION_OUTPUTS = {
     "accuracy_csv": "results/tables/arbitration_accuracy.csv",
     "sensitivity_md": "results/tables/arbitration_sensitivity.md",
     "sensitivity_csv": "results/tables/arbitration_sensitivity.csv",
+    "figA1_png": "results/figures/arbitration_figA1.png",
+    "figA1_pdf": "results/figures/arbitration_figA1.pdf",
 }
 
 
@@ -57,7 +59,7 @@ rule arbitration_evaluate:
 
 
 rule arbitration_report:
-    """Figure 4 A-H, the accuracy table and the sensitivity table."""
+    """Figure 4 A-H, the accuracy table, the sensitivity table and Figure A1 (example trajectories)."""
     input:
         main="results/arbitration/instances.parquet",
         sensitivity="results/arbitration/sensitivity_instances.parquet",
@@ -65,10 +67,12 @@ rule arbitration_report:
     output:
         **flagged(
             ARBITRATION_OUTPUTS,
-            {"fig4_png": "arbitration_fig4", "accuracy_csv": "arbitration_accuracy", "sensitivity_csv": "arbitration_sensitivity"},
+            {"fig4_png": "arbitration_fig4", "accuracy_csv": "arbitration_accuracy", "sensitivity_csv": "arbitration_sensitivity",
+             "figA1_png": "arbitration_figA1"},
             "Evidence arbitration",
         ),
     params:
+        horizon=config["arbitration"]["trajectory"]["horizon"],
         code=code_hash("arbitration_report.py"),
     log:
         "results/logs/arbitration_report.log",

@@ -37,7 +37,11 @@ CONFLICTBANK_OUTPUTS = {
     "embedded_csv": "results/tables/conflictbank_embedded.csv",
     "embedded_png": "results/figures/conflictbank_embedded.png",
     "embedded_pdf": "results/figures/conflictbank_embedded.pdf",
+    **{f"{name}_{ext}": f"results/figures/conflictbank_{name}.{ext}" for name in ("scale", "fig6", "fig7", "fig8") for ext in ("png", "pdf")},
 }
+
+# The local models of conflictbank.models, whose folders give their sizes (the scale figure).
+CONFLICTBANK_SIZED = [m for m in config["conflictbank"]["models"] if not is_hosted(m)]
 
 
 rule conflictbank_data:
@@ -150,18 +154,22 @@ rule conflictbank_embedded_evaluate:
 
 
 rule conflictbank_report:
-    """The MR/OAR table, the contrast figure and the embedded-knowledge panel."""
+    """The MR/OAR table, the contrast figure, MR against model size, the
+    embedded-knowledge panel and Figures 6-8."""
     input:
         predictions=expand("results/conflictbank/{model}/predictions.parquet", model=config["conflictbank"]["models"]),
         embedded=[path for _, _, path in EMBEDDED_RUNS],
+        models=[model_dir(m) for m in CONFLICTBANK_SIZED],
     output:
         **flagged(
             CONFLICTBANK_OUTPUTS,
-            {"table_csv": "conflictbank_table", "figure_png": "conflictbank_figure", "embedded_png": "conflictbank_embedded"},
+            {"table_csv": "conflictbank_table", "figure_png": "conflictbank_figure", "embedded_png": "conflictbank_embedded",
+             "scale_png": "conflictbank_scale", "fig6_png": "conflictbank_fig6", "fig7_png": "conflictbank_fig7", "fig8_png": "conflictbank_fig8"},
             "ConflictBank",
         ),
     params:
         ratios=[ratio.label() for _, ratio, _ in EMBEDDED_RUNS],
+        sized_models=CONFLICTBANK_SIZED,
         embedded_models=config["conflictbank"]["embedded"]["models"],
         options={
             **subset(config["conflictbank"], "bootstrap_resamples", "seed"),

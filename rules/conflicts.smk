@@ -9,6 +9,10 @@ CONFLICTS_GENERATION_PARAMS = {
 }
 
 CONFLICTS_OUTPUTS = {
+    "table2_md": "results/tables/conflicts_table2.md",
+    "table2_csv": "results/tables/conflicts_table2.csv",
+    "table7_md": "results/tables/conflicts_table7.md",
+    "table7_csv": "results/tables/conflicts_table7.csv",
     "table4_md": "results/tables/conflicts_table4.md",
     "table4_csv": "results/tables/conflicts_table4.csv",
     "table5_md": "results/tables/conflicts_table5.md",
@@ -111,14 +115,16 @@ rule conflicts_judge:
 
 
 rule conflicts_tables:
-    """Tables 4-6 (with the paper's numbers) and the Task 1 confusion matrices."""
+    """Tables 2 and 4-7 (with the paper's numbers) and the Task 1 confusion matrices."""
     input:
+        queries="results/conflicts/data.parquet",
         types=expand("results/conflicts/{model}/types.parquet", model=config["conflicts"]["models"]),
         judged="results/conflicts/judged.parquet",
     output:
         **flagged(
             CONFLICTS_OUTPUTS,
-            {"table4_csv": "conflicts_table4", "table5_csv": "conflicts_table5", "table6_csv": "conflicts_table6",
+            {"table2_csv": "conflicts_table2", "table7_csv": "conflicts_table7",
+             "table4_csv": "conflicts_table4", "table5_csv": "conflicts_table5", "table6_csv": "conflicts_table6",
              "confusion_png": "conflicts_confusion"},
             "CONFLICTS",
         ),

@@ -1,4 +1,4 @@
-# Inside the model: activations, probes, spectral energy, projections (Figures 2-4, Table 8).
+# Inside the model: activations, probes, spectral energy, projections (Figures 2-4, 20-21, Table 8).
 
 
 # One model's activations (the wildcard {model}) of ``analysis`` for every type; steering.smk reads them too.
@@ -14,11 +14,12 @@ mechanistic_outputs = lambda model: {
     "probes": f"results/mechanistic/{model}/probes.parquet",
     "spectral": f"results/mechanistic/{model}/spectral.parquet",
     "projection": f"results/mechanistic/{model}/projection.parquet",
+    "subset_probes": f"results/mechanistic/{model}/subset_probes.parquet",
     "table8_md": f"results/tables/table8_{model}.md",
     "table8_csv": f"results/tables/table8_{model}.csv",
     **{
         f"fig{n}_{ext}": f"results/figures/fig{n}_{name}_{model}.{ext}"
-        for n, name in ((2, "probes"), (3, "projection"), (4, "spectral"))
+        for n, name in ((2, "probes"), (3, "projection"), (4, "spectral"), ("20_21", "subset_probes"))
         for ext in ("png", "pdf")
     },
 }
@@ -58,8 +59,10 @@ rule activations:
 
 
 rule mechanistic_report:
-    """Figure 2 (probes), Table 8, Figure 4 (spectral energy), Figure 3 (projections)."""
+    """Figure 2 (probes), Table 8, Figure 4 (spectral energy), Figure 3 (projections),
+    Figures 20-21 (probes per subset)."""
     input:
+        samples=expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
         pairs_states=activation_files("pairs", "npy"),
         pairs_index=activation_files("pairs", "index.parquet"),
         projection_states=activation_files("projection", "npy"),
@@ -67,7 +70,7 @@ rule mechanistic_report:
     output:
         **flagged(
             mechanistic_outputs("{model}"),
-            {"table8_csv": "table8", "fig2_png": "fig2", "fig3_png": "fig3", "fig4_png": "fig4"},
+            {"table8_csv": "table8", "fig2_png": "fig2", "fig3_png": "fig3", "fig4_png": "fig4", "fig20_21_png": "fig20_21"},
             "Inside the model",
         ),
     params:

@@ -15,6 +15,8 @@ BALANCE_OUTPUTS = {
         for kind in ("bars", "pies")
         for ext in ("png", "pdf")
     },
+    "pies_generators_png": "results/figures/position_pies_generators.png",
+    "pies_generators_pdf": "results/figures/position_pies_generators.pdf",
 }
 
 TABLE3_OUTPUTS = {"table3_md": "results/tables/table3.md", "table3_csv": "results/tables/table3.csv"}
@@ -124,7 +126,7 @@ rule attributions:
 
 
 rule balance_report:
-    """The Balance table, Table 6 (scorer robustness) and the position-share figures."""
+    """The Balance table, Table 6 (scorer robustness) and the position-share figures (per generator and all in one)."""
     input:
         attributions=expand(
             "results/metrics/{model}/attributions_{scorer}.parquet",
@@ -134,7 +136,8 @@ rule balance_report:
     output:
         **flagged(
             BALANCE_OUTPUTS,
-            {"balance_csv": "balance", "table6_csv": "table6", "agreement_csv": "table6_agreement", "bars_png": "position_shares", "pies_png": "position_shares"},
+            {"balance_csv": "balance", "table6_csv": "table6", "agreement_csv": "table6_agreement", "bars_png": "position_shares", "pies_png": "position_shares",
+             "pies_generators_png": "position_pies_generators"},
             "Balance",
         ),
     params:

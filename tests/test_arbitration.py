@@ -227,3 +227,27 @@ def test_sensitivity_table_on_hand_made_predictions():
     assert conflict["std_abs_delta"] == pytest.approx(np.std([0.25, 0.5], ddof=1))
     assert rows[("sigma", "numbers only")]["mean_abs_delta"] == pytest.approx(0.5)
     assert rows[("sigma", "text only")]["n_deltas"] == 0 and np.isnan(rows[("sigma", "text only")]["mean_abs_delta"])
+
+
+def test_figure_a1_draws_the_latent_trajectories_of_the_first_instances_per_label():
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from conflictlab.arbitration.report import trajectory_examples
+
+    table = generate_instances(ArbitrationConfig(n_per_setting=6, seeds=(0,), trajectory=TrajectoryConfig(length=8, horizon=2)))
+    fig = trajectory_examples(table, horizon=2, per_label=2)
+    unimodal = [r for r in table.to_pylist() if r["setting"] == "modality" and r["condition"] == "unimodal"]
+    expected = [r for r in unimodal if r["label"] == "high"][:2] + [r for r in unimodal if r["label"] == "low"][:2]
+    assert fig._suptitle.get_text().startswith("Generated trajectories (modality setting): 4 of 6 instances")
+    for ax, row in zip(fig.axes, expected):
+        latent = json.loads(row["latent"])
+        truth, target, other = ax.get_lines()[:3]
+        np.testing.assert_allclose(truth.get_xdata(), np.arange(1, 9))
+        np.testing.assert_allclose(truth.get_ydata(), latent["truth"]["values"])
+        assert (target.get_xdata()[0], target.get_ydata()[0]) == (10, latent["truth"]["target"])  # T + k = 8 + 2
+        np.testing.assert_allclose(other.get_ydata(), latent["other"]["values"])
+        assert ax.get_title().startswith(f"{row['label']}: margin {latent['truth']['margin']:.2f}")
+    assert [ax.get_title().split(":")[0] for ax in fig.axes] == ["high", "high", "low", "low"]
+    plt.close(fig)

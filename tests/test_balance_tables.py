@@ -117,3 +117,28 @@ def test_shuffled_shares_by_presented_position_and_original_piece():
     # a: piece 2 got 0.6, piece 0 got 0.3, piece 1 got 0.1
     assert [r["mean_share"] for r in original.to_pylist()] == pytest.approx([(0.3 + 0.2) / 2, (0.1 + 0.2) / 2, (0.6 + 0.6) / 2])
     assert "original_piece" in original.column_names and np.isclose(sum(r["mean_share"] for r in original.to_pylist()), 1.0)
+
+
+def test_position_pies_over_generators_one_row_each_with_its_shares_and_n():
+    import matplotlib.pyplot as plt
+    import pyarrow.compute as pc
+
+    from conflictlab.contextconflict.figures import position_share_pies
+
+    rows = [attribution("1", model="g1", shares=(0.6, 0.4)), attribution("2", model="g1", shares=(0.8, 0.2)),
+            attribution("3", model="g2", shares=(0.3, 0.7)),
+            attribution("4", model="g2", conflict_type="ambiguity", subset="root", shares=(0.9, 0.1))]
+    positions = position_shares(table(rows), n_resamples=50, seed=0)
+    fig = position_share_pies(positions, title="t")
+    axes = fig.axes
+    assert len(axes) == 4  # 2 generators x 2 types; g1 has no ambiguity pie
+    assert not axes[0].get_visible() and [ax.get_visible() for ax in axes[1:]] == [True, True, True]
+    titles = [ax.get_title() for ax in axes[1:]]
+    assert titles == ["g1\nperspective (n=2, 2 samples; chance 50.0% each)", "g2\nambiguity (n=2, 1 samples; chance 50.0% each)",
+                      "g2\nperspective (n=2, 1 samples; chance 50.0% each)"]
+    wedges = [[w.theta2 - w.theta1 for w in ax.patches] for ax in axes[1:]]
+    np.testing.assert_allclose(wedges, [[252.0, 108.0], [324.0, 36.0], [108.0, 252.0]])  # 360 x mean share: g1 0.7/0.3
+    plt.close(fig)
+    one = position_share_pies(positions.filter(pc.equal(positions.column("model"), "g1")), title="t", name_rows=True)
+    assert [ax.get_title() for ax in one.axes if ax.get_visible()] == [titles[0]]
+    plt.close(one)

@@ -644,3 +644,103 @@ def test_packing_gives_every_ratio_the_same_tokens_per_step():
         total = sum(len(seq) for seq in sequences)
         assert blocks.shape == (-(-total // 16), 16)  # every block full: a step of b blocks is 16·b tokens at either ratio
         np.testing.assert_array_equal(blocks.reshape(-1)[:total], np.concatenate(sequences))
+
+
+def test_embedded_figures_6_and_7_draw_the_headline_settings_over_ratios_and_name_the_missing():
+    import matplotlib.pyplot as plt
+
+    from conflictlab.conflictbank.metrics import embedded_metrics
+    from conflictlab.conflictbank.report import embedded_settings_figure
+
+    base, trained = _embedded_tables()
+    # scored subset: records 0 and 1; MR = OAR / (OAR + CAR) over them (gold A, replaced B)
+    mixed_base = [(r, "correct_misinformation", x, SURE) for r, x in enumerate("AABB")]
+    mixed_base += [(r, "correct_misinformation_reversed", x, SURE) for r, x in enumerate("BAAA")]
+    mixed_trained = [(r, "correct_misinformation", x, SURE) for r, x in enumerate("BBAA")]
+    mixed_trained += [(r, "correct_misinformation_reversed", x, SURE) for r, x in enumerate("ACAA")]
+    base = pa.concat_tables([base, _predictions(mixed_base)])
+    trained = {"2:3": pa.concat_tables([trained["2:3"], _predictions(mixed_trained)])}
+    settings = ["default", "correct", "correct_misinformation", "correct_misinformation_reversed"]
+    rows = embedded_metrics(base, trained, models=["m"], settings=settings, n_resamples=50)
+
+    def drawn(ax):
+        return {c.get_label(): list(c.lines[0].get_ydata()) for c in ax.containers}
+
+    fig6 = embedded_settings_figure(rows, "fig6")
+    (panel,) = [ax for ax in fig6.axes if ax.get_visible()]
+    assert panel.get_title() == "m: no or default evidence (n=2)"
+    assert drawn(panel) == {"default": pytest.approx([100.0, 50.0]), "correct": pytest.approx([100.0, 100.0])}
+    assert [t.get_text() for t in panel.get_xticklabels()] == ["base", "2:3"]
+    fig7 = embedded_settings_figure(rows, "fig7")
+    misinformation, temporal, semantic = [ax for ax in fig7.axes if ax.get_visible()]
+    assert drawn(misinformation) == {"correct_misinformation": pytest.approx([100.0, 0.0]),
+                                     "correct_misinformation_reversed": pytest.approx([50.0, 100.0])}
+    assert [t.get_text() for t in misinformation.texts] == ["2", "2", "2", "1"]  # n_mr per point: record 1 answered C after training
+    assert drawn(temporal) == {} and "correct_temporal, correct_temporal_reversed" in temporal.texts[0].get_text().replace("\n", " ")
+    assert "correct_semantic" in semantic.texts[0].get_text()
+    plt.close(fig6)
+    plt.close(fig7)
+
+
+def _model_folder(path, shapes, config, extra=None):
+    """A prepared-model folder whose manifest lists one safetensors file of
+    tensors ``shapes`` (and ``extra``, a file the manifest does not list)."""
+    import struct
+
+    path.mkdir()
+
+    def write(name, tensors):
+        header = {"__metadata__": {"format": "pt"}}
+        offset = 0
+        for key, shape in tensors.items():
+            size = 4 * int(np.prod(shape))
+            header[key] = {"dtype": "F32", "shape": list(shape), "data_offsets": [offset, offset + size]}
+            offset += size
+        blob = json.dumps(header).encode()
+        (path / name).write_bytes(struct.pack("<Q", len(blob)) + blob + bytes(offset))
+
+    write("model.safetensors", shapes)
+    if extra:
+        write("consolidated.safetensors", extra)
+    (path / "conflictlab_model.json").write_text(json.dumps({"weights_sha256": {"model.safetensors": "x"}}))
+    (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+def test_model_size_counts_the_manifests_tensors_and_names_the_family(tmp_path):
+    from conflictlab.conflictbank.report import model_size
+
+    plain = _model_folder(tmp_path / "a", {"embed": (100, 8), "layer.w": (8, 8), "norm": (8,)}, {"model_type": "llama", "vocab_size": 100},
+                          extra={"embed": (100, 8)})
+    assert model_size(plain) == (100 * 8 + 64 + 8, "llama, vocab 100")  # the unlisted file is not counted
+    nested = _model_folder(tmp_path / "b", {"w": (3, 5)}, {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "vocab_size": 7}})
+    assert model_size(nested) == (15, "gemma3_text, vocab 7")
+
+
+def test_scale_figure_draws_mr_against_size_per_family_in_size_order():
+    import math
+
+    import matplotlib.pyplot as plt
+
+    from conflictlab.conflictbank.dataset import CONFLICT_KINDS
+    from conflictlab.conflictbank.metrics import setting_metrics
+    from conflictlab.conflictbank.report import scale_figure
+
+    metrics = setting_metrics(_random_predictions(3, models=("big", "small", "other", "hosted")), n_resamples=20)
+    mr = {(r["model"], r["setting"]): (math.nan if r["mr"] is None else r["mr"], r["n_mr"]) for r in metrics.to_pylist()}
+    sizes = {"big": (7_000_000_000, "llama, vocab 32000"), "small": (1_300_000_000, "llama, vocab 32000"), "other": (500_000_000, "qwen2, vocab 9")}
+    fig = scale_figure(metrics, sizes)
+    assert fig._suptitle.get_text() == "MR against model size, 3 models in 2 families; no size (hosted): hosted"
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    settings = [kind for kind in CONFLICT_KINDS] + [f"correct_{kind}" for kind in CONFLICT_KINDS]
+    assert len(axes) == len(settings) == 6
+    for ax, setting in zip(axes, settings):
+        lines = {c.get_label(): c.lines[0] for c in ax.containers}
+        assert set(lines) == {"llama, vocab 32000 (2)", "qwen2, vocab 9 (1)"}
+        llama = lines["llama, vocab 32000 (2)"]
+        assert list(llama.get_xdata()) == [1_300_000_000, 7_000_000_000]  # in size order
+        expected = [100 * mr.get((m, setting), (math.nan, 0))[0] for m in ("small", "big")]
+        np.testing.assert_allclose(np.asarray(llama.get_ydata(), dtype=float), expected)
+        assert sorted(t.get_text() for t in ax.texts) == sorted(f"{m}\nn_mr={mr.get((m, setting), (0, 0))[1]}" for m in ("other", "small", "big"))
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["500M", "1.3B", "7.0B"]
+    plt.close(fig)

@@ -566,3 +566,37 @@ def test_download_checks_the_digest_and_leaves_nothing_on_a_mismatch(tmp_path):
     with pytest.raises(ValueError, match="not the pinned release"):
         download_release(url, other)
     assert not other.exists() and not list(tmp_path.glob(".other*"))
+
+
+def _queries(pairs):
+    """QUERY_SCHEMA rows with only ``source`` and ``conflict_type`` set."""
+    import pyarrow as pa
+
+    from conflictlab.conflicts.dataset import QUERY_SCHEMA
+
+    rows = [{"query_id": i + 1, "source": source, "question": "q", "conflict_type": kind, "conflict_type_released": kind,
+             "correct_answer": None, "search_results": [], "n_results": 0} for i, (source, kind) in enumerate(pairs)]
+    return pa.Table.from_pylist(rows, schema=QUERY_SCHEMA)
+
+
+def test_conflicts_table2_counts_queries_per_category_beside_the_release():
+    from conflictlab.conflicts.tables import table2
+
+    queries = _queries([("x", "no_conflict"), ("x", "no_conflict"), ("y", "outdated"), ("y", "misinformation")])
+    rows = table2(queries).to_pylist()
+    assert [r["category"] for r in rows] == [TAXONOMY[name].label for name in CATEGORIES] + ["Total"]
+    assert [(r["n"], r["n_paper"]) for r in rows] == [(2, 161), (0, 115), (0, 115), (1, 62), (1, 5), (4, 458)]
+
+
+def test_conflicts_table7_matches_sources_to_the_papers_names_and_keeps_the_rest():
+    from conflictlab.conflicts.tables import table7
+
+    queries = _queries([("situatedqa_geo", "no_conflict"), ("SituatedQA-Geo", "outdated"), ("freshqa", "outdated"),
+                        ("FreshQA", "no_conflict"), ("freshqa", "misinformation"), ("webqa", "complementary")])
+    rows = {r["source"]: r for r in table7(queries).to_pylist()}
+    assert list(rows) == ["ConflictingQA", "SituatedQA Geo", "SituatedQA Temp", "FreshQA", "QACC", "webqa", "Total"]
+    assert (rows["SituatedQA Geo"]["n"], rows["SituatedQA Geo"]["released_as"], rows["SituatedQA Geo"]["n_paper"]) == (2, "SituatedQA-Geo, situatedqa_geo", 105)
+    assert (rows["FreshQA"]["n"], rows["FreshQA"]["n_paper"]) == (3, 95)
+    assert (rows["ConflictingQA"]["n"], rows["ConflictingQA"]["released_as"]) == (0, "")
+    assert (rows["webqa"]["n"], rows["webqa"]["n_paper"]) == (1, None)  # a source the paper does not name
+    assert (rows["Total"]["n"], rows["Total"]["n_paper"]) == (6, 458)

@@ -223,3 +223,24 @@ def test_table1_statistics_on_hand_made_rows():
     assert (row["size"], row["mean_evidence"], row["base_sources"]) == (3, 4.0, "folio, medical_qa")
     assert row["implicit_proportion"] == pytest.approx(1 / 3)
     assert row["release_size"] == 776 and row["release_implicit_proportion"] == pytest.approx(200 / 776)
+
+
+def test_table5_lists_the_ten_base_datasets_with_the_samples_read_from_their_subsets():
+    from conflictlab.contextconflict.conflict_types import BASE_DATASETS, RELEASE_FILES
+    from conflictlab.contextconflict.dataset import base_dataset_table
+
+    base = {"task_family": "reasoning", "question": "q", "answer": ["a"], "accuracy_labels": None, "extras": "{}", "source_path": "x",
+            "implicit": False, "evidence": ["a"], "n_evidence": 1}
+    read = [("inferential", "medical_qa"), ("granularity", "medical_qa"), ("granularity", "medical_qa"), ("temporal", "root"),
+            ("temporal", "cb_claim_evidence_tmp"), ("misinformation", "cb_claim_evidence")]
+    rows = [{**base, "sample_id": str(i), "conflict_type": t, "subset": s} for i, (t, s) in enumerate(read)]
+    table = {r["dataset"]: r for r in base_dataset_table(pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)).to_pylist()}
+    assert len(table) == 10
+    assert (table["NEJM-MedQA"]["n"], table["NEJM-MedQA"]["release_files"]) == (3, 176 + 75)  # both types' medical_qa
+    assert (table["ConflictBank"]["n"], table["ConflictBank"]["release_files"]) == (2, 898 + 632)
+    assert (table["CONFLICTS"]["n"], table["CONFLICTS"]["release_files"]) == (1, 62)
+    assert table["FOLIO"]["n"] == 0 and table["SciFact"]["licence_release"] == "CC BY-NC 2.0"
+    # every subset of the release belongs to exactly one base dataset, and the files add up to the release's 5,770
+    covered = [key for d in BASE_DATASETS for key in d.subsets]
+    assert sorted(covered) == sorted(RELEASE_FILES) and sum(r["release_files"] for r in table.values()) == 5770
+    assert all(r["licence_source"] for r in table.values() if r["licence_release"])

@@ -360,3 +360,71 @@ def test_projection_rows_per_sample_layer_and_position():
     rows, skipped = projection_rows(combined, singles)
     assert [(r["layer"], r["position"], round(r["b"], 6)) for r in rows] == [(1, 1, 1.0), (1, 2, -1.0), (2, 1, 0.0), (2, 2, 0.0)]
     assert skipped == 2 and all(r["n_evidence"] == 2 and r["sample"] == 0 for r in rows)
+
+
+def _subset_pairs(rng, spec):
+    """States (prompts, 2 layers, 6) and index of pairs per subset: ``spec``
+    is subset -> (pairs, shift of the conflict prompts on feature 0, the only
+    one that varies)."""
+    rows, states = [], []
+    for subset, (pairs, shift) in spec.items():
+        for p in range(pairs):
+            for variant, offset in (("conflict", shift), ("consistent", 0.0)):
+                state = np.zeros((2, 6))
+                state[:, 0] = offset + rng.normal(scale=0.1, size=2)
+                states.append(state)
+                rows.append((f"t/{subset}/{p}", variant, 10 if variant == "conflict" else 6, 2))
+    return np.array(states), _index(rows)
+
+
+def test_subset_probes_are_fit_on_each_subsets_pairs_alone():
+    from conflictlab.contextconflict.mechanistic import subset_probe_analysis
+
+    rng = np.random.default_rng(0)
+    # Opposite directions: pooled, the two subsets would cancel; apart, each separates perfectly.
+    states, index = _subset_pairs(rng, {"a": (4, 3.0), "b": (3, -3.0), "c": (1, 3.0)})
+    subset_of = {r["sample_id"]: (r["sample_id"].split("/")[1], r["sample_id"].split("/")[1] == "b") for r in index}
+    rows, skipped = subset_probe_analysis(states, index, subset_of, ["a", "b", "c", "d"], cv_folds=3, seed=0)
+    assert skipped == {"c": 1, "d": 0}  # one pair cannot be cross-validated; d has none
+    by = {(r["subset"], r["layer"]): r for r in rows}
+    assert sorted(by) == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+    assert [(by[s, 1]["n_pairs"], by[s, 1]["n_folds"], by[s, 1]["implicit"]) for s in ("a", "b")] == [(4, 3, False), (3, 3, True)]
+    assert all(r["probe_auc"] == 1.0 and r["mean_diff_auc"] == 1.0 for r in rows)
+    pooled = mean_difference_auc(states[:, 0], np.array([1, 0] * 8), grouped_folds(np.array([1, 0] * 8), np.repeat(np.arange(8), 2), 3))
+    assert pooled[0] < 1.0  # what probing the subsets together would have shown
+
+
+def test_subset_probe_figure_draws_each_subset_with_its_n_and_names_the_left_out():
+    import matplotlib.pyplot as plt
+    import pyarrow as pa
+
+    from conflictlab.contextconflict.figures import subset_probe_curves
+
+    rows = [{"conflict_type": "perspective", "subset": s, "implicit": s == "allsides", "n_pairs": n, "n_folds": folds, "layer": layer,
+             "probe_auc": auc + 0.1 * layer, "probe_auc_std": 0.05}
+            for s, n, folds, auc in (("perspectrum", 5, 5, 0.6), ("allsides", 3, 3, 0.3)) for layer in (1, 2)]
+    fig = subset_probe_curves(pa.Table.from_pylist(rows), skipped={"inferential": {"folio": 1}}, title="t")
+    inferential, perspective = [ax for ax in fig.axes if ax.get_visible()]
+    assert inferential.get_title() == "inferential (Figure 20)" and perspective.get_title() == "perspective (Figure 21)"
+    assert "folio (n=1)" in inferential.texts[0].get_text()
+    lines = {line.get_label(): line for line in perspective.get_lines() if not line.get_label().startswith("_")}
+    assert set(lines) == {"perspectrum (explicit, n=5 pairs, 5 folds)", "allsides (implicit, n=3 pairs, 3 folds)"}
+    np.testing.assert_allclose(lines["perspectrum (explicit, n=5 pairs, 5 folds)"].get_ydata(), [0.7, 0.8])
+    np.testing.assert_allclose(lines["allsides (implicit, n=3 pairs, 3 folds)"].get_ydata(), [0.4, 0.5])
+    assert lines["allsides (implicit, n=3 pairs, 3 folds)"].get_linestyle() == "--"
+    plt.close(fig)
+
+
+def test_table8_says_how_each_rule_stands_against_appendix_d1():
+    from conflictlab.contextconflict.pairs import appendix_d1
+
+    def index(rules):
+        return [{"sample_id": str(i), "variant": v, "rule": rule} for i, rule in enumerate(rules) for v in ("conflict", "consistent")]
+
+    inferential = appendix_d1("inferential", index(["drop_last_1", "labels_true", "drop_last_1"]))
+    assert inferential.startswith("drop_last_1: deviates (the appended branch is not marked")
+    assert "; labels_true: follows in spirit" in inferential and inferential.count("drop_last_1") == 1
+    assert appendix_d1("perspective", index(["first_piece"])) == "first_piece: deviates (no stance labels in the release)"
+    assert appendix_d1("granularity", index(["first_piece"])) == "first_piece: deviates (no specificity labels in the release)"
+    assert appendix_d1("temporal", index(["latest_anchor"])).endswith("follows (one timestamp, the latest)")
+    assert appendix_d1("ambiguity", index(["labels_true"])) == "labels_true: not in Appendix D.1"

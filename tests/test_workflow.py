@@ -202,7 +202,7 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     table5 = (results / "tables" / "conflicts_table5.md").read_text()
     assert all(f"| this run | smollm2-135m-instruct | {s} |" in table5 for s in ("vanilla", "pipeline", "taxonomy_aware", "oracle"))
     figures = sorted(p.name for p in (results / "figures").iterdir())
-    assert len(figures) == 20 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
+    assert len(figures) == 34 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
     assert "fig31_alpha_smollm2-135m-instruct.png" in figures
     report = (results / "report.html").read_text(errors="replace")
     assert "table4.csv" in report and "fig31_alpha_smollm2-135m-instruct.png" in report

@@ -1,11 +1,15 @@
-"""Arbitration aggregates (accuracy per cell, over seeds, sensitivity) and Figure 4 A–H."""
+"""Arbitration aggregates (accuracy per cell, over seeds, sensitivity), Figure 4 A–H
+and Figure A1 (example trajectories)."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pyarrow as pa
 
 from conflictlab.arbitration.prompts import ORDERS
+from conflictlab.arbitration.trajectories import THRESHOLD
 from conflictlab.report.figures import plt
 from conflictlab.stats import wilson_interval
 
@@ -163,5 +167,39 @@ def arbitration_panels(summary: pa.Table, *, settings: list[str], orders: list[s
             ax.set_title(f"({next(letters)}) {setting}, {order.replace('_', ' ')}", fontsize=9)
             ax.legend(fontsize=6)
     fig.suptitle("Evidence arbitration: conflict (solid) vs unimodal reference (hatched); dashed line: chance", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def trajectory_examples(instances: pa.Table, *, horizon: int, per_label: int = 2, setting: str = "modality"):
+    """Figure A1: example latent trajectories, ``per_label`` of each label
+    (the first instances of ``setting`` in the table's order: by seed, then
+    instance), one panel each: the truth series x_1..x_T that the aligned
+    source shows (solid), its target y at T + ``horizon`` (marker), the
+    opposite-label series the conflicting source shows (dashed, where the
+    setting has one) and the 0.5 threshold. ``instances``:
+    ``INSTANCE_SCHEMA`` rows; each instance counts once (its unimodal row).
+    The suptitle gives how many instances the examples were drawn from.
+    """
+    rows = [r for r in instances.to_pylist() if r["setting"] == setting and r["condition"] == "unimodal"]
+    chosen = [r for label in ("high", "low") for r in [r for r in rows if r["label"] == label][:per_label]]
+    fig, axes = plt.subplots(1, max(len(chosen), 1), figsize=(3.4 * max(len(chosen), 1), 2.8), squeeze=False, sharey=True)
+    for ax, row in zip(axes[0], chosen):
+        latent = json.loads(row["latent"])
+        truth = latent["truth"]
+        steps = np.arange(1, len(truth["values"]) + 1)
+        line = ax.plot(steps, truth["values"], marker=".", label=f"truth: x_1..x_T ({truth['label']})")[0]
+        ax.plot([steps[-1] + horizon], [truth["target"]], marker="*", markersize=10, linestyle="none", color=line.get_color(), label=f"target, T+{horizon}")
+        if "other" in latent:
+            other = latent["other"]
+            ax.plot(steps, other["values"], linestyle="dashed", color="grey", label=f"conflicting series ({other['label']})")
+        ax.axhline(THRESHOLD, color="black", linewidth=0.8, linestyle="dotted")
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("time step")
+        ax.set_title(f"{row['label']}: margin {truth['margin']:.2f}, slope {truth['slope']:+.3f}", fontsize=8)
+    axes[0][0].set_ylabel("risk")
+    if chosen:
+        axes[0][0].legend(fontsize=6, loc="best")
+    fig.suptitle(f"Generated trajectories ({setting} setting): {len(chosen)} of {len(rows)} instances; dotted: threshold 0.5", fontsize=9)
     fig.tight_layout()
     return fig

@@ -1,7 +1,8 @@
 """ConflictBank tables and figures: MR/OAR per model and setting (table and
 figure of the three contrasts the paper draws: conflict alone vs with the
 correct evidence, correct-first vs conflict-first, without vs with
-descriptions) and the embedded-knowledge table and panel (paper Figures 6–7).
+descriptions), MR against model size, and the embedded-knowledge table,
+panel and the paper's Figures 6–8 one by one.
 Every table shows n per row: n_records, n_scored and MR's own n_mr.
 
 The metric tables are small (a row per model and setting, or per scoring,
@@ -9,8 +10,13 @@ ratio, model and setting); cells are looked up by key in them."""
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Sequence
+import os
+import struct
+import textwrap
+from pathlib import Path
+from typing import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -152,5 +158,123 @@ def embedded_figure(rows: pa.Table):
             ax.set_ylim(0, 100)
             ax.legend(fontsize=7)
             ax.set_title(f"{model}: {title}\n(base model's scored subset, n={n})", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# The paper's embedded-knowledge figures (§3.3–3.5), drawn from the headline
+# rows of the embedded table: key -> (title, column, panel label -> the
+# settings that panel compares, one line each, over the training ratios).
+EMBEDDED_FIGURES = {
+    "fig6": ("Figure 6 (§3.3): OAR without evidence and with the default evidence", "oar",
+             {"no or default evidence": ("default", "correct")}),
+    "fig7": ("Figure 7 (§3.4): MR with default and conflicting evidence, conflict last vs first", "mr",
+             {kind: (f"correct_{kind}", f"correct_{kind}_reversed") for kind in CONFLICT_KINDS}),
+    "fig8": ("Figure 8 (§3.5): MR without vs with a description", "mr",
+             {kind: (kind, f"{kind}_description", f"correct_{kind}", f"correct_{kind}_description") for kind in ("temporal", "semantic")}),
+}
+
+
+def embedded_settings_figure(rows: pa.Table, figure: str):
+    """One of :data:`EMBEDDED_FIGURES`: one panel per (model, panel label),
+    one line per setting over the training ratios (``base``: before
+    training) with Wilson intervals, on the base model's scored subset
+    (n_scored in the title; MR's own n_mr beside each point). A setting the
+    embedded read-out did not run (``conflictbank.embedded.settings``) is
+    named in its panel instead. ``rows``: ``metrics.EMBEDDED_SCHEMA``."""
+    title, column, groups = EMBEDDED_FIGURES[figure]
+    data = pl.from_arrow(rows).filter(pl.col("scored_on") == SCORED_SUBSET)
+    models = data["model"].unique(maintain_order=True).to_list()
+    ratios = data["ratio"].unique(maintain_order=True).to_list()
+    fig, axes = panel_grid(max(1, len(models) * len(groups)), width=3.8, height=3.0, ncols=len(groups), sharey=False)
+    for m, model in enumerate(models):
+        cells = data.filter(pl.col("model") == model).rows_by_key(["ratio", "setting"], named=True, unique=True, include_key=True)
+        present = {setting for _, setting in cells}
+        n = next(iter(cells.values()))["n_scored"]
+        for g, (label, settings) in enumerate(groups.items()):
+            ax = axes[m * len(groups) + g]
+            for setting in (s for s in settings if s in present):
+                points = [_percent(cells, (ratio, setting), column) for ratio in ratios]
+                ax.errorbar(range(len(ratios)), [p[0] for p in points], yerr=_error_bars(points), marker="o", capsize=2, label=setting)
+                if column == "mr":
+                    for x, ratio in enumerate(ratios):
+                        ax.annotate(str(cells.get((ratio, setting), {}).get("n_mr", 0)), (x, 1.0), fontsize=5, ha="center")
+            missing = [s for s in settings if s not in present]
+            if missing:
+                ax.text(0.02, 0.5, textwrap.fill("not read (conflictbank.embedded.settings): " + ", ".join(missing), 40),
+                        transform=ax.transAxes, fontsize=6)
+            ax.set_xticks(range(len(ratios)), ratios)
+            ax.set_xlabel("training text, default : conflicting")
+            ax.set_ylabel(f"{column.upper()} (%)" + ("; n_mr at the foot" if column == "mr" else ""))
+            ax.set_ylim(0, 100)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=6)
+            ax.set_title(f"{model}: {label} (n={n})", fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def model_size(model_dir: str | os.PathLike) -> tuple[int, str]:
+    """(parameters, family) of a prepared model folder.
+
+    Parameters: the elements of every tensor in the weight files its
+    manifest lists, read from their safetensors headers (tied weights are
+    stored once, so counted once). Family: ``model_type`` and vocabulary
+    size from config.json (the text config of a multimodal one), since a
+    model type alone joins families the paper keeps apart (Llama 2 and
+    Llama 3 are both "llama", with 32,000 and 128,256 tokens).
+    """
+    folder = Path(model_dir)
+    manifest = json.loads((folder / "conflictlab_model.json").read_text())
+    parameters = 0
+    for name in manifest["weights_sha256"]:
+        with open(folder / name, "rb") as f:
+            header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+        parameters += sum(math.prod(t["shape"]) for key, t in header.items() if key != "__metadata__")
+    config = json.loads((folder / "config.json").read_text())
+    text = config.get("text_config", config)
+    return parameters, f"{text.get('model_type', config.get('model_type'))}, vocab {text.get('vocab_size')}"
+
+
+def scale_figure(metrics: pa.Table, sizes: Mapping[str, tuple[int, str]]):
+    """MR against model size (ConflictBank §3.2: within LLaMA2, MR falls as
+    size grows): one panel per conflict kind and evidence (the conflicting
+    evidence alone, then with the correct evidence), one line per family
+    through its models in size order, Wilson intervals, n_mr beside each
+    point. ``metrics``: ``metrics.METRIC_SCHEMA``; ``sizes``: model ->
+    (parameters, family), from :func:`model_size`. Models without a size
+    (hosted) are named in the title."""
+    table = pl.from_arrow(metrics)
+    cells = table.rows_by_key(["model", "setting"], named=True, unique=True, include_key=True)
+    models = [m for m in table["model"].unique(maintain_order=True).to_list() if m in sizes]
+    unsized = [m for m in table["model"].unique(maintain_order=True).to_list() if m not in sizes]
+    families: dict[str, list[str]] = {}
+    for model in sorted(models, key=lambda m: sizes[m][0]):
+        families.setdefault(sizes[model][1], []).append(model)
+    ticks = sorted({sizes[model][0] for model in models})
+    panels = [(kind, setting) for evidence in ("{}", "correct_{}") for kind in CONFLICT_KINDS for setting in [evidence.format(kind)]]
+    fig, axes = panel_grid(len(panels), width=3.6, height=3.0, ncols=len(CONFLICT_KINDS))
+    for ax, (kind, setting) in zip(axes, panels):
+        for family, members in families.items():
+            points = [_percent(cells, (model, setting), "mr") for model in members]
+            x = [sizes[model][0] for model in members]
+            ax.errorbar(x, [p[0] for p in points], yerr=_error_bars(points), marker="o", capsize=2, label=f"{family} ({len(members)})")
+            for model, xi in zip(members, x):
+                ax.annotate(f"{model}\nn_mr={cells.get((model, setting), {}).get('n_mr', 0)}", (xi, 2.0), fontsize=5, ha="center", rotation=90, va="bottom")
+        ax.set_xscale("log")
+        if ticks:
+            ax.set_xticks(ticks, [f"{t / 1e9:.1f}B" if t >= 1e9 else f"{t / 1e6:.0f}M" for t in ticks], fontsize=7)
+            ax.minorticks_off()
+            ax.set_xlim(ticks[0] / 1.6, ticks[-1] * 1.6)
+        ax.set_ylim(0, 100)
+        ax.axhline(50.0, color="grey", lw=0.8, ls="--")
+        ax.set_xlabel("parameters (log scale)")
+        ax.set_ylabel("MR (%)")
+        ax.set_title(f"{kind}: {'with correct evidence' if setting.startswith('correct_') else 'conflict evidence only'}", fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6, title="family (models)", title_fontsize=6)
+    note = f"; no size (hosted): {', '.join(unsized)}" if unsized else ""
+    fig.suptitle(f"MR against model size, {len(models)} models in {len(families)} families{note}", fontsize=9)
     fig.tight_layout()
     return fig

@@ -16,13 +16,14 @@ import json
 import os
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
 
-from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES, ROOT_SUBSET, SUBSETS, TASK_FAMILY, Subset
+from conflictlab.contextconflict.conflict_types import BASE_DATASETS, CONFLICT_TYPES, RELEASE_FILES, ROOT_SUBSET, SUBSETS, TASK_FAMILY, Subset
 
 SAMPLE_SCHEMA = pa.schema(
     [
@@ -460,8 +461,6 @@ def dataset_statistics(samples: pa.Table) -> pa.Table:
     any number of types), its size, mean number of evidence pieces, share of
     implicit samples and base sources (subsets), beside the full release's
     size and implicit share from :data:`RELEASE_FILES`."""
-    from conflictlab.contextconflict.conflict_types import RELEASE_FILES
-
     rows = []
     data = samples.select(["conflict_type", "subset", "implicit", "n_evidence"]).to_pylist()
     for conflict_type in [t for t in CONFLICT_TYPES if any(r["conflict_type"] == t for r in data)]:
@@ -481,6 +480,44 @@ def dataset_statistics(samples: pa.Table) -> pa.Table:
             }
         )
     return pa.Table.from_pylist(rows, schema=TABLE1_SCHEMA)
+
+
+TABLE5_SCHEMA = pa.schema(
+    [
+        pa.field("dataset", pa.string(), nullable=False),
+        pa.field("reference", pa.string(), nullable=False),
+        pa.field("subsets", pa.string(), nullable=False),
+        pa.field("construction", pa.string(), nullable=False),
+        pa.field("review", pa.string(), nullable=False),
+        pa.field("n", pa.int64(), nullable=False),
+        pa.field("release_files", pa.int64(), nullable=False),
+        pa.field("licence_release", pa.string(), nullable=False),
+        pa.field("licence_source", pa.string(), nullable=False),
+    ]
+)
+
+
+def base_dataset_table(samples: pa.Table) -> pa.Table:
+    """Table 5: one row per base dataset of
+    :data:`~conflictlab.contextconflict.conflict_types.BASE_DATASETS`, with
+    the samples of ``samples`` (``SAMPLE_SCHEMA`` rows) that came from its
+    subsets (``n``) beside the release's file count of those subsets."""
+    read = Counter(zip(samples.column("conflict_type").to_pylist(), samples.column("subset").to_pylist()))
+    rows = [
+        {
+            "dataset": d.name,
+            "reference": d.reference,
+            "subsets": ", ".join(f"{t}/{s}" for t, s in d.subsets),
+            "construction": d.construction,
+            "review": d.review,
+            "n": sum(read[key] for key in d.subsets),
+            "release_files": sum(RELEASE_FILES[key] for key in d.subsets),
+            "licence_release": d.licence_release,
+            "licence_source": d.licence_source,
+        }
+        for d in BASE_DATASETS
+    ]
+    return pa.Table.from_pylist(rows, schema=TABLE5_SCHEMA)
 
 
 def shuffle_evidence(samples: pa.Table, *, seed: int) -> pa.Table:

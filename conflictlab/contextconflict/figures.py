@@ -1,5 +1,6 @@
-"""ContextConflict's figures: position shares (Balance), probes (Figure 2),
-projections (Figure 3), spectral energy (Figure 4) and the steering sweep (Figure 31)."""
+"""ContextConflict's figures: position shares (Balance; Figures 23–29 over
+generators), probes (Figure 2; per subset, Figures 20–21), projections
+(Figure 3), spectral energy (Figure 4) and the steering sweep (Figure 31)."""
 
 from __future__ import annotations
 
@@ -39,20 +40,29 @@ def position_share_bars(positions: pa.Table, *, title: str):
     return fig
 
 
-def position_share_pies(positions: pa.Table, *, title: str):
-    """One pie per conflict type of the mean share by position, for that
-    type's most common number of pieces (pies need one n)."""
+def position_share_pies(positions: pa.Table, *, title: str, name_rows: bool = False):
+    """One pie per generator and conflict type of the mean share by position,
+    for that cell's most common number of pieces (pies need one n): one row
+    per generator in ``positions`` (the paper's Figures 23–29 are one row
+    each, for seven generators), the samples behind each pie in its title,
+    and the generator's name there too with ``name_rows`` or more than one."""
     rows = positions.to_pylist()
+    models = list(dict.fromkeys(r["model"] for r in rows))
     types = sorted({r["conflict_type"] for r in rows})
-    fig, axes = plt.subplots(1, max(len(types), 1), figsize=(3.6 * max(len(types), 1), 3.6), squeeze=False)
-    for ax, conflict_type in zip(axes[0], types):
-        members = [r for r in rows if r["conflict_type"] == conflict_type]
-        counts = {r["n_evidence"]: r["n_samples"] for r in members}
-        n = max(counts, key=lambda m: (counts[m], -m))
-        group = sorted((r for r in members if r["n_evidence"] == n), key=lambda r: r["position"])
-        shares = np.array([r["mean_share"] for r in group])
-        ax.pie(shares / shares.sum(), labels=[f"Evidence {r['position']}" for r in group], autopct="%1.1f%%", textprops={"fontsize": 7})
-        ax.set_title(f"{conflict_type} (n={n}, {group[0]['n_samples']} samples; chance {100 / n:.1f}% each)", fontsize=8)
+    fig, axes = plt.subplots(max(len(models), 1), max(len(types), 1), figsize=(3.6 * max(len(types), 1), 3.6 * max(len(models), 1)), squeeze=False)
+    for axes_row, model in zip(axes, models):
+        for ax, conflict_type in zip(axes_row, types):
+            members = [r for r in rows if r["model"] == model and r["conflict_type"] == conflict_type]
+            if not members:
+                ax.set_visible(False)
+                continue
+            counts = {r["n_evidence"]: r["n_samples"] for r in members}
+            n = max(counts, key=lambda m: (counts[m], -m))
+            group = sorted((r for r in members if r["n_evidence"] == n), key=lambda r: r["position"])
+            shares = np.array([r["mean_share"] for r in group])
+            ax.pie(shares / shares.sum(), labels=[f"Evidence {r['position']}" for r in group], autopct="%1.1f%%", textprops={"fontsize": 7})
+            heading = f"{model}\n" if name_rows or len(models) > 1 else ""
+            ax.set_title(f"{heading}{conflict_type} (n={n}, {group[0]['n_samples']} samples; chance {100 / n:.1f}% each)", fontsize=8)
     fig.suptitle(title, fontsize=10)
     return fig
 
@@ -79,6 +89,58 @@ def probe_curves(probes: pa.Table, *, title: str):
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("AUC (grouped CV, mean ± sd)")
     axes[0].legend(fontsize=6)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# The paper's explicit vs implicit comparisons (Appendix D.2): type -> (figure,
+# explicit subset, implicit subset). Only these are probed per subset: the 11
+# subsets of the demo's types with more than one took 65 s, these 4 took 18 s
+# (AMD EPYC Zen 2, other jobs running: load 7 on 2 cores).
+SUBSET_FIGURES = {"inferential": ("Figure 20", "entailment_bank", "folio"), "perspective": ("Figure 21", "perspectrum", "allsides")}
+
+
+def subset_probe_curves(rows: pa.Table, *, skipped: dict[str, dict[str, int]], title: str):
+    """Figures 20–21: probe AUC by layer for each subset of a type (in the
+    workflow: the subsets of :data:`SUBSET_FIGURES`) fit on that subset's
+    pairs alone, explicit (solid) vs implicit (dashed), n pairs in the
+    legend, ± 1 s.d. over the CV folds as a band where there are at least 2
+    folds (a spread over folds, not a confidence interval).
+
+    ``rows``: :func:`~conflictlab.contextconflict.mechanistic.subset_probe_analysis`
+    rows with ``conflict_type``; ``skipped``: type -> subset -> pairs, for
+    subsets without a probe (fewer than 2 pairs), named under their panel.
+    One panel per type, the paper's two first.
+    """
+    data = rows.to_pylist()
+    types = sorted({r["conflict_type"] for r in data} | set(skipped), key=lambda t: (t not in SUBSET_FIGURES, t))
+    fig, axes = panel_grid(max(len(types), 1))
+    for ax, conflict_type in zip(axes, types):
+        mine = [r for r in data if r["conflict_type"] == conflict_type]
+        for subset in sorted({r["subset"] for r in mine}):
+            curve = sorted((r for r in mine if r["subset"] == subset), key=lambda r: r["layer"])
+            head = curve[0]
+            layers = [r["layer"] for r in curve]
+            auc = np.array([r["probe_auc"] for r in curve])
+            kind = "implicit" if head["implicit"] else "explicit"
+            line = ax.plot(layers, auc, linestyle="dashed" if head["implicit"] else "solid",
+                           label=f"{subset} ({kind}, n={head['n_pairs']} pairs, {head['n_folds']} folds)")[0]
+            if head["n_folds"] >= 2:
+                sd = np.array([r["probe_auc_std"] for r in curve])
+                ax.fill_between(layers, auc - sd, auc + sd, alpha=0.15, color=line.get_color())
+        left_out = skipped.get(conflict_type, {})
+        if left_out:
+            note = "no probe (< 2 pairs): " + ", ".join(f"{s} (n={n})" for s, n in sorted(left_out.items()))
+            ax.text(0.01, 0.02, textwrap.fill(note, 50), transform=ax.transAxes, fontsize=6)
+        ax.axhline(0.5, color="grey", linewidth=0.8)
+        figure = SUBSET_FIGURES.get(conflict_type, ("",))[0]
+        ax.set_title(f"{conflict_type}" + (f" ({figure})" if figure else ""), fontsize=9)
+        ax.set_xlabel("layer")
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("probe AUC (grouped CV; band ± 1 sd over folds)", fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

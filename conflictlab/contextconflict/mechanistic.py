@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -287,6 +287,32 @@ def projection_rows(combined: np.ndarray, singles: list[np.ndarray]) -> tuple[li
 # --------------------------------------------------------------------------
 # The per-type analyses of the report.
 
+def _pairs(index: list[dict]) -> tuple[list[str], dict[str, dict], dict[str, dict]]:
+    """(sorted sample ids, conflict index row by id, consistent index row by id)."""
+    conflict = {r["sample_id"]: r for r in index if r["variant"] == "conflict"}
+    consistent = {r["sample_id"]: r for r in index if r["variant"] == "consistent"}
+    ids = sorted(conflict)
+    missing = [i for i in ids if i not in consistent]
+    if missing:
+        raise ValueError(f"pairs index: sample {missing[0]!r} has a conflict prompt but no consistent one")
+    return ids, conflict, consistent
+
+
+def _probe_inputs(index: list[dict], ids: list[str], conflict: dict, consistent: dict):
+    """The 2·len(ids) states rows of ``ids``' conflict prompts then their
+    consistent ones, and arrays of that length: labels (1 = conflict), pair
+    groups, prompt lengths and evidence counts."""
+    rows = [conflict[i]["row"] for i in ids] + [consistent[i]["row"] for i in ids]
+    by_row = {r["row"]: r for r in index}
+    return (
+        rows,
+        np.array([1] * len(ids) + [0] * len(ids)),
+        np.array(list(range(len(ids))) * 2),
+        np.array([by_row[r]["n_prompt_tokens"] for r in rows]),
+        np.array([by_row[r]["n_evidence"] for r in rows]),
+    )
+
+
 def pair_analysis(states: np.ndarray, index: list[dict], *, cv_folds: int, energy_k: int, svd: str,
                   bootstrap_resamples: int, seed: int) -> tuple[list[dict], dict, list[dict]]:
     """Probes, Table 8's row and ΔER of one type's conflict/consistent pairs.
@@ -295,18 +321,8 @@ def pair_analysis(states: np.ndarray, index: list[dict], *, cv_folds: int, energ
     their :data:`INDEX_SCHEMA` rows. Returns (probe rows, Table 8 row without
     the type, spectral rows).
     """
-    conflict = {r["sample_id"]: r for r in index if r["variant"] == "conflict"}
-    consistent = {r["sample_id"]: r for r in index if r["variant"] == "consistent"}
-    ids = sorted(conflict)
-    missing = [i for i in ids if i not in consistent]
-    if missing:
-        raise ValueError(f"pairs index: sample {missing[0]!r} has a conflict prompt but no consistent one")
-    rows = [conflict[i]["row"] for i in ids] + [consistent[i]["row"] for i in ids]
-    labels = np.array([1] * len(ids) + [0] * len(ids))
-    groups = np.array(list(range(len(ids))) * 2)
-    by_row = {r["row"]: r for r in index}
-    lengths = np.array([by_row[r]["n_prompt_tokens"] for r in rows])
-    n_evidence = np.array([by_row[r]["n_evidence"] for r in rows])
+    ids, conflict, consistent = _pairs(index)
+    rows, labels, groups, lengths, n_evidence = _probe_inputs(index, ids, conflict, consistent)
     probes, info = probe_rows(states[rows], labels, groups, lengths, n_evidence, n_splits=cv_folds, seed=seed)
     rules = Counter(conflict[i]["rule"] for i in ids)
     table8 = {
@@ -323,6 +339,32 @@ def pair_analysis(states: np.ndarray, index: list[dict], *, cv_folds: int, energ
         k=energy_k, method=svd, n_resamples=bootstrap_resamples, seed=seed,
     )
     return probes, table8, spectral
+
+
+def subset_probe_analysis(states: np.ndarray, index: list[dict], subset_of: dict[str, tuple[str, bool]], subsets: Sequence[str], *,
+                          cv_folds: int, seed: int) -> tuple[list[dict], dict[str, int]]:
+    """Probes fit and tested on each subset's pairs alone (Appendix D.2,
+    Figures 20–21: EntailmentBank vs FOLIO, Perspectrum vs AllSides).
+
+    ``states``/``index`` as in :func:`pair_analysis`; ``subset_of``: sample
+    id -> (subset, implicit); ``subsets``: the subsets to probe. Returns the
+    :func:`probe_rows` rows of every one of them with at least 2 pairs (one
+    per layer, with ``subset``, ``implicit``, ``n_pairs`` and ``n_folds``)
+    and the pair count of each left out for having fewer (cross-validation
+    needs a pair to train on and one to test), 0 where it has none.
+    """
+    ids, conflict, consistent = _pairs(index)
+    rows, skipped = [], {}
+    for subset in subsets:
+        mine = [i for i in ids if subset_of[i][0] == subset]
+        if len(mine) < 2:
+            skipped[subset] = len(mine)
+            continue
+        prompt_rows, labels, groups, lengths, n_evidence = _probe_inputs(index, mine, conflict, consistent)
+        probes, info = probe_rows(states[prompt_rows], labels, groups, lengths, n_evidence, n_splits=cv_folds, seed=seed)
+        head = {"subset": subset, "implicit": subset_of[mine[0]][1], "n_pairs": info["n_pairs"], "n_folds": info["n_folds"]}
+        rows += [{**head, **r} for r in probes]
+    return rows, skipped
 
 
 def projection_analysis(states: np.ndarray, index: list[dict]) -> tuple[list[dict], int]:

@@ -46,6 +46,23 @@ def consistent_counterpart(sample: dict, *, drop_last: int = 1) -> PairRule:
       stance or entity labels; the first piece alone (``first_piece``): one
       level, one stance, one entity. Always marked ambiguous for perspective
       and granularity, where a later piece may share the first one's view.
+
+    Against the paper's Appendix D.1 (:data:`APPENDIX_D1` says it per rule):
+    misinformation and temporal follow it. It cannot be followed where the
+    release lacks the field the appendix's rule reads (the shared sample of
+    the release: ``../shared/contextconflict_sample``, every key of every
+    file): FOLIO and EntailmentBank files hold ``question``, ``content`` and
+    ``answer`` only, so the "GPT-5-generated conflicting branch" the appendix
+    removes is not marked, and its position is not stated either (the paper,
+    §2.2: "one or two extra statements"); dropping the last piece assumes the
+    statements were appended. Granularity and perspective files hold
+    ``question`` and ``content`` only: no specificity level (granularity:
+    "all broad-syndrome or all specific-disease") and no stance label
+    (perspective: "the same stance label"), so no subset of several pieces
+    can be shown to share one; a single piece is the only set sure to. For
+    ambiguity the release has ``content_pid`` (one page id per piece); the
+    first piece alone refers to one entity, as the appendix asks, but pieces
+    of the same entity after it are dropped rather than kept.
     """
     n = sample["n_evidence"]
     kind, subset = sample["conflict_type"], sample["subset"]
@@ -67,6 +84,34 @@ def consistent_counterpart(sample: dict, *, drop_last: int = 1) -> PairRule:
                 return PairRule(keep, "latest_anchor", False)
         return PairRule((n - 1,), "fallback_last", True)
     return PairRule((0,), "first_piece", kind in ("perspective", "granularity"))
+
+
+# Each (type, rule) of consistent_counterpart against the paper's Appendix D.1
+# (Table 8's appendix_d1 column; the docstring above says why).
+APPENDIX_D1 = {
+    ("misinformation", "labels_true"): "follows (pieces labelled correct)",
+    ("misinformation", "fallback_first"): "deviates (labels all true or all false: first piece)",
+    ("inferential", "labels_true"): "follows in spirit (medical_qa: gold-correct chains; D.1 names FOLIO/EntailmentBank only)",
+    ("inferential", "fallback_first"): "deviates (labels all true or all false: first piece)",
+    ("temporal", "latest_anchor"): "follows (one timestamp, the latest)",
+    ("temporal", "fallback_last"): "deviates (no year in the text: last piece)",
+    ("granularity", "first_piece"): "deviates (no specificity labels in the release)",
+    ("perspective", "first_piece"): "deviates (no stance labels in the release)",
+    ("ambiguity", "first_piece"): "follows in part (one entity; later pieces of it dropped)",
+}
+
+
+def appendix_d1(conflict_type: str, index: list[dict]) -> str:
+    """How the pairs of one type's ``pairs`` index (:data:`INDEX_SCHEMA`
+    rows) stand against Appendix D.1, one clause per rule used."""
+    rules = sorted({r["rule"] for r in index if r["variant"] == "conflict"})
+
+    def verdict(rule: str) -> str:
+        if rule.startswith("drop_last_"):
+            return "deviates (the appended branch is not marked in the release: last pieces dropped)"
+        return APPENDIX_D1.get((conflict_type, rule), "not in Appendix D.1")
+
+    return "; ".join(f"{rule}: {verdict(rule)}" for rule in rules)
 
 
 # --------------------------------------------------------------------------

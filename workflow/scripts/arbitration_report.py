@@ -1,4 +1,4 @@
-"""Rule arbitration_report: Figure 4 A-H, accuracy table, sensitivity table."""
+"""Rule arbitration_report: Figure 4 A-H, accuracy table, sensitivity table, Figure A1."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from conflictlab.arbitration.prompts import ORDERS, SETTINGS
-from conflictlab.arbitration.report import accuracy_by_cell, arbitration_panels, mean_over_seeds, sensitivity_table
+from conflictlab.arbitration.report import accuracy_by_cell, arbitration_panels, mean_over_seeds, sensitivity_table, trajectory_examples
 from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
@@ -36,4 +36,5 @@ write_markdown_and_csv(
     sens, out.sensitivity_md, out.sensitivity_csv,
     caption="Sensitivity (modality setting): mean ± std of |accuracy(variant) − accuracy(default)| over the factor's values, seeds and orders.",
 )
+save(trajectory_examples(main, horizon=snakemake.params.horizon), Path(out.figA1_png).with_suffix(""))
 log.info("summary %d rows, sensitivity %d rows", summary.num_rows, sens.num_rows)

@@ -48,6 +48,11 @@ for model, bars, pies in zip(params.models, out.bars_png, out.pies_png):
     title = f"{model}: mean Shapley share by evidence position (scorer {params.default_scorer})"
     save(position_share_bars(mine, title=title), Path(bars).with_suffix(""))
     save(position_share_pies(mine, title=title), Path(pies).with_suffix(""))
+# Every generator in one figure, a row each (the paper's Figures 23-29 side by side).
+save(
+    position_share_pies(default, title=f"Mean Shapley share by evidence position, every generator (scorer {params.default_scorer})", name_rows=True),
+    Path(out.pies_generators_png).with_suffix(""),
+)
 log.info(
     "%d attributions: %d summary rows, %d position rows; Kendall tau %s",
     attr.num_rows, summary.num_rows, positions.num_rows, agreement.column("kendall_tau").to_pylist(),

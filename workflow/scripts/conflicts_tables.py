@@ -1,9 +1,9 @@
-"""Rule conflicts_tables: CONFLICTS Tables 4-6 and the confusion matrices."""
+"""Rule conflicts_tables: CONFLICTS Tables 2 and 4-7 and the confusion matrices."""
 
 from pathlib import Path
 
 from conflictlab.conflicts.tables import (
-    TABLE4_DISPLAY, TABLE5_DISPLAY, TABLE6_DISPLAY, confusion_figure, table4, table5, table6,
+    TABLE4_DISPLAY, TABLE5_DISPLAY, TABLE6_DISPLAY, confusion_figure, table2, table4, table5, table6, table7,
 )
 from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
@@ -12,6 +12,7 @@ from conflictlab.report.tables import write_markdown_and_csv
 
 log = configure_logging(snakemake.log[0], "conflicts_tables")
 out, options, judge = snakemake.output, snakemake.params.options, snakemake.params.judge_label
+queries = read_tables(snakemake.input.queries)
 types = read_tables(snakemake.input.types)
 judged = read_tables(snakemake.input.judged)
 PAPER_ROWS = "Rows 'paper': the paper's numbers, for reference; their n is the number of release queries they cover; the paper gives no interval."
@@ -19,6 +20,17 @@ EMPTY = "An empty interval: n < 2; an empty cell: n = 0."
 UNPARSEABLE = ("n_unparseable: responses not generated or not readable (unparseable Taxonomy-aware form, no predicted type for "
                "Pipeline, empty, prompt too long, no final channel); they stay in every denominator and score as wrong.")
 
+write_markdown_and_csv(
+    table2(queries), out.table2_md, out.table2_csv,
+    caption="CONFLICTS Table 2: queries per conflict category, this run (n) beside the release (n_paper, the paper's Table 2).",
+    notes=["This run's queries: at most conflicts.max_per_category per category where it is set, every query of the file where it is null."],
+)
+write_markdown_and_csv(
+    table7(queries), out.table7_md, out.table7_csv,
+    caption="CONFLICTS Table 7: queries per data source, this run (n) beside the release (n_paper, the paper's Table 7).",
+    notes=["released_as: the source strings read that match the paper's name (case and punctuation ignored); "
+           "a source the paper does not name has no n_paper."],
+)
 write_markdown_and_csv(
     table4(types), out.table4_md, out.table4_csv,
     caption="CONFLICTS Table 4: conflict-type prediction accuracy (%, 95% Wilson interval) over every query, per model and "
