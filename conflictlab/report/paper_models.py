@@ -37,13 +37,19 @@ def spellings(model: str, source: str | None) -> list[str]:
     """Every name ``model`` may go by in a paper: its config name, its hub
     repository's name (``meta-llama/Llama-3.2-1B`` is ``Llama-3.2-1B``) and
     the names of :data:`PAPER_MODEL_NAMES`, or a hosted model's id with a
-    trailing date dropped (``gpt-4o-2024-08-06`` is GPT-4o)."""
+    trailing date dropped (``gpt-4o-2024-08-06`` is GPT-4o) unless the config
+    name extends it (a variant of that model)."""
     names = [model]
     if source and source.startswith("hf:"):
         repo = source[3:]
         names += [repo.rsplit("/", 1)[-1], *PAPER_MODEL_NAMES.get(repo.lower(), ())]
     elif source and source.startswith("hosted:"):
-        names.append(re.sub(r"-\d{4}-\d{2}-\d{2}$", "", source[len("hosted:"):]))
+        hosted = re.sub(r"-\d{4}-\d{2}-\d{2}$", "", source[len("hosted:"):])
+        # A config name that extends the id names a variant of that model
+        # (gemini-2.5-flash-thinking calls gemini-2.5-flash with thinking on):
+        # the bare id is then another configuration's name, not this one's.
+        if not _normal(model).startswith(_normal(hosted)) or _normal(model) == _normal(hosted):
+            names.append(hosted)
     return names
 
 
