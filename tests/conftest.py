@@ -165,6 +165,10 @@ def pytest_collection_modifyitems(config, items):
             if fixture in fixtures:
                 item.add_marker(pytest.mark.xdist_group(group))
                 rank[item.nodeid] = 0
-    # The longest chains first, so that each worker starts one and the short
-    # tests fill the gaps (xdist hands out work in collection order).
+        if item.get_closest_marker("early"):
+            rank.setdefault(item.nodeid, 0.5)
+    # The longest chains first, then the tests of minutes (marked early), so
+    # that each worker starts one and the short tests fill the gaps (xdist
+    # hands out work in collection order): a long test collected last would
+    # end the run alone.
     items.sort(key=lambda item: rank.get(item.nodeid, 1))

@@ -254,6 +254,7 @@ def endpoint_outputs(workflow: Path, base_url: str) -> dict[str, pa.Table]:
     return found
 
 
+@pytest.mark.early
 @pytest.mark.slow
 def test_hosted_models_survive_faults_and_a_kill(tmp_path, tiny_llama_dir):
     """A run through a clean endpoint, and one through an endpoint with 20% 429s

@@ -44,6 +44,7 @@ generation:
 """
 
 
+@pytest.mark.early
 @pytest.mark.parametrize("backend", ["vllm", "served"])
 def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, smollm2_dir, backend):
     """The generate rule through vLLM in process (token-id prompts) and through

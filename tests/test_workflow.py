@@ -95,6 +95,7 @@ conflictbank:
 """
 
 
+@pytest.mark.early
 def test_data_rule_is_reproducible_and_incremental(workflow_with_tiny_models):
     workflow_copy = workflow_with_tiny_models
     tiny = workflow_copy / "tiny.yaml"
