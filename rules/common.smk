@@ -100,9 +100,46 @@ CHAIN_HEAD_PRIORITY = 1
 GPU_FOR_GENERATION = 1 if config["generation"]["backend"] in ("vllm", "served") else 0
 
 
+# A job that runs a model's weights on GPUs asks for the model's `gpus` of
+# them (default 1; a 70B-class model in bfloat16 needs several). SLURM gets the
+# count as the job's --gpus (profiles/slurm); a transformers job spreads the
+# model over the GPUs it needs (conflictlab.lm.loading), a vLLM engine over all
+# the job's GPUs by tensor parallelism (vllm_gpus). The count must be known
+# before the model is prepared, so it is configured, not measured from the
+# weights; the jobs check it against the weights' size when they start.
+def model_gpus(name, wanted):
+    """GPUs a job running model ``name`` requests when its stage runs on GPUs
+    (``wanted``, the stage's 0/1 switch): the model's ``gpus``; none for a
+    stage on the CPU or a hosted model, whose endpoint does the work."""
+    if not wanted or is_hosted(name):
+        return 0
+    return config["models"][name].get("gpus", 1)
+
+
 def gpu_for_model(wildcards):
-    """A model job's GPU request: none for a hosted model, whose endpoint does the work."""
-    return 0 if is_hosted(wildcards.model) else GPU_FOR_GENERATION
+    """The GPU request of a job running ``{model}`` under the generation backend's switch."""
+    return model_gpus(wildcards.model, GPU_FOR_GENERATION)
+
+
+def generation_gpus(name):
+    """A generation job's GPUs (rules generate, conflicts_respond): a set
+    generation.tensor_parallel_size (vllm backend) fixes them for every model."""
+    fixed = config["generation"].get("tensor_parallel_size") if config["generation"]["backend"] == "vllm" else None
+    gpus = model_gpus(name, GPU_FOR_GENERATION)
+    return gpus and (fixed or gpus)
+
+
+def vllm_gpus(settings, gpus, *, own_key):
+    """``settings`` (a rule's generation or judge params) with a vLLM engine
+    spread over ``gpus`` GPUs by tensor parallelism: as a key of its own
+    (``own_key``: generation's vllm backend; 1 without GPUs), else, for more
+    than one GPU, as the engine argument in ``vllm`` (the vLLM judge and the
+    served backends). Other backends are returned unchanged."""
+    if settings["backend"] == "vllm" and own_key:
+        return {**settings, "tensor_parallel_size": max(gpus, 1)}
+    if settings["backend"] in ("vllm", "served") and gpus > 1:
+        return {**settings, "vllm": {**settings.get("vllm", {}), "tensor_parallel_size": gpus}}
+    return settings
 
 
 def reported(path, caption, category):

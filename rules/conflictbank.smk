@@ -145,7 +145,7 @@ rule conflictbank_embedded_evaluate:
         "results/logs/conflictbank_embedded_evaluate/{model}/ratio-{ratio}.log",
     threads: torch_threads
     resources:
-        gpu=GPU_FOR_GENERATION,
+        gpu=lambda wildcards: model_gpus(wildcards.model, GPU_FOR_GENERATION),
         mem_mb=16000,
     conda:
         "../envs/transformers.yaml"

@@ -69,7 +69,7 @@ rule conflicts_respond:
         responses="results/conflicts/{model}/responses.parquet",
         usage="results/usage/conflicts_respond/{model}.parquet",
     params:
-        generation=CONFLICTS_GENERATION_PARAMS,
+        generation=lambda wildcards: vllm_gpus(CONFLICTS_GENERATION_PARAMS, generation_gpus(wildcards.model), own_key=True),
         hosted=lambda wildcards: hosted_spec(wildcards.model),
         strategies=config["conflicts"]["strategies"],
         code=code_hash("conflicts_respond.py"),
@@ -81,7 +81,7 @@ rule conflicts_respond:
     priority: CHAIN_HEAD_PRIORITY
     threads: generation_threads
     resources:
-        gpu=gpu_for_model,
+        gpu=lambda wildcards: generation_gpus(wildcards.model),
         mem_mb=16000,
     conda:
         "../envs/vllm.yaml"
@@ -107,7 +107,7 @@ rule conflicts_judge:
         "results/benchmarks/judges/conflicts.tsv"
     threads: torch_threads
     resources:
-        gpu=config["judges"]["gpu"],
+        gpu=JUDGE_GPUS,
     conda:
         "../envs/judges.yaml"
     script:

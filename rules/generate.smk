@@ -31,7 +31,7 @@ rule generate:
     wildcard_constraints:
         model=MODEL_NAME_PATTERN,  # steered reruns (name@variant) come from steered_generate
     params:
-        generation=GENERATION_PARAMS,
+        generation=lambda wildcards: vllm_gpus(GENERATION_PARAMS, generation_gpus(wildcards.model), own_key=True),
         hosted=lambda wildcards: hosted_spec(wildcards.model),
         code=code_hash("generate.py"),
     log:
@@ -48,7 +48,7 @@ rule generate:
     priority: CHAIN_HEAD_PRIORITY
     threads: generation_threads
     resources:
-        gpu=gpu_for_model,
+        gpu=lambda wildcards: generation_gpus(wildcards.model),
         mem_mb=16000,
     conda:
         "../envs/vllm.yaml"

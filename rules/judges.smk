@@ -26,7 +26,9 @@ JUDGE_CACHE = "results/judges/cache"
 
 
 # The judge settings that change its replies (keys as in config judges).
-JUDGE_SETTINGS = {
+# The GPUs of a judge job (none for a hosted judge), its vLLM engine spread over them.
+JUDGE_GPUS = model_gpus(config["judges"]["model"], config["judges"]["gpu"])
+JUDGE_SETTINGS = vllm_gpus({
     **subset(
         config["judges"],
         "backend",
@@ -34,7 +36,7 @@ JUDGE_SETTINGS = {
           "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("model",)}[config["judges"]["backend"]],
     ),
     **({"endpoint": hosted_spec(config["judges"]["model"])} if config["judges"]["backend"] == "openai" else {}),
-}
+}, JUDGE_GPUS, own_key=False)
 
 # The judge's model folder (a hosted judge: the request cache) and the reply cache.
 JUDGE_INPUTS = {
@@ -127,7 +129,7 @@ rule judge_faithfulness:
         "results/benchmarks/judges/faithfulness.tsv"
     threads: torch_threads
     resources:
-        gpu=config["judges"]["gpu"],
+        gpu=JUDGE_GPUS,
     conda:
         "../envs/judges.yaml"
     script:
@@ -152,7 +154,7 @@ rule judge_ratings:
         "results/benchmarks/judges/ratings.tsv"
     threads: torch_threads
     resources:
-        gpu=config["judges"]["gpu"],
+        gpu=JUDGE_GPUS,
     conda:
         "../envs/judges.yaml"
     script:
@@ -176,7 +178,7 @@ rule judge_gold:
         "results/benchmarks/judges/gold.tsv"
     threads: torch_threads
     resources:
-        gpu=config["judges"]["gpu"],
+        gpu=JUDGE_GPUS,
     conda:
         "../envs/judges.yaml"
     script:
@@ -199,7 +201,7 @@ rule answer_match:
         **judge_logs("answer_match/{model}"),
     threads: torch_threads
     resources:
-        gpu=config["judges"]["gpu"],
+        gpu=JUDGE_GPUS,
     conda:
         "../envs/judges.yaml"
     script:

@@ -50,7 +50,7 @@ rule activations:
     priority: CHAIN_HEAD_PRIORITY
     threads: torch_threads
     resources:
-        gpu=GPU_FOR_GENERATION,
+        gpu=lambda wildcards: model_gpus(wildcards.model, GPU_FOR_GENERATION),
         mem_mb=16000,
     conda:
         "../envs/transformers.yaml"

@@ -53,7 +53,7 @@ rule shapley_values:
     priority: CHAIN_HEAD_PRIORITY
     threads: torch_threads
     resources:
-        gpu=config["shapley"]["gpu"],
+        gpu=lambda wildcards: model_gpus(wildcards.scorer, config["shapley"]["gpu"]),
         mem_mb=16000,
     conda:
         "../envs/transformers.yaml"
@@ -171,7 +171,7 @@ rule causal_intervention:
         "results/logs/causal_intervention/{model}.log",
     threads: torch_threads
     resources:
-        gpu=config["shapley"]["gpu"],
+        gpu=lambda wildcards: model_gpus(wildcards.model, config["shapley"]["gpu"]),
         mem_mb=16000,
     conda:
         "../envs/transformers.yaml"

@@ -113,7 +113,7 @@ rule steered_generate:
     priority: CHAIN_HEAD_PRIORITY
     threads: torch_threads
     resources:
-        gpu=config["steering"]["gpu"],
+        gpu=lambda wildcards: model_gpus(wildcards.model, config["steering"]["gpu"]),
         mem_mb=16000,
     conda:
         "../envs/transformers.yaml"

@@ -4,7 +4,8 @@
   :class:`~conflictlab.lm.loading.LoadedModel` (model, tokenizer, device,
   dtype, pad and end-of-sequence ids, chat template);
   :func:`conflictlab.lm.registry.prepare_model` materialises a configured
-  source into such a folder.
+  source into such a folder; :mod:`conflictlab.lm.placement` sizes a model
+  and spreads one too big for a GPU over several.
 * generation (:mod:`conflictlab.lm.generation`): ``HFBackend``,
   ``VLLMBackend`` (:mod:`conflictlab.lm.vllm_engine`) and ``OpenAIBackend``
   behind one ``generate(prompts, params)`` interface;

@@ -17,8 +17,10 @@ def generation_backend(
 
     ``settings``: ``backend``; ``dtype`` (null: the model layer's default,
     bfloat16 for vllm; ``auto``: :func:`conflictlab.lm.loading.resolve_dtype`);
-    ``batch_size`` (hf); ``seed``, ``tensor_parallel_size`` and ``vllm``
-    (extra engine arguments) for vllm and served; ``endpoint`` (``base_url``,
+    ``batch_size`` (hf); ``seed``, ``tensor_parallel_size`` (vllm; null or
+    absent: 1, the workflow sets it from the job's GPUs) and ``vllm`` (extra
+    engine arguments, ``tensor_parallel_size`` among them for served) for
+    vllm and served; ``endpoint`` (``base_url``,
     ``model``, ``api_key_env``, …) for openai. ``served`` starts vLLM's
     OpenAI-compatible server on the model inside ``stack`` (stopped when the
     caller closes it; its output in ``server_log``) and returns a
@@ -38,7 +40,7 @@ def generation_backend(
             model_dir,
             dtype="bfloat16" if dtype is None else resolve_dtype(dtype, default_device()),
             max_model_len=limit,
-            tensor_parallel_size=settings.get("tensor_parallel_size", 1),
+            tensor_parallel_size=settings.get("tensor_parallel_size") or 1,
             seed=settings["seed"],
             **settings.get("vllm", {}),
         )

@@ -63,7 +63,8 @@ def hidden_states(
         def hook(module, inputs, output):
             states = output[0] if isinstance(output, tuple) else output
             rows = torch.arange(states.shape[0], device=states.device)
-            captured[layer_index] = states[rows, picked_index["last"]].float().cpu()
+            # A split model's layers sit on several devices, the mask on the first.
+            captured[layer_index] = states[rows, picked_index["last"].to(states.device)].float().cpu()
 
         return hook
 

@@ -86,7 +86,9 @@ def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab
     """log p(targets[k] | hidden[k]) under ``model``'s LM head, float32, shape (m,).
 
     ``hidden``: final hidden states, shape (m, d); ``targets``: token ids,
-    shape (m,). The logits are formed tile by tile (``row_tile`` ×
+    shape (m,); both are moved to the head's device (on a split model the
+    final norm and a head tied to the input embedding can sit on different
+    GPUs), where the result is. The logits are formed tile by tile (``row_tile`` ×
     ``vocab_tile``; defaults 512 × 2048 on CPU, 4096 × 65536 on GPU; a head
     packed by :func:`conflictlab.lm.packed_linear.pack_linear_layers` brings its
     own vocabulary blocks) and reduced by log-sum-exp per tile, then across
@@ -103,6 +105,10 @@ def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab
             raise ValueError(f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; only final_logit_softcapping is applied")
     cap = getattr(config, "final_logit_softcapping", None)
     head = model.get_output_embeddings()
+    if not isinstance(head, PackedLinear):
+        if head.weight.device.type == "meta":
+            raise ValueError("token_logprobs: the LM head is offloaded (its weight is on the meta device); keep it on a device")
+        hidden, targets = hidden.to(head.weight.device), targets.to(head.weight.device)
     on_gpu = hidden.device.type == "cuda"
     row_tile = row_tile or (4096 if on_gpu else 512)
     vocab_tile = vocab_tile or (65536 if on_gpu else 2048)

@@ -17,6 +17,15 @@ forward (8 × 400 tokens, one thread) took 67 s in bfloat16 against 15 s in
 float32, while on the AMD EPYC with ``avx512_bf16`` bfloat16 generation was
 1.76x faster than float32 (``benchmarks/precision.py``). Results under
 ``auto`` therefore depend on the CPU kind: the resolved dtype is logged.
+
+A model too big for one GPU is spread over several (``device_map="balanced"``,
+:mod:`conflictlab.lm.placement` sizes it): on CUDA, ``load`` puts it on the
+fewest GPUs that hold it, or on ``gpus`` of them when the caller knows how many
+its job has. An explicit ``device_map`` (accelerate's: module name -> GPU
+index, ``"cpu"`` or ``"disk"``) places it by hand; that is how the tests run a
+split model on a CPU machine. A split model is not packed, and its
+``device`` is where its input ids go (the input embedding's device):
+accelerate's hooks move every layer's inputs to that layer's device.
 """
 
 from __future__ import annotations
@@ -75,7 +84,9 @@ class LoadedModel:
     ``pad_id``: the tokenizer's pad token, else the smallest end-of-sequence
     id (padding is always masked or never attended, so its id only has to be
     a valid token). ``eos_ids``: the generation config's end-of-sequence ids,
-    else the tokenizer's.
+    else the tokenizer's. ``device``: where input ids go (for a split model,
+    its input embedding's device); ``device_map``: a split model's placement
+    (module name -> device), None for a model on one device.
     """
 
     model: object
@@ -88,6 +99,7 @@ class LoadedModel:
     has_chat_template: bool
     packed_layers: int = 0
     attention: str = "sdpa"
+    device_map: dict | None = None
 
     @property
     def n_layers(self) -> int:
@@ -123,26 +135,66 @@ def padding_id(tokenizer, eos_ids: frozenset[int]) -> int:
     raise ValueError(f"{tokenizer.name_or_path}: the tokenizer has neither a pad nor an end-of-sequence token")
 
 
-def load(model_dir: str | os.PathLike, *, dtype: str | None = None, device: str | None = None, pack: bool = True) -> LoadedModel:
+def load(
+    model_dir: str | os.PathLike,
+    *,
+    dtype: str | None = None,
+    device: str | None = None,
+    pack: bool = True,
+    gpus: int | None = None,
+    device_map: dict | None = None,
+    offload_folder: str | os.PathLike | None = None,
+) -> LoadedModel:
     """A prepared model folder (``resources/models/{name}``), in eval mode.
 
     ``dtype`` (None, ``"auto"`` or a torch dtype name) and ``device`` default
     as the module docstring says; ``pack`` packs float32 CPU linear layers (a
-    no-op elsewhere).
+    no-op elsewhere and on a split model). On CUDA the model is spread over
+    ``gpus`` GPUs (None: the fewest that hold it,
+    :func:`conflictlab.lm.placement.gpus_to_use`); off CUDA ``gpus`` is
+    ignored. ``device_map`` places it by hand instead (not with ``device`` or
+    ``gpus``); ``offload_folder`` holds the weights of modules it puts on
+    ``"disk"``.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from conflictlab.lm.attention import use_grouped_sdpa
     from conflictlab.lm.packed_linear import pack_linear_layers
+    from conflictlab.lm.placement import gpu_max_memory, gpu_memory_gb, gpus_to_use, input_device, visible_gpus
 
-    device = device or default_device()
-    dtype = resolve_dtype(dtype, device)
-    log.info("loading %s on %s in %s", model_dir, device, dtype)
+    if device_map is not None and (device is not None or gpus is not None):
+        raise ValueError("load: pass either device_map or device/gpus")
+    placement: dict = {}
+    if device_map is not None:
+        on_gpu = any(not isinstance(d, str) or d.startswith("cuda") for d in device_map.values())
+        dtype = resolve_dtype(dtype, "cuda" if on_gpu else "cpu")
+        placement = {"device_map": device_map, "offload_folder": offload_folder}
+    else:
+        device = device or default_device()
+        dtype = resolve_dtype(dtype, device)
+        if device == "cuda":
+            try:
+                spread = gpus_to_use(model_dir, dtype, gpus, visible=visible_gpus(), gpu_memory_gb=gpu_memory_gb())
+            except FileNotFoundError as unsized:  # weights in another format: as many GPUs as asked for
+                log.warning("%s; placing it on %d GPU(s)", unsized, gpus or 1)
+                spread = gpus or 1
+            if spread > 1:
+                placement = {"device_map": "balanced", "max_memory": gpu_max_memory(spread, gpu_memory_gb())}
+    log.info("loading %s in %s on %s", model_dir, dtype, placement.get("device_map") if placement else device)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
+    if placement:
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype), **placement).eval()
+        split = dict(model.hf_device_map)
+        if device_map is None and {"cpu", "disk"} & set(map(str, split.values())):
+            raise RuntimeError(f"{model_dir} did not fit its {len(placement['max_memory'])} GPUs: placement {split}")
+        device = str(input_device(model))
+        log.info("%s split over %s; inputs go to %s", model_dir, sorted(set(map(str, split.values()))), device)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
+        split = None
     eos_ids = end_of_sequence_ids(model.generation_config, tokenizer)
-    packed = pack_linear_layers(model) if pack else 0
+    packed = pack_linear_layers(model) if pack and split is None else 0
     use_grouped_sdpa(model)
     return LoadedModel(
         model=model,
@@ -155,4 +207,5 @@ def load(model_dir: str | os.PathLike, *, dtype: str | None = None, device: str 
         has_chat_template=bool(getattr(tokenizer, "chat_template", None)),
         packed_layers=packed,
         attention=model.config._attn_implementation,
+        device_map=split,
     )

@@ -66,10 +66,11 @@ class Steering:
         return steering_hooks(model, self, log)
 
 
-def _layer_vectors(steerings, n_layers: int, param):
+def _layer_vectors(steerings, n_layers: int, device, dtype):
     """Per decoder layer, the vector added in the first pass and the one
-    added in later passes (None where nothing is added): shape (hidden,) for
-    one :class:`Steering`, (rows, hidden) for per-row steerings."""
+    added in later passes (None where nothing is added), on ``device`` in
+    ``dtype``: shape (hidden,) for one :class:`Steering`, (rows, hidden) for
+    per-row steerings."""
     import torch
 
     rows = [steerings] if isinstance(steerings, Steering) else list(steerings)
@@ -98,7 +99,7 @@ def _layer_vectors(steerings, n_layers: int, param):
             else:  # unsteered rows get exact zeros: h + 0 == h
                 zero = torch.zeros_like(next(v for v in vectors if v is not None))
                 stacked = torch.stack([zero if v is None else v for v in vectors])
-            out[layer] = stacked.to(param.device, param.dtype)
+            out[layer] = stacked.to(device, dtype)
     return first, later
 
 
@@ -113,8 +114,10 @@ def steering_hooks(model, steerings, log: InjectionLog | None = None):
     last prompt token on top of a cache already holding the prompt's earlier
     positions (:meth:`conflictlab.lm.generation.HFBackend.generate_variants`).
     """
+    from conflictlab.lm.placement import input_device
+
     decoder_layers = model.get_decoder().layers
-    first, later = _layer_vectors(steerings, len(decoder_layers), next(model.parameters()))
+    first, later = _layer_vectors(steerings, len(decoder_layers), input_device(model), model.dtype)
     log = log if log is not None else InjectionLog()
     state = {"first": True, "entered": log.forwards}
 
@@ -134,7 +137,8 @@ def steering_hooks(model, steerings, log: InjectionLog | None = None):
             hidden = output[0] if isinstance(output, tuple) else output
             if vector.dim() == 2 and vector.shape[0] != hidden.shape[0]:
                 raise ValueError(f"per-row steering for {vector.shape[0]} rows on a batch of {hidden.shape[0]}")
-            hidden[:, -1, :] += vector
+            # A split model's layers sit on several devices: a no-op on one.
+            hidden[:, -1, :] += vector.to(hidden.device)
             log.additions.append((log.forwards - 1, layer, hidden.shape[0], hidden.shape[1] - 1, hidden.shape[1]))
             return None
 

@@ -30,6 +30,7 @@ from typing import Iterable, Sequence
 
 from conflictlab.lm.batching import BatchPolicy, batches, pad_batch
 from conflictlab.lm.likelihood import response_means
+from conflictlab.lm.placement import input_device
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class SubsetScorer:
     def __post_init__(self):
         import torch
 
-        self.device = next(self.model.parameters()).device
+        self.device = input_device(self.model)
         self.policy = BatchPolicy(token_budget=self.token_budget)
         self._torch = torch
 
@@ -298,7 +299,7 @@ def reference_values(model, game: Game, masks: Iterable[int] | None = None) -> d
     import torch
 
     masks = range(1 << game.n) if masks is None else masks
-    device = next(model.parameters()).device
+    device = input_device(model)
     values = {}
     for mask in masks:
         ids = game.sequence(mask)

