@@ -197,7 +197,9 @@ def workflow_reply(route: str, body: dict) -> str:
     return default_reply(route, body)
 
 
-HOSTED_TARGETS = ["results/tables/usage.csv", "results/metrics/fake-chat/attributions_smollm2-135m-instruct.parquet"]
+# The endpoint jobs and what they feed; the local scorer's Shapley values of
+# the hosted responses are planned in the test below, and run as any model's.
+HOSTED_TARGETS = ["results/tables/usage.csv"]
 
 
 def hosted_overlay(base_url: str) -> dict:
@@ -390,5 +392,34 @@ def test_a_hosted_generator_plans_every_default_target_but_its_own_weights(workf
     assert "resources/models/fake-chat" not in output and "results/metrics/fake-chat/causal.parquet" not in output
     for path in ("results/responses/fake-chat/ambiguity.parquet", "results/conflicts/fake-chat/responses.parquet",
                  "results/usage/generate/fake-chat.parquet", "results/metrics/smollm2-135m-instruct/causal.parquet",
+                 "results/metrics/fake-chat/attributions_smollm2-135m-instruct.parquet",
                  "results/profiles/fake-chat.html"):
         assert path in output, path
+
+
+def test_the_served_backend_starts_vllms_server_in_the_jobs_stack_and_sends_messages(monkeypatch, tmp_path):
+    """generation.backend served: the job's ExitStack holds the server (so it
+    stops with the job) and the backend is the chat path, sent messages."""
+    import contextlib
+
+    import conflictlab.lm.server as server
+    from conflictlab.lm.backends import generation_backend
+
+    calls = []
+
+    @contextlib.contextmanager
+    def fake_serve(model_dir, **kwargs):
+        calls.append((model_dir, kwargs))
+        with FakeOpenAI() as fake:
+            yield Endpoint(base_url=fake.base_url, model="model")
+
+    monkeypatch.setattr(server, "serve_configured", fake_serve)
+    settings = {"backend": "served", "dtype": "bfloat16", "vllm": {"enforce_eager": True}, "seed": 0}
+    with contextlib.ExitStack() as stack:
+        backend = generation_backend(tmp_path / "model", settings, limit=2048, stack=stack, server_log=tmp_path / "server.log")
+        [reply] = backend.generate([[{"role": "user", "content": "q"}]], DecodingParams(max_new_tokens=4))
+    assert isinstance(backend, ChatBackend) and reply.text and reply.token_ids == []
+    assert calls == [(tmp_path / "model", {"log_path": tmp_path / "server.log", "max_model_len": 2048, "engine_args": {"enforce_eager": True},
+                                           "dtype": "bfloat16"})]
+    with pytest.raises(ValueError, match="ExitStack"):
+        generation_backend(tmp_path / "model", settings, limit=2048)

@@ -139,6 +139,9 @@ def test_each_paper_config_plans_offline_with_a_job_per_model(workflow_copy, pat
         assert sorted(jobs.get(rule, [])) == local(names), rule
     embedded = config["conflictbank"]["embedded"]
     assert Counter(jobs.get("conflictbank_train", [])) == {m: len(embedded["ratios"]) for m in embedded["models"]}
+    assert len(jobs["build_subset"]) == len(config["conflict_types"])
+    if config["conflicts"]["models"]:
+        assert len(jobs["conflicts_download"]) == (1 if config["conflicts"].get("url") else 0)
     listed = [*config["generators"], *config["scorers"], *(m for lists in BENCHMARK_LISTS.values() for keys in lists for m in lookup(config, keys))]
     assert sorted(jobs["prepare_model"]) == local(set(listed) | {config["judges"]["model"]})
     named_hosted = [name for name in dict.fromkeys(listed) if name in hosted]

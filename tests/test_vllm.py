@@ -45,36 +45,26 @@ generation:
 
 
 @pytest.mark.early
-@pytest.mark.parametrize("backend", ["vllm", "served"])
-def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, smollm2_dir, backend):
-    """The generate rule through vLLM in process (token-id prompts) and through
-    vLLM's server started by the job (the chat path: the messages are sent),
-    against the transformers backend."""
+def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, smollm2_dir):
     workflow_copy = workflow_with_smollm2
     overlay = workflow_copy / "vllm.yaml"
-    overlay.write_text(VLLM_OVERLAY.replace("backend: vllm", f"backend: {backend}"))
+    overlay.write_text(VLLM_OVERLAY)
     target = "results/responses/smollm2-135m-instruct/inferential.parquet"
     run = snakemake_cmd(target, "--cores", "2", "--configfile", str(overlay), cwd=workflow_copy)  # --configfile takes several values: target first
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
     vllm_rows = pq.read_table(workflow_copy / target).to_pylist()
     assert len(vllm_rows) >= 4
-    assert {r["backend"] for r in vllm_rows} == {backend} and {r["status"] for r in vllm_rows} == {"ok"}
+    assert {r["backend"] for r in vllm_rows} == {"vllm"} and {r["status"] for r in vllm_rows} == {"ok"}
 
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
     prompts = [tokenizer(r["prompt"], add_special_tokens=False)["input_ids"] for r in vllm_rows]
     hf = HFBackend(load(smollm2_dir, dtype="bfloat16"), batch_size=1).generate(prompts, DecodingParams(max_new_tokens=16))
-    if backend == "served":  # a chat endpoint returns text: compare its first 16 tokens as this tokenizer reads them
-        assert {r["response_token_ids"] is None for r in vllm_rows} == {True}
-        assert (workflow_copy / "results/logs/generate/smollm2-135m-instruct.server.log").exists()
-        got = [tokenizer(r["response"], add_special_tokens=False)["input_ids"] for r in vllm_rows]
-    else:
-        got = [r["response_token_ids"] for r in vllm_rows]
-    same = [g[:16] == c.token_ids[:16] for g, c in zip(got, hf)]
+    same = [r["response_token_ids"][:16] == c.token_ids[:16] for r, c in zip(vllm_rows, hf)]
     fraction = sum(same) / len(same)
-    print(f"\nvLLM ({backend}) vs hf, identical first 16 greedy tokens: {sum(same)}/{len(same)} = {fraction:.2f}")
+    print(f"\nvLLM vs hf, identical first 16 greedy tokens: {sum(same)}/{len(same)} = {fraction:.2f}")
     assert fraction >= 0.75
 
 
@@ -154,6 +144,21 @@ def test_served_endpoint_equals_in_process_vllm(smollm2_dir, vllm_server, vllm_i
     served = OpenAIBackend(vllm_server, eos_ids=lm.eos_ids).generate(chat_prompts(lm.tokenizer), DecodingParams(max_new_tokens=12))
     assert [c.token_ids for c in served] == vllm_in_process["tokens"]
     assert all(len(ids) > 0 for ids in vllm_in_process["tokens"])
+
+
+def test_chat_generation_through_the_server_equals_the_in_process_engine(smollm2_dir, vllm_server, vllm_in_process):
+    """The chat path (generation.backend served, hosted models): the messages
+    sent to vLLM's server, which renders them with the model's template, give
+    the text of the in-process engine's greedy tokens for the same template."""
+    from conflictlab.lm.chat import ChatBackend
+    from conflictlab.lm.endpoint import EndpointClient
+
+    tokenizer = load(smollm2_dir, dtype="bfloat16").tokenizer
+    with EndpointClient(vllm_server) as client:
+        replies = ChatBackend(client).generate([[{"role": "user", "content": q}] for q in QUESTIONS], DecodingParams(max_new_tokens=12))
+    expected = [tokenizer.decode(ids, skip_special_tokens=True) for ids in vllm_in_process["tokens"]]
+    assert [r.text for r in replies] == expected
+    assert all(r.token_ids == [] and r.n_tokens == len(ids) for r, ids in zip(replies, vllm_in_process["tokens"]))
 
 
 def test_served_judge_equals_in_process_vllm_judge(vllm_server, vllm_in_process):
