@@ -46,7 +46,7 @@ from conflictlab.stats import bootstrap_mean_ci, proportion_ci
 
 THIS_RUN, PAPER = "this run", "paper"
 
-# Queries per category in the release (/work/shared/references/conflicts.md):
+# Queries per category in the release (../shared/references/conflicts.md):
 # the n of the paper's rows.
 RELEASE_COUNTS = {"no_conflict": 161, "complementary": 115, "conflicting_opinions": 115, "outdated": 62, "misinformation": 5}
 

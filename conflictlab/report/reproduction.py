@@ -49,7 +49,7 @@ DECIMALS = {"κ": 3, "proportion": 2, "log-likelihood": 3}
 class Paper:
     key: str
     title: str
-    file: str  # its text copy in /work/shared/papers/
+    file: str  # its text copy in ../shared/papers/
     note: str  # what the copy holds, and what holds for every row
 
 
@@ -321,7 +321,7 @@ def render_markdown(papers: Sequence[Paper], rows: Sequence[Mapping], *, run: st
     out = ["# Reproduction report: the papers' headline numbers beside this run's", "", INTRO, "", f"This run: {run}", ""]
     out += _md_table(*_summary(papers, rows))
     for paper in papers:
-        out += ["", f"## {paper.title}", "", f"Text copy: `/work/shared/papers/{paper.file}`. {paper.note}", ""]
+        out += ["", f"## {paper.title}", "", f"Text copy: `../shared/papers/{paper.file}`. {paper.note}", ""]
         out += _md_table([h for h, _ in COLUMNS], [[cell(r) for _, cell in COLUMNS] for r in rows if r["paper"] == paper.key])
     return "\n".join(out) + "\n"
 
@@ -356,7 +356,7 @@ def render_html(papers: Sequence[Paper], rows: Sequence[Mapping], *, run: str) -
     for paper in papers:
         mine = [r for r in rows if r["paper"] == paper.key]
         out += [f"<h2>{html.escape(paper.title)}</h2>",
-                f'<p class="note">Text copy: <code>/work/shared/papers/{html.escape(paper.file)}</code>. {html.escape(paper.note)}</p>']
+                f'<p class="note">Text copy: <code>../shared/papers/{html.escape(paper.file)}</code>. {html.escape(paper.note)}</p>']
         body = [[cell(r) for _, cell in COLUMNS] for r in mine]
         classes = [["" if j != verdict_column else r["verdict"].replace(" ", "") for j in range(len(COLUMNS))] for r in mine]
         out.append(_html_table([h for h, _ in COLUMNS], body, classes))
