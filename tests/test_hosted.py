@@ -423,3 +423,21 @@ def test_the_served_backend_starts_vllms_server_in_the_jobs_stack_and_sends_mess
                                            "dtype": "bfloat16"})]
     with pytest.raises(ValueError, match="ExitStack"):
         generation_backend(tmp_path / "model", settings, limit=2048)
+
+
+def test_extra_body_fields_reach_the_endpoint_and_its_cache_key():
+    """A provider's own fields (Gemini's reasoning_effort) go into every
+    decoding request, so a thinking and a non-thinking run of one API model
+    are different requests, cached apart."""
+    with FakeOpenAI() as server:
+        plain = chat_backend(server)
+        no_thinking = chat_backend(server, extra_body={"reasoning_effort": "none"})
+        conversation = [[{"role": "user", "content": "q"}]]
+        plain.generate(conversation, DecodingParams(max_new_tokens=4))
+        no_thinking.generate(conversation, DecodingParams(max_new_tokens=4))
+        bodies = [body for _, body in server.bodies]
+    assert "reasoning_effort" not in bodies[0] and bodies[1]["reasoning_effort"] == "none"
+    assert bodies[1]["max_tokens"] == 4 and bodies[1]["temperature"] == 0.0
+    assert RequestCache.key("/chat/completions", bodies[0]) != RequestCache.key("/chat/completions", bodies[1])
+    with pytest.raises(ValueError, match="extra_body"):
+        Endpoint(base_url="http://x/v1", model="m", extra_body=["reasoning_effort"])

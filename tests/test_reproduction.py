@@ -235,11 +235,11 @@ def test_the_demo_models_give_model_absent_rows():
 def test_the_paper_config_runs_the_papers_models():
     rows = report_rows(config("config.yaml", "config/paper.yaml"))
     present = {(r["model"], r["our_model"]) for r, n in zip(rows, NUMBERS) if n.ours and n.ours.models and "model absent" not in r["why"]}
-    # Gemini 2.5 Flash without thinking is not configured (its endpoint setting cannot turn thinking off):
-    # the Thinking entry, which calls the same API model, must not stand in for it.
+    # Gemini 2.5 Flash (thinking off) and its Thinking run call the same API model: each row finds its own entry.
     assert present == {("llama-3.1-8b-instruct", LLAMA), ("Llama-3.1-8B-Instruct", LLAMA), ("GPT-OSS-20B", "gpt-oss-20b"),
                        ("Gemma 3 27B", "gemma-3-27b-it"), ("Qwen 2.5 72B", "qwen2.5-72b-instruct"), ("GPT-4o", "gpt-4o"),
                        ("Gemini 2.0 Flash", "gemini-2.0-flash"), ("Gemini 2.5 Flash Thinking", "gemini-2.5-flash-thinking"),
+                       ("Gemini 2.5 Flash", "gemini-2.5-flash"),
                        ("LLaMA2-70B", "llama-2-70b")}
     balance = next(r for r, n in zip(rows, NUMBERS) if n.instrument and n.instrument.role == "scorer")
     assert "different scorer" not in balance["why"] and "scorer = llama-3.2-1b" in balance["our_source"]

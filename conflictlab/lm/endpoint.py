@@ -72,7 +72,9 @@ class Endpoint:
     (GPT-5, o-series), which reject ``max_tokens``; ``send_temperature`` and
     ``send_seed`` False omit those fields (reasoning models reject
     ``temperature``); ``logprobs`` False: the endpoint returns no logprobs,
-    so callers use a generation-based read-out.
+    so callers use a generation-based read-out. ``extra_body`` holds fields
+    a provider takes beyond OpenAI's (``{"reasoning_effort": "none"}`` turns
+    Gemini 2.5 Flash's thinking off), added to every decoding request.
     """
 
     base_url: str
@@ -89,6 +91,7 @@ class Endpoint:
     send_temperature: bool = True
     send_seed: bool = True
     logprobs: bool = True
+    extra_body: Mapping | None = dataclasses.field(default=None, hash=False)
 
     def __post_init__(self):
         # Checked here rather than only in from_settings: a zero concurrency
@@ -110,6 +113,8 @@ class Endpoint:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"endpoint {name} must be a number >= 0, got {value!r}")
+        if self.extra_body is not None and not isinstance(self.extra_body, Mapping):
+            raise ValueError(f"endpoint extra_body must be a mapping of body fields, got {self.extra_body!r}")
         if self.token_limit_param not in ("max_tokens", "max_completion_tokens"):
             raise ValueError(f"endpoint token_limit_param must be 'max_tokens' or 'max_completion_tokens', got {self.token_limit_param!r}")
 
@@ -140,8 +145,9 @@ class Endpoint:
     def decoding_fields(self, max_new_tokens: int, seed: int) -> dict:
         """The body fields of greedy decoding that this endpoint accepts:
         ``{token_limit_param: max_new_tokens, "temperature": 0.0, "seed": seed}``,
-        without temperature / seed where ``send_temperature`` / ``send_seed`` is False."""
-        fields: dict = {self.token_limit_param: max_new_tokens}
+        without temperature / seed where ``send_temperature`` / ``send_seed`` is
+        False, with ``extra_body``'s fields."""
+        fields: dict = {**(self.extra_body or {}), self.token_limit_param: max_new_tokens}
         if self.send_temperature:
             fields["temperature"] = 0.0
         if self.send_seed:
