@@ -66,25 +66,34 @@ def read_out(
     lm: LoadedModel, records: pa.Table, settings: Sequence[Setting], *, model_name: str, batch_size: int = 8
 ) -> pa.Table:
     """One prediction row per (record, setting), records in order within each setting."""
-    rows = records.to_pylist()
-    pairs = [(setting, row) for setting in settings for row in rows]
+    pairs = _pairs(records, settings)
     # Raw prompts with the tokenizer's own special tokens, as vLLM encodes them.
     prompts = [lm.tokenizer(render_prompt(row, setting))["input_ids"] for setting, row in pairs]
     probabilities = softmax(choice_logits(lm, prompts, letter_token_ids(lm.tokenizer), batch_size=batch_size))
     return _predictions(pairs, probabilities, [LOCAL_READ_OUT] * len(pairs), model_name)
 
 
+def _pairs(records: pa.Table, settings: Sequence[Setting]) -> list[tuple[Setting, dict]]:
+    """Every (setting, record), settings outer: the order of the prediction rows."""
+    rows = records.to_pylist()
+    return [(setting, row) for setting in settings for row in rows]
+
+
 def conflictbank_conversations(records: pa.Table, settings: Sequence[Setting]) -> list[list[dict]]:
     """What a hosted chat model is sent, settings outer: each prompt as the user turn."""
-    return [[{"role": "user", "content": render_prompt(row, setting)}] for setting in settings for row in records.to_pylist()]
+    return _user_turns(_pairs(records, settings))
+
+
+def _user_turns(pairs: list[tuple[Setting, dict]]) -> list[list[dict]]:
+    return [[{"role": "user", "content": render_prompt(row, setting)}] for setting, row in pairs]
 
 
 def read_out_hosted(backend, records: pa.Table, settings: Sequence[Setting], *, model_name: str, seed: int = 0) -> pa.Table:
     """:func:`read_out` of a hosted chat model (a :class:`conflictlab.lm.chat.ChatBackend`)."""
     from conflictlab.lm.chat import READ_OUT_NONE
 
-    pairs = [(setting, row) for setting in settings for row in records.to_pylist()]
-    conversations = conflictbank_conversations(records, settings)
+    pairs = _pairs(records, settings)
+    conversations = _user_turns(pairs)
     read = backend.read_choices(conversations, LETTERS, rows=[f"{setting.name}/{row['record_id']}" for setting, row in pairs], seed=seed)
     probabilities = softmax(np.array([r.logprobs for r in read], dtype=np.float64).reshape(len(read), len(LETTERS)))
     predictions = _predictions(pairs, probabilities, [r.read_out for r in read], model_name)

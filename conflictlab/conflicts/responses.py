@@ -327,14 +327,15 @@ def answer_queries(
         from conflictlab.lm.backends import generation_backend
 
         backend = generation_backend(model_dir, settings, limit=limit, stack=stack, server_log=server_log)
-        harmony = HarmonyTokens.of(AutoTokenizer.from_pretrained(model_dir))
+        # A chat backend (served) is sent messages: no token ids, and the server renders any channels itself.
         tokenizer = None if settings["backend"] == "served" else AutoTokenizer.from_pretrained(model_dir)
+        harmony = HarmonyTokens.of(tokenizer) if tokenizer is not None else None
         types = types_by_generation(
-            backend, tokenizer, queries, model=model, limit=limit, seed=settings["seed"], harmony=harmony if tokenizer else None,
+            backend, tokenizer, queries, model=model, limit=limit, seed=settings["seed"], harmony=harmony,
             reasoning_tokens=settings["max_new_tokens"],
         )
     return types, _respond_all(backend, tokenizer, queries, types, model=model, strategies=strategies, limit=limit, settings=settings,
-                               harmony=harmony if tokenizer else None)
+                               harmony=harmony)
 
 
 def conflicts_conversations(queries: Sequence[dict], strategies: Sequence[str]) -> tuple[list[list[dict]], list[list[dict]]]:

@@ -255,11 +255,9 @@ def open_judge(
 
 def _vllm_args(settings: dict) -> tuple[str, int, dict]:
     """(dtype, max_model_len, extra engine arguments) of a vLLM judge."""
-    from conflictlab.lm.loading import default_device, resolve_dtype
+    from conflictlab.lm.loading import vllm_dtype
 
-    dtype = settings.get("dtype")
-    dtype = "bfloat16" if dtype is None else resolve_dtype(dtype, default_device())
-    return dtype, settings["max_model_len"], dict(settings.get("vllm") or {})
+    return vllm_dtype(settings.get("dtype")), settings["max_model_len"], dict(settings.get("vllm") or {})
 
 
 def judge_session(

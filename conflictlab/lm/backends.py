@@ -32,13 +32,13 @@ def generation_backend(
 
         return HFBackend(load(model_dir, dtype=settings.get("dtype")), batch_size=settings["batch_size"])
     if name == "vllm":
-        from conflictlab.lm.loading import default_device, resolve_dtype
+        from conflictlab.lm.loading import vllm_dtype
         from conflictlab.lm.vllm_engine import VLLMBackend
 
         dtype = settings.get("dtype")
         return VLLMBackend(
             model_dir,
-            dtype="bfloat16" if dtype is None else resolve_dtype(dtype, default_device()),
+            dtype=vllm_dtype(dtype),
             max_model_len=limit,
             tensor_parallel_size=settings.get("tensor_parallel_size") or 1,
             seed=settings["seed"],
@@ -47,7 +47,7 @@ def generation_backend(
     if name == "served":
         from conflictlab.lm.chat import ChatBackend
         from conflictlab.lm.endpoint import EndpointClient
-        from conflictlab.lm.loading import default_device, resolve_dtype
+        from conflictlab.lm.loading import vllm_dtype
         from conflictlab.lm.server import serve_configured
 
         if stack is None or server_log is None:
@@ -56,7 +56,7 @@ def generation_backend(
         endpoint = stack.enter_context(
             serve_configured(
                 model_dir, log_path=server_log, max_model_len=limit, engine_args=settings.get("vllm"),
-                dtype="bfloat16" if dtype is None else resolve_dtype(dtype, default_device()),
+                dtype=vllm_dtype(dtype),
             )
         )
         return ChatBackend(stack.enter_context(EndpointClient(endpoint)))

@@ -126,10 +126,9 @@ class ChatBackend:
         return [_choice(reply, options, self.endpoint) for reply in self.client.post_many("/chat/completions", bodies, rows=list(rows))]
 
 
-def _message(reply: dict, endpoint: Endpoint) -> tuple[dict, str | None]:
+def _first_choice(reply: dict, endpoint: Endpoint) -> dict:
     try:
-        choice = reply["choices"][0]
-        return choice, choice.get("finish_reason")
+        return reply["choices"][0]
     except (KeyError, IndexError, TypeError):
         raise RuntimeError(f"endpoint {endpoint.base_url}: no choice in reply {json.dumps(reply)[:300]}") from None
 
@@ -145,7 +144,7 @@ def _text_and_reason(choice: dict) -> tuple[str | None, str | None]:
 
 
 def _completion(reply: dict, endpoint: Endpoint) -> Completion:
-    choice, _ = _message(reply, endpoint)
+    choice = _first_choice(reply, endpoint)
     text, reason = _text_and_reason(choice)
     usage = reply.get("usage") or {}
     return Completion(
@@ -169,7 +168,7 @@ def _first_token_logprobs(choice: dict) -> dict[str, float]:
 
 
 def _choice(reply: dict, options: Sequence[str], endpoint: Endpoint) -> ChoiceReadOut:
-    choice, _ = _message(reply, endpoint)
+    choice = _first_choice(reply, endpoint)
     text, reason = _text_and_reason(choice)
     if reason in NO_ANSWER:
         return ChoiceReadOut(tuple([MISSING_LOGPROB] * len(options)), READ_OUT_NONE, None, reason)

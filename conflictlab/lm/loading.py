@@ -77,6 +77,12 @@ def resolve_dtype(dtype: str | None, device: str, *, cpuinfo: str | None = None)
     return dtype
 
 
+def vllm_dtype(dtype: str | None) -> str:
+    """The precision of a vLLM engine (in process or served): bfloat16 for
+    None, else :func:`resolve_dtype` on this machine's default device."""
+    return "bfloat16" if dtype is None else resolve_dtype(dtype, default_device())
+
+
 @dataclass
 class LoadedModel:
     """A causal LM ready for inference (eval mode) and what describes it.
