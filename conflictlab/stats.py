@@ -7,6 +7,9 @@ the smallest sample that gets one (README, "Statistics"):
   behaviour rates): Wilson score interval; none at n < 2.
 - :func:`bootstrap_mean_ci` — a mean of non-binary per-sample scores
   (Balance, Faithfulness): percentile bootstrap; none at n < 2.
+- :func:`mean_ci` — the same for means over up to millions of values
+  (ConflictBank's mean entropy): the bootstrap below :data:`NORMAL_FROM`
+  values, the normal interval from there on.
 - :func:`marks_over_same_samples` — best/second marks only between cells over
   the same samples with n ≥ a minimum.
 - :func:`balance` — how evenly a sample's non-negative contributions (clipped
@@ -105,6 +108,49 @@ def bootstrap_mean_ci(
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(values.mean()), float(low), float(high)
+
+
+# From this many values on, :func:`mean_ci` gives the normal interval instead
+# of the bootstrap. The percentile bootstrap of a mean estimates the same
+# interval plus a skewness term: its ends lie about |γ|(z² − 1)/(6z√n) of the
+# half-width from the normal ones (γ the values' skewness), 0.3% at n = 5,000
+# and |γ| = 1, less than its own Monte-Carlo noise at 2,000 resamples (~3% of
+# the half-width, the 2.5% quantile's standard error); its cost is resamples × n draws
+# (111 s for ConflictBank's 9.4M rows). Checked in tests/test_stats.py against
+# scipy.stats.bootstrap and by coverage.
+NORMAL_FROM = 5_000
+
+
+def mean_ci(
+    values: np.ndarray,
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    normal_from: int = NORMAL_FROM,
+) -> tuple[float, float, float]:
+    """Mean of ``values`` (shape (n,)) and its 95% interval: at n below
+    ``normal_from`` :func:`bootstrap_mean_ci` (the same draws), from there on
+    mean ± z·s/√n (s with n − 1). ``(mean, low, high)``; all NaN when
+    empty, a NaN interval below :data:`MIN_N_INTERVAL` values."""
+    values = np.asarray(values, dtype=float)
+    if values.size < normal_from:
+        return bootstrap_mean_ci(values, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return normal_mean_ci(values, confidence=confidence)
+
+
+def normal_mean_ci(values: np.ndarray, *, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean of ``values`` (shape (n,)) and mean ± z·s/√n, s the standard
+    deviation with n − 1; all NaN when empty, a NaN interval below
+    :data:`MIN_N_INTERVAL` values."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return (math.nan,) * 3
+    mean = float(values.mean())
+    if values.size < MIN_N_INTERVAL:
+        return mean, math.nan, math.nan
+    half = NormalDist().inv_cdf(0.5 + confidence / 2.0) * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return mean, mean - half, mean + half
 
 
 def marks_over_same_samples(

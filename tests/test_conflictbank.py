@@ -744,3 +744,30 @@ def test_scale_figure_draws_mr_against_size_per_family_in_size_order():
         assert sorted(t.get_text() for t in ax.texts) == sorted(f"{m}\nn_mr={mr.get((m, setting), (0, 0))[1]}" for m in ("other", "small", "big"))
         assert [t.get_text() for t in ax.get_xticklabels()] == ["500M", "1.3B", "7.0B"]
     plt.close(fig)
+
+
+def test_entropy_interval_is_normal_from_normal_from_scored_records_and_bootstrapped_below():
+    from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
+    from conflictlab.conflictbank.metrics import entropy_bits, setting_metrics
+    from conflictlab.stats import NORMAL_FROM, bootstrap_mean_ci, normal_mean_ci
+
+    rng = np.random.default_rng(0)
+    n = NORMAL_FROM
+    probabilities = rng.dirichlet(np.ones(4), size=n)
+    columns = {
+        "record_id": np.arange(n), "model": ["m"] * n, "probabilities": pa.FixedSizeListArray.from_arrays(pa.array(probabilities.ravel()), 4),
+        "predicted_letter": ["A"] * n, "correct_letter": ["A"] * n, "replaced_letter": ["B"] * n, "uncertain_letter": ["C"] * n,
+    }
+    parts = []
+    for setting, size in (("default", n), ("correct", n), ("misinformation", n - 1)):  # every record scored
+        table = {name: (values[:size] if not isinstance(values, pa.Array) else values.slice(0, size)) for name, values in columns.items()}
+        table["setting"] = [setting] * size
+        parts.append(pa.Table.from_arrays(
+            [pa.array(table[f.name], f.type) if f.name in table else pa.nulls(size, f.type) for f in PREDICTION_SCHEMA], schema=PREDICTION_SCHEMA
+        ))
+    rows = {r["setting"]: r for r in setting_metrics(pa.concat_tables(parts), n_resamples=50).to_pylist()}
+    entropies = entropy_bits(probabilities)
+    assert rows["default"]["n_scored"] == n and rows["misinformation"]["n_scored"] == n - 1
+    assert tuple(rows["default"][k] for k in ("entropy", "entropy_low", "entropy_high")) == pytest.approx(normal_mean_ci(entropies), rel=1e-12)
+    below = bootstrap_mean_ci(entropies[: n - 1], n_resamples=50, seed=0)
+    assert tuple(rows["misinformation"][k] for k in ("entropy", "entropy_low", "entropy_high")) == pytest.approx(below, rel=1e-12)

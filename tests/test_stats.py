@@ -196,3 +196,61 @@ def test_gini_and_balance_match_two_independent_forms_and_a_closed_form(n):
         assert result.gini == pytest.approx((n - k) / n) and result.balance == pytest.approx((n - k) / (n - 1))
     with pytest.raises(ValueError, match="two"):
         balance(np.array([1.0]))
+
+
+def test_mean_ci_bootstraps_below_normal_from_and_is_normal_from_there_on():
+    from conflictlab.stats import NORMAL_FROM, mean_ci, normal_mean_ci
+
+    rng = np.random.default_rng(3)
+    for n in (2, 17, NORMAL_FROM - 1):
+        values = rng.exponential(size=n)
+        assert mean_ci(values, n_resamples=300, seed=n) == bootstrap_mean_ci(values, n_resamples=300, seed=n)
+    values = rng.exponential(size=NORMAL_FROM)
+    mean, low, high = mean_ci(values, n_resamples=300, seed=1)
+    assert (mean, low, high) == normal_mean_ci(values)
+    half = 1.959963984540054 * values.std(ddof=1) / math.sqrt(values.size)
+    assert (low, high) == pytest.approx((values.mean() - half, values.mean() + half), rel=1e-12)
+    for implementation in (mean_ci, normal_mean_ci):
+        assert all(math.isnan(v) for v in implementation(np.array([])))
+        m, lo, hi = implementation(np.array([0.7]))
+        assert m == 0.7 and math.isnan(lo) and math.isnan(hi)
+
+
+def test_normal_interval_at_normal_from_is_scipys_percentile_bootstrap_within_its_noise():
+    from scipy.stats import bootstrap
+
+    from conflictlab.stats import NORMAL_FROM, mean_ci
+
+    # skewness 2, twice the entropies' (benchmarks/conflictbank_metrics.py): the ends differ most
+    values = np.random.default_rng(4).exponential(size=NORMAL_FROM)
+    mean, low, high = mean_ci(values)
+    reference = bootstrap((values,), np.mean, n_resamples=10_000, batch=500, method="percentile", random_state=5).confidence_interval
+    half = (reference.high - reference.low) / 2
+    # 10,000 resamples: each end's Monte-Carlo error is ~1.4% of the half-width, the skewness term 0.7%
+    assert abs(low - reference.low) <= 0.05 * half and abs(high - reference.high) <= 0.05 * half
+
+
+def test_normal_interval_coverage_at_normal_from():
+    from conflictlab.stats import NORMAL_FROM, mean_ci
+
+    rng = np.random.default_rng(6)
+    trials, hits = 2000, 0
+    for _ in range(trials):
+        values = rng.exponential(size=NORMAL_FROM)  # truth: mean 1
+        _, low, high = mean_ci(values)
+        hits += low <= 1.0 <= high
+    assert abs(hits / trials - 0.95) <= 0.03
+
+
+@pytest.mark.parametrize("block", [1, 4, 64])
+def test_within_stratum_sums_are_the_pair_sign_sums_with_ties(block):
+    from conflictlab.rank_tests import _within_sums
+
+    rng = np.random.default_rng(block)
+    for m in (2, 9, 40, 120):
+        x = rng.integers(0, 6, m).astype(float)  # ties in x, some straddling a block's end
+        x[: m // 2] = 2.0  # a run of equal x longer than a block
+        ranks = np.stack([rng.integers(0, 4, m) for _ in range(5)]).astype(np.int32)  # ties in y
+        upper = np.triu_indices(m, 1)
+        direct = (np.sign(x[:, None] - x[None, :])[upper] * np.sign(ranks[:, :, None] - ranks[:, None, :])[:, upper[0], upper[1]]).sum(axis=1)
+        np.testing.assert_array_equal(_within_sums(x, ranks, block=block), direct)

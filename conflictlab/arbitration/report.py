@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from conflictlab.arbitration.prompts import ORDERS
@@ -14,23 +15,37 @@ from conflictlab.report.figures import plt
 from conflictlab.stats import wilson_interval
 
 
-def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> dict[str, bool]:
+def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> pl.DataFrame:
     """Correctness after removing each model's answer-letter bias: "A" when
     the margin logit_A − logit_B exceeds that model's median margin over the
     given prompts. Not the paper's protocol (which takes the raw argmax):
     a diagnostic for small models that answer "A" to everything, showing
-    whether the evidence still moves their preference."""
-    gold = dict(zip(instances.column("instance_id").to_pylist(), instances.column("answer_letter").to_pylist()))
-    rows = predictions.to_pylist()
-    out = {}
-    for model in {r["model"] for r in rows}:
-        mine = [r for r in rows if r["model"] == model]
-        threshold = float(np.median([r["logit_a"] - r["logit_b"] for r in mine]))
-        for r in mine:
-            margin = r["logit_a"] - r["logit_b"]
-            letter = "A" if margin > threshold else "B" if margin < threshold else "tie"
-            out[(model, r["instance_id"])] = letter == gold[r["instance_id"]]
-    return out
+    whether the evidence still moves their preference.
+
+    Returns ``predictions``' rows in order as (model, instance_id, correct,
+    calibrated)."""
+    frame = pl.from_arrow(predictions.select(["model", "instance_id", "logit_a", "logit_b", "correct"])).with_columns(
+        (pl.col("logit_a") - pl.col("logit_b")).alias("margin")
+    )
+    # numpy's median per model (a handful): the threshold exactly as before
+    thresholds = pl.DataFrame(
+        [(model, float(np.median(frame.filter(pl.col("model") == model)["margin"].to_numpy()))) for model in frame["model"].unique().to_list()],
+        schema={"model": pl.String, "threshold": pl.Float64},
+        orient="row",
+    )
+    gold = pl.from_arrow(instances.select(["instance_id", "answer_letter"]))
+    margin, threshold = pl.col("margin"), pl.col("threshold")
+    letter = pl.when(margin > threshold).then(pl.lit("A")).when(margin < threshold).then(pl.lit("B")).otherwise(pl.lit("tie"))
+    joined = frame.join(thresholds, on="model", how="left").join(gold, on="instance_id", how="left", maintain_order="left")
+    if joined["answer_letter"].null_count():
+        raise KeyError(joined.filter(pl.col("answer_letter").is_null())["instance_id"][0])
+    return joined.select("model", "instance_id", "correct", (letter == pl.col("answer_letter")).alias("calibrated"))
+
+
+def _with_meta(instances: pa.Table, predictions: pa.Table, columns: list[str]) -> pl.DataFrame:
+    """:func:`calibrated_correct`'s rows with ``columns`` of each row's instance."""
+    meta = pl.from_arrow(instances.select(["instance_id", *columns]))
+    return calibrated_correct(instances, predictions).join(meta, on="instance_id", how="left", maintain_order="left")
 
 
 def accuracy_by_cell(instances: pa.Table, predictions: pa.Table) -> list[dict]:
@@ -40,24 +55,18 @@ def accuracy_by_cell(instances: pa.Table, predictions: pa.Table) -> list[dict]:
     Unimodal references have no order; they are listed under both orders so
     that each setting × order panel shows its own reference.
     """
-    meta = {r["instance_id"]: r for r in instances.select(["instance_id", "setting", "condition", "order", "aligned_source", "seed"]).to_pylist()}
-    calibrated = calibrated_correct(instances, predictions)
-    cells: dict[tuple, list[tuple[bool, bool]]] = {}
-    for p in predictions.to_pylist():
-        m = meta[p["instance_id"]]
-        orders = [m["order"]] if m["order"] else list(ORDERS)
-        for order in orders:
-            key = (p["model"], m["setting"], order, m["condition"], m["aligned_source"], m["seed"])
-            cells.setdefault(key, []).append((p["correct"], calibrated[(p["model"], p["instance_id"])]))
-    return [
-        dict(
-            zip(("model", "setting", "order", "condition", "aligned_source", "seed"), key),
-            n=len(v),
-            n_correct=sum(raw for raw, _ in v),
-            accuracy=float(np.mean([raw for raw, _ in v])),
-            calibrated=float(np.mean([cal for _, cal in v])),
-        )
-        for key, v in sorted(cells.items())
+    keys = ["model", "setting", "order", "condition", "aligned_source", "seed"]
+    rows = _with_meta(instances, predictions, keys[1:])
+    orders = pl.when(pl.col("order").is_null()).then(pl.lit(list(ORDERS))).otherwise(pl.concat_list("order"))
+    counts = (
+        rows.with_columns(orders.alias("order"))
+        .explode("order")
+        .group_by(keys)
+        .agg(pl.len().alias("n"), pl.col("correct").sum().alias("n_correct"), pl.col("calibrated").sum().alias("n_calibrated"))
+    )
+    return [  # one per cell
+        dict(zip(keys, key), n=n, n_correct=k, accuracy=k / n, calibrated=c / n)
+        for *key, n, k, c in sorted(counts.iter_rows(), key=lambda row: tuple(row[: len(keys)]))
     ]
 
 
@@ -98,33 +107,44 @@ def sensitivity_table(instances: pa.Table, predictions: pa.Table) -> pa.Table:
     Instance ids are ``sens/<factor>=<value>/modality/s<seed>/...`` with the
     baseline under ``sens/baseline``.
     """
-    meta = {r["instance_id"]: r for r in instances.select(["instance_id", "condition", "order", "aligned_source", "seed"]).to_pylist()}
-    acc: dict[tuple, list[bool]] = {}
-    for p in predictions.to_pylist():
-        m = meta[p["instance_id"]]
-        variant = p["instance_id"].split("/")[1]
-        group = "conflict" if m["condition"] == "conflict" else f"{m['aligned_source']} only"
-        key = (p["model"], variant, group, m["seed"], m["order"] or "-")
-        acc.setdefault(key, []).append(p["correct"])
-    means = {k: float(np.mean(v)) for k, v in acc.items()}
+    keys = ["model", "variant", "group", "seed", "order"]
+    means = (
+        pl.from_arrow(predictions.select(["model", "instance_id", "correct"]))
+        .join(pl.from_arrow(instances.select(["instance_id", "condition", "order", "aligned_source", "seed"])), on="instance_id", how="left", maintain_order="left")
+        .select(
+            "model",
+            pl.col("instance_id").str.split("/").list.get(1).alias("variant"),
+            pl.when(pl.col("condition") == "conflict").then(pl.lit("conflict")).otherwise(pl.col("aligned_source") + " only").alias("group"),
+            "seed",
+            pl.col("order").fill_null("-"),
+            "correct",
+        )
+        .group_by(keys, maintain_order=True)  # the cells in order of first appearance, as the deltas were taken
+        .agg((pl.col("correct").sum() / pl.len()).alias("mean"))
+        .with_columns(pl.col("variant").str.split("=").list.first().alias("factor"))
+    )
+    baseline = means.filter(pl.col("variant") == "baseline").select("model", "group", "seed", "order", pl.col("mean").alias("baseline"))
+    deltas = (
+        means.filter(pl.col("variant") != "baseline")
+        .join(baseline, on=["model", "group", "seed", "order"], how="inner", maintain_order="left")
+        .group_by("model", "factor", "group")
+        .agg((pl.col("mean") - pl.col("baseline")).abs().alias("deltas"))
+    )
+    found = {(model, factor, group): np.asarray(values, dtype=float) for model, factor, group, values in deltas.iter_rows()}
     rows = []
-    models = sorted({k[0] for k in means})
-    factors = sorted({k[1].split("=")[0] for k in means if k[1] != "baseline"})
-    for model in models:
+    models = sorted(means["model"].unique().to_list())
+    factors = sorted(means.filter(pl.col("variant") != "baseline")["factor"].unique().to_list())
+    for model in models:  # models x factors x 3 conditions: the table's rows
         for factor in factors:
             for group in ("text only", "numbers only", "conflict"):
-                deltas = [
-                    abs(v - means[(model, "baseline", group, seed, order)])
-                    for (mo, variant, g, seed, order), v in means.items()
-                    if mo == model and g == group and variant.split("=")[0] == factor and (model, "baseline", group, seed, order) in means
-                ]
+                deltas = found.get((model, factor, group), np.empty(0))
                 rows.append(
                     {
                         "model": model,
                         "factor": factor,
                         "condition": group,
                         "n_deltas": len(deltas),
-                        "mean_abs_delta": float(np.mean(deltas)) if deltas else float("nan"),
+                        "mean_abs_delta": float(np.mean(deltas)) if deltas.size else float("nan"),
                         "std_abs_delta": float(np.std(deltas, ddof=1)) if len(deltas) > 1 else float("nan"),
                     }
                 )
@@ -181,8 +201,9 @@ def trajectory_examples(instances: pa.Table, *, horizon: int, per_label: int = 2
     ``INSTANCE_SCHEMA`` rows; each instance counts once (its unimodal row).
     The suptitle gives how many instances the examples were drawn from.
     """
-    rows = [r for r in instances.to_pylist() if r["setting"] == setting and r["condition"] == "unimodal"]
-    chosen = [r for label in ("high", "low") for r in [r for r in rows if r["label"] == label][:per_label]]
+    frame = pl.from_arrow(instances.select(["setting", "condition", "label", "latent"]))
+    rows = frame.filter((pl.col("setting") == setting) & (pl.col("condition") == "unimodal"))
+    chosen = [r for label in ("high", "low") for r in rows.filter(pl.col("label") == label).head(per_label).iter_rows(named=True)]
     fig, axes = plt.subplots(1, max(len(chosen), 1), figsize=(3.4 * max(len(chosen), 1), 2.8), squeeze=False, sharey=True)
     for ax, row in zip(axes[0], chosen):
         latent = json.loads(row["latent"])

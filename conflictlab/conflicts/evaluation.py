@@ -19,10 +19,11 @@ def task1_accuracy(predicted: Sequence[str | None], gold: Sequence[str]) -> tupl
     return proportion_ci([p == g for p, g in zip(predicted, gold, strict=True)])
 
 
-def confusion_matrix(predicted: Sequence[str | None], gold: Sequence[str]) -> np.ndarray:
+def confusion_matrix(predicted: Sequence[str | None], gold: Sequence[str], counts: Sequence[int] | None = None) -> np.ndarray:
     """Counts, shape (5, 6): rows gold categories in :data:`ORDER`, columns
-    predicted ones, the last column unparseable predictions."""
+    predicted ones, the last column unparseable predictions. ``counts``
+    (shape (n,)): how many queries each (predicted, gold) pair stands for; None: one each."""
     matrix = np.zeros((len(ORDER), len(ORDER) + 1), dtype=np.int64)
-    for p, g in zip(predicted, gold, strict=True):
-        matrix[ORDER.index(g), len(ORDER) if p is None else ORDER.index(p)] += 1
+    for p, g, count in zip(predicted, gold, [1] * len(gold) if counts is None else counts, strict=True):
+        matrix[ORDER.index(g), len(ORDER) if p is None else ORDER.index(p)] += count
     return matrix

@@ -6,7 +6,7 @@ counts of the data, not estimates).
 
 Rates are proportions in [0, 1] (shown as percentages): Task 1 accuracy,
 expected behaviour and answer recall with 95% Wilson intervals
-(:func:`conflictlab.stats.proportion_ci`), the grounding mean with a 95%
+(:func:`conflictlab.stats.wilson_interval`), the grounding mean with a 95%
 percentile-bootstrap interval over responses; no interval at n < 2. Every
 row carries its n.
 
@@ -34,15 +34,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from typing import Sequence
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from conflictlab.conflicts.evaluation import ORDER, confusion_matrix, task1_accuracy
+from conflictlab.conflicts.evaluation import ORDER, confusion_matrix
 from conflictlab.conflicts.prompts import STRATEGIES, TAXONOMY
-from conflictlab.stats import bootstrap_mean_ci, proportion_ci
+from conflictlab.stats import bootstrap_mean_ci, wilson_interval
 
 THIS_RUN, PAPER = "this run", "paper"
 
@@ -133,33 +133,48 @@ def _none_if_nan(values: tuple[float, ...]) -> tuple[float | None, ...]:
     return tuple(None if math.isnan(v) else v for v in values)
 
 
-def _rate(outcomes: Sequence[int]) -> tuple[float | None, float | None, float | None]:
-    """(share, Wilson low, high) of 0/1 ``outcomes``; None where undefined."""
-    return _none_if_nan(proportion_ci(outcomes))
-
-
-def scored_outcome(row: dict, verdict: str) -> int | None:
+def scored_outcome(verdict: str) -> pl.Expr:
     """A Task 2 row's 0/1 outcome under ``verdict`` (``adheres`` or
-    ``answer_recall``): 0 when no response was generated or readable, the
-    judge's verdict otherwise, None (left out) when the judge's was unreadable."""
-    if row["status"] != "ok":
-        return 0
-    return row[verdict]
+    ``answer_recall``), as an expression over ``judging.JUDGED_SCHEMA``
+    columns: 0 when no response was generated or readable, the judge's
+    verdict otherwise, null (left out) when the judge's was unreadable."""
+    return pl.when(pl.col("status") != "ok").then(0).otherwise(pl.col(verdict)).cast(pl.Int64)
 
 
-def _outcomes(rows: Sequence[dict], verdict: str) -> list[int]:
-    return [o for o in (scored_outcome(r, verdict) for r in rows) if o is not None]
+def _rate_of(count: int, n: int) -> tuple[float | None, float | None, float | None]:
+    """(share, Wilson low, high) of ``count`` successes in ``n``; None where undefined."""
+    return _none_if_nan(wilson_interval(count, n))
 
 
-def _has_gold(row: dict) -> bool:
-    return row["recall_status"] != "no_gold"
+def _outcome_counts(verdict: str, where: pl.Expr, name: str) -> list[pl.Expr]:
+    """``n_<name>`` (rows under ``where`` with an outcome) and ``k_<name>`` (their successes)."""
+    outcome = scored_outcome(verdict).filter(where)
+    return [outcome.count().alias(f"n_{name}"), outcome.sum().alias(f"k_{name}")]
+
+
+# The columns of ``judging.JUDGED_SCHEMA`` that Table 5 reads.
+JUDGED_COLUMNS = [
+    "model", "strategy", "conflict_type", "status", "adheres", "answer_recall", "recall_status", "behaviour_status",
+    "grounding", "grounding_status", "n_sentences", "n_cited_sentences", "n_invalid_citations",
+]
+
+
+def _frame(table: pa.Table, columns: list[str]) -> pl.DataFrame:
+    """``columns`` of ``table`` as a polars frame; a table without rows may
+    lack them (the paper's rows alone: ``table4(pa.table({}))``)."""
+    return pl.from_arrow(table.select(columns)) if table.num_rows else pl.DataFrame(schema=dict.fromkeys(columns, pl.Null))
+
+
+def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
+    counts = pc.value_counts(column)
+    return dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
 
 
 def table2(queries: pa.Table) -> pa.Table:
     """Queries per category (``QUERY_SCHEMA`` rows), in the taxonomy's order,
     beside the paper's Table 2 (= the release's counts), then the total."""
-    read = Counter(queries.column("conflict_type").to_pylist())
-    rows = [{"category": TAXONOMY[name].label, "n": read[name], "n_paper": RELEASE_COUNTS[name]} for name in ORDER]
+    read = _value_counts(queries.column("conflict_type"))
+    rows = [{"category": TAXONOMY[name].label, "n": read.get(name, 0), "n_paper": RELEASE_COUNTS[name]} for name in ORDER]
     rows.append({"category": "Total", "n": sum(read.values()), "n_paper": sum(RELEASE_COUNTS.values())})
     return pa.Table.from_pylist(rows, schema=COUNT_SCHEMA["table2"])
 
@@ -173,7 +188,7 @@ def table7(queries: pa.Table) -> pa.Table:
     Table 7: the paper's five sources first (its names; ``released_as``: the
     strings read that matched, n = 0 where none did), then any other source
     read (no paper count), then the total."""
-    read = Counter(queries.column("source").to_pylist())
+    read = _value_counts(queries.column("source"))
     by_key: dict[str, list[str]] = {}
     for source in sorted(read):
         by_key.setdefault(_source_key(source), []).append(source)
@@ -190,14 +205,21 @@ def table7(queries: pa.Table) -> pa.Table:
 def table4(predictions: pa.Table) -> pa.Table:
     """Type-prediction accuracy per (model, read-out) over every query
     (unparseable and too-long counted wrong), then the paper's rows."""
+    counts = (
+        _frame(predictions, ["model", "readout", "predicted", "conflict_type"])
+        .group_by("model", "readout", maintain_order=True)
+        .agg(
+            pl.len().alias("n"),
+            (pl.col("predicted") == pl.col("conflict_type")).fill_null(False).sum().alias("right"),
+            pl.col("predicted").is_null().sum().alias("n_unparseable"),
+        )
+    )
     rows = []
-    data = predictions.to_pylist()
-    for model, readout in dict.fromkeys((r["model"], r["readout"]) for r in data):
-        mine = [r for r in data if r["model"] == model and r["readout"] == readout]
-        accuracy, low, high = _none_if_nan(task1_accuracy([r["predicted"] for r in mine], [r["conflict_type"] for r in mine]))
+    for model, readout, n, right, unparseable in counts.iter_rows():  # one per (model, read-out)
+        accuracy, low, high = _rate_of(right, n)
         rows.append({
-            "source": THIS_RUN, "model": model, "readout": readout, "n": len(mine), "accuracy": accuracy,
-            "ci_low": low, "ci_high": high, "n_unparseable": sum(r["predicted"] is None for r in mine),
+            "source": THIS_RUN, "model": model, "readout": readout, "n": n, "accuracy": accuracy,
+            "ci_low": low, "ci_high": high, "n_unparseable": unparseable,
         })
     n_release = sum(RELEASE_COUNTS.values())
     rows += [{"source": PAPER, "model": model, "n": n_release, "accuracy": value / 100} for model, value in PAPER_TABLE4.items()]
@@ -208,27 +230,39 @@ def table5(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Ta
     """Per (model, strategy): expected behaviour and answer recall (Wilson),
     grounding (bootstrap), the wider recall, citation quality and counts,
     then the paper's rows."""
+    gold = pl.col("recall_status") != "no_gold"
+    unreadable = pl.any_horizontal(pl.col(c) == "unreadable" for c in ("behaviour_status", "recall_status", "grounding_status"))
+    groups = (
+        _frame(judged, JUDGED_COLUMNS)
+        .group_by("model", "strategy", maintain_order=True)
+        .agg(
+            pl.len().alias("n"),
+            (pl.col("status") != "ok").sum().alias("n_unparseable"),
+            *_outcome_counts("adheres", pl.lit(True), "behaviour"),
+            *_outcome_counts("answer_recall", gold & pl.col("conflict_type").is_in(list(RECALL_CATEGORIES)), "recall"),
+            *_outcome_counts("answer_recall", gold, "recall_all_gold"),
+            pl.col("grounding").drop_nulls().alias("grounding"),  # in the table's order: the bootstrap's draws depend on it
+            pl.col("n_sentences").cast(pl.Int64).sum().alias("n_sentences"),
+            pl.col("n_cited_sentences").cast(pl.Int64).sum().alias("n_cited_sentences"),
+            pl.col("n_invalid_citations").cast(pl.Int64).sum().alias("n_invalid_citations"),
+            unreadable.sum().alias("n_unreadable"),
+        )
+    )
     rows = []
-    data = judged.to_pylist()
-    for model, strategy in dict.fromkeys((r["model"], r["strategy"]) for r in data):
-        mine = [r for r in data if r["model"] == model and r["strategy"] == strategy]
-        behaviour = _outcomes(mine, "adheres")
-        recall = _outcomes([r for r in mine if _has_gold(r) and r["conflict_type"] in RECALL_CATEGORIES], "answer_recall")
-        recall_all = _outcomes([r for r in mine if _has_gold(r)], "answer_recall")
-        grounding = np.array([r["grounding"] for r in mine if r["grounding"] is not None], dtype=float)
-        n_sentences = sum(r["n_sentences"] for r in mine)
+    for g in groups.iter_rows(named=True):  # one per (model, strategy)
+        grounding = np.array(g["grounding"], dtype=float)
         rows.append({
-            "source": THIS_RUN, "model": model, "strategy": strategy, "n": len(mine),
-            "n_unparseable": sum(r["status"] != "ok" for r in mine),
-            "n_behaviour": len(behaviour), **dict(zip(("expected_behaviour", "eb_low", "eb_high"), _rate(behaviour))),
-            "n_recall": len(recall), **dict(zip(("answer_recall", "ar_low", "ar_high"), _rate(recall))),
+            "source": THIS_RUN, "model": g["model"], "strategy": g["strategy"], "n": g["n"], "n_unparseable": g["n_unparseable"],
+            "n_behaviour": g["n_behaviour"], **dict(zip(("expected_behaviour", "eb_low", "eb_high"), _rate_of(g["k_behaviour"], g["n_behaviour"]))),
+            "n_recall": g["n_recall"], **dict(zip(("answer_recall", "ar_low", "ar_high"), _rate_of(g["k_recall"], g["n_recall"]))),
             "n_grounding": grounding.size,
             **dict(zip(("grounding", "gr_low", "gr_high"), _none_if_nan(bootstrap_mean_ci(grounding, n_resamples=n_resamples, seed=seed)))),
-            "n_recall_all_gold": len(recall_all), **dict(zip(("answer_recall_all_gold", "ag_low", "ag_high"), _rate(recall_all))),
-            "n_sentences": n_sentences,
-            "cited_sentences": sum(r["n_cited_sentences"] for r in mine) / n_sentences if n_sentences else None,
-            "n_invalid_citations": sum(r["n_invalid_citations"] for r in mine),
-            "n_unreadable": sum("unreadable" in (r["behaviour_status"], r["recall_status"], r["grounding_status"]) for r in mine),
+            "n_recall_all_gold": g["n_recall_all_gold"],
+            **dict(zip(("answer_recall_all_gold", "ag_low", "ag_high"), _rate_of(g["k_recall_all_gold"], g["n_recall_all_gold"]))),
+            "n_sentences": g["n_sentences"],
+            "cited_sentences": g["n_cited_sentences"] / g["n_sentences"] if g["n_sentences"] else None,
+            "n_invalid_citations": g["n_invalid_citations"],
+            "n_unreadable": g["n_unreadable"],
         })
     n_release, n_recall = sum(RELEASE_COUNTS.values()), sum(RELEASE_COUNTS[c] for c in RECALL_CATEGORIES)
     for model, values in PAPER_TABLE5.items():
@@ -244,16 +278,21 @@ def table6(judged: pa.Table) -> pa.Table:
     """Expected behaviour per model, category group and strategy (the
     paper's Table 6 groups; Wilson intervals, unparseable counted wrong),
     with counts, then the paper's rows."""
+    counts = {
+        (model, strategy, category): (n, k, unparseable)
+        for model, strategy, category, n, k, unparseable in _frame(judged, ["model", "strategy", "conflict_type", "status", "adheres"])
+        .group_by("model", "strategy", "conflict_type", maintain_order=True)  # models in order of first appearance
+        .agg(*_outcome_counts("adheres", pl.lit(True), "behaviour"), (pl.col("status") != "ok").sum().alias("n_unparseable"))
+        .iter_rows()  # one per (model, strategy, category): at most a few hundred
+    }
     rows = []
-    data = judged.to_pylist()
-    for model in dict.fromkeys(r["model"] for r in data):
+    for model in dict.fromkeys(model for model, _, _ in counts):
         for group, members in CATEGORY_GROUPS.items():
             row = {"source": THIS_RUN, "model": model, "category": group}
             for strategy in STRATEGIES:
-                mine = [r for r in data if r["model"] == model and r["strategy"] == strategy and r["conflict_type"] in members]
-                outcomes = _outcomes(mine, "adheres")
-                row.update(zip((strategy, f"{strategy}_low", f"{strategy}_high"), _rate(outcomes)))
-                row[f"n_{strategy}"], row[f"n_unparseable_{strategy}"] = len(outcomes), sum(r["status"] != "ok" for r in mine)
+                n, k, unparseable = (sum(counts.get((model, strategy, c), (0, 0, 0))[i] for c in members) for i in range(3))
+                row.update(zip((strategy, f"{strategy}_low", f"{strategy}_high"), _rate_of(k, n)))
+                row[f"n_{strategy}"], row[f"n_unparseable_{strategy}"] = n, unparseable
             rows.append(row)
     for group, values in PAPER_TABLE6.items():
         n = sum(RELEASE_COUNTS[c] for c in CATEGORY_GROUPS[group])
@@ -269,13 +308,17 @@ def confusion_figure(predictions: pa.Table):
     predicted one (columns, the last one unparseable), counts in the cells."""
     from conflictlab.report.figures import panel_grid
 
-    data = predictions.to_pylist()
-    runs = list(dict.fromkeys((r["model"], r["readout"]) for r in data))
+    counts = (
+        pl.from_arrow(predictions.select(["model", "readout", "conflict_type", "predicted"]))
+        .group_by("model", "readout", "conflict_type", "predicted", maintain_order=True)
+        .len()
+    )
+    runs = list(dict.fromkeys(counts.select("model", "readout").iter_rows()))  # one per (model, read-out)
     fig, axes = panel_grid(len(runs), width=4.6, height=4.0, ncols=2, sharey=False)
     labels = [TAXONOMY[name].label for name in ORDER]
     for ax, (model, readout) in zip(axes, runs):
-        mine = [r for r in data if r["model"] == model and r["readout"] == readout]
-        matrix = confusion_matrix([r["predicted"] for r in mine], [r["conflict_type"] for r in mine])
+        mine = counts.filter((pl.col("model") == model) & (pl.col("readout") == readout))
+        matrix = confusion_matrix(mine["predicted"].to_list(), mine["conflict_type"].to_list(), mine["len"].to_list())
         ax.imshow(matrix, cmap="Blues", vmin=0)
         for (i, j), count in np.ndenumerate(matrix):
             ax.text(j, i, str(count), ha="center", va="center", fontsize=8, color="white" if count > matrix.max() / 2 else "black")

@@ -41,12 +41,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from conflictlab.stats import proportion_ci
+from conflictlab.stats import wilson_interval
 
 _ANSWER_SPAN = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 _SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
@@ -243,35 +245,52 @@ SUMMARY_SCHEMA = pa.schema(
 def summarize_accuracy(per_sample: pa.Table) -> pa.Table:
     """Accuracy with Wilson 95% intervals (none at n < 2) per (model, type)
     overall, per subset, and per implicit/explicit split."""
+    rules = [rule for rule in RULES if rule != "not_generated"]
+    generated = pc.equal(per_sample.column("status"), "ok")
+    flags = {
+        "correct": per_sample.column("correct"),
+        "generated": generated,
+        "missing": pc.and_(generated, pc.invert(per_sample.column("tag_found"))),
+        **{f"n_{rule}": pc.equal(per_sample.column("rule"), rule) for rule in rules},
+    }
+    # pyarrow, not polars: the answer-match rule's environment (envs/judges.yaml) imports this module
+    frame = pa.table({
+        **{key: per_sample.column(key) for key in ("model", "conflict_type", "subset", "implicit")},
+        **{name: pc.cast(flag, pa.int64()) for name, flag in flags.items()},
+    })
+
+    def by(column: str | None) -> dict[tuple, list[dict]]:
+        """(model, type) -> its groups' counts by ``column`` (None: the type), in order of first appearance."""
+        found = defaultdict(list)
+        keys = ["model", "conflict_type"] + ([column] if column else [])
+        # use_threads=False: groups in order of first appearance
+        grouped = frame.group_by(keys, use_threads=False).aggregate([(name, "sum") for name in flags] + [("model", "count")])
+        for group in grouped.rename_columns([name.removesuffix("_sum") for name in grouped.column_names]).to_pylist():  # one per group
+            found[group["model"], group["conflict_type"]].append({**group, "n": group["model_count"]})
+        return found
+
+    types, subsets, splits = by(None), by("subset"), by("implicit")
     rows = []
-    data = per_sample.to_pylist()
-    keys = sorted({(r["model"], r["conflict_type"]) for r in data})
-    for model, conflict_type in keys:
-        group_rows = [r for r in data if r["model"] == model and r["conflict_type"] == conflict_type]
-        groups: list[tuple[str, str, list[dict]]] = [("type", "all", group_rows)]
-        for subset in dict.fromkeys(r["subset"] for r in group_rows):
-            groups.append(("subset", subset, [r for r in group_rows if r["subset"] == subset]))
-        for implicit, name in ((False, "explicit"), (True, "implicit")):
-            members = [r for r in group_rows if r["implicit"] is implicit]
-            if members:
-                groups.append(("implicit", name, members))
-        for level, name, members in groups:
-            mean, low, high = proportion_ci([r["correct"] for r in members])
-            generated = [r for r in members if r["status"] == "ok"]
-            missing = sum(not r["tag_found"] for r in generated) / len(generated) if generated else None
+    for model, conflict_type in sorted(types):  # one per (model, type)
+        groups = [("type", "all", types[model, conflict_type][0])]
+        groups += [("subset", group["subset"], group) for group in subsets[model, conflict_type]]
+        halves = {group["implicit"]: group for group in splits[model, conflict_type]}
+        groups += [("implicit", name, halves[implicit]) for implicit, name in ((False, "explicit"), (True, "implicit")) if implicit in halves]
+        for level, name, group in groups:
+            mean, low, high = wilson_interval(group["correct"], group["n"])
             rows.append(
                 {
                     "model": model,
                     "conflict_type": conflict_type,
                     "level": level,
                     "group": name,
-                    "n": len(members),
+                    "n": group["n"],
                     "accuracy": mean,
                     "ci_low": low,
                     "ci_high": high,
-                    "missing_tag_rate": missing,
-                    "n_not_generated": len(members) - len(generated),
-                    **{f"n_{rule}": sum(r["rule"] == rule for r in members) for rule in RULES if rule != "not_generated"},
+                    "missing_tag_rate": group["missing"] / group["generated"] if group["generated"] else None,
+                    "n_not_generated": group["n"] - group["generated"],
+                    **{f"n_{rule}": group[f"n_{rule}"] for rule in rules},
                 }
             )
     return pa.Table.from_pylist(rows, schema=SUMMARY_SCHEMA)

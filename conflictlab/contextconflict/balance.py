@@ -18,6 +18,7 @@ import math
 from collections import defaultdict
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from conflictlab.contextconflict.shapley import exact_shapley, sampled_shapley
@@ -53,33 +54,42 @@ def attributions(values: pa.Table, samples: pa.Table, *, model: str) -> pa.Table
     the permutations stored on its empty-coalition row (the orders its masks
     were scored for).
     """
-    meta = {row["sample_id"]: row for row in samples.select(["sample_id", "conflict_type", "subset"]).to_pylist()}
-    games: dict[str, dict[int, float]] = defaultdict(dict)
-    info, stored = {}, {}
-    for row in values.to_pylist():
-        games[row["sample_id"]][row["mask"]] = row["value"]
-        info[row["sample_id"]] = row
-        if row.get("permutations"):
-            stored[row["sample_id"]] = np.array(row["permutations"], dtype=np.int64)
+    meta = pl.from_arrow(samples.select(["sample_id", "conflict_type", "subset"])).unique("sample_id", keep="last")
+    # one row per game: its masks and values (a mask scored twice: the last value), the last
+    # row's scorer and n, the last stored permutations (a group keeps the table's row order)
+    games = (
+        pl.from_arrow(values.select(["sample_id", "mask", "value", "n_evidence", "scorer", "permutations"]))
+        .group_by("sample_id")
+        .agg(
+            pl.col("scorer").last(),
+            pl.col("n_evidence").last(),
+            pl.col("permutations").filter(pl.col("permutations").list.len() > 0).last(),
+            pl.struct("mask", "value").alias("coalitions"),
+        )
+        .join(meta, on="sample_id", how="left")
+        .sort("sample_id")
+    )
+    if games["conflict_type"].null_count():
+        raise KeyError(games.filter(pl.col("conflict_type").is_null())["sample_id"][0])
     rows = []
-    for sample_id in sorted(games):
-        game = games[sample_id]
-        n = info[sample_id]["n_evidence"]
+    for info in games.iter_rows(named=True):  # one per game: its Shapley values are its own computation
+        sample_id, n = info["sample_id"], info["n_evidence"]
+        game = {coalition["mask"]: coalition["value"] for coalition in info["coalitions"]}
         if len(game) == 1 << n:
             phi, se, method = exact_shapley(np.array([game[m] for m in range(1 << n)])), None, "exact"
         else:
-            if sample_id not in stored:
+            if info["permutations"] is None:
                 raise ValueError(f"values of {sample_id}: {len(game)} of {1 << n} coalitions and no stored permutations")
-            phi, se = sampled_shapley(game, stored[sample_id])
+            phi, se = sampled_shapley(game, np.array(info["permutations"], dtype=np.int64))
             method = "sampled"
         result = balance(phi)
         rows.append(
             {
                 "sample_id": sample_id,
                 "model": model,
-                "scorer": info[sample_id]["scorer"],
-                "conflict_type": meta[sample_id]["conflict_type"],
-                "subset": meta[sample_id]["subset"],
+                "scorer": info["scorer"],
+                "conflict_type": info["conflict_type"],
+                "subset": info["subset"],
                 "n_evidence": n,
                 "method": method,
                 "phi": phi.tolist(),
@@ -93,6 +103,19 @@ def attributions(values: pa.Table, samples: pa.Table, *, model: str) -> pa.Table
             }
         )
     return pa.Table.from_pylist(rows, schema=ATTRIBUTION_SCHEMA)
+
+
+def _groups(frame: pl.DataFrame, keys: list[str]) -> list[tuple[tuple, np.ndarray]]:
+    """(key values, row indices of ``frame`` in its order), one per distinct
+    ``keys``, sorted by key: the rows a per-group estimate reads, in the
+    order its bootstrap draws depend on."""
+    grouped = frame.select(keys).with_row_index("row").group_by(keys).agg(pl.col("row"))
+    return sorted((tuple(key), np.asarray(rows, dtype=np.int64)) for *key, rows in grouped.iter_rows())
+
+
+def _defined(attr: pa.Table) -> pl.DataFrame:
+    """``attr``'s rows with defined shares, as a polars frame."""
+    return pl.from_arrow(attr).filter(~pl.col("undefined"))
 
 
 BALANCE_SUMMARY_SCHEMA = pa.schema(
@@ -114,17 +137,18 @@ BALANCE_SUMMARY_SCHEMA = pa.schema(
 
 def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
     """Mean Balance (×1, in [0, 1]) per (model, scorer, type) and per subset."""
-    data = attr.to_pylist()
+    frame = pl.from_arrow(attr.select(["model", "scorer", "conflict_type", "subset", "undefined", "balance", "gini"]))
+    undefined, values, gini = frame["undefined"].to_numpy(), frame["balance"].to_numpy(), frame["gini"].to_numpy()
+    by_subset: dict[tuple, list[tuple[int, str, np.ndarray]]] = defaultdict(list)
+    for (*key, subset), members in _groups(frame, ["model", "scorer", "conflict_type", "subset"]):
+        by_subset[tuple(key)].append((members[0], subset, members))
     rows = []
-    for key in sorted({(r["model"], r["scorer"], r["conflict_type"]) for r in data}):
-        members = [r for r in data if (r["model"], r["scorer"], r["conflict_type"]) == key]
-        groups = [("all", members)] + [
-            (subset, [r for r in members if r["subset"] == subset]) for subset in dict.fromkeys(r["subset"] for r in members)
-        ]
+    for key, members in _groups(frame, ["model", "scorer", "conflict_type"]):  # one per (model, scorer, type)
+        # subsets in order of first appearance
+        groups = [("all", members)] + [(subset, rs) for _, subset, rs in sorted(by_subset[key], key=lambda group: group[0])]
         for group, rs in groups:
-            defined = [r for r in rs if not r["undefined"]]
-            mean, low, high = bootstrap_mean_ci(np.array([r["balance"] for r in defined]), n_resamples=n_resamples, seed=seed)
-            gini = float(np.mean([r["gini"] for r in defined])) if defined else math.nan
+            defined = rs[~undefined[rs]]
+            mean, low, high = bootstrap_mean_ci(values[defined], n_resamples=n_resamples, seed=seed)
             rows.append(
                 {
                     "model": key[0],
@@ -137,7 +161,7 @@ def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0)
                     "balance": mean,
                     "ci_low": low,
                     "ci_high": high,
-                    "gini_paper_code": gini,
+                    "gini_paper_code": float(np.mean(gini[defined])) if defined.size else math.nan,
                 }
             )
     return pa.Table.from_pylist(rows, schema=BALANCE_SUMMARY_SCHEMA)
@@ -161,11 +185,10 @@ POSITION_SCHEMA = pa.schema(
 
 def position_shares(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
     """Mean share by input position, per (model, scorer, type, n)."""
-    data = [r for r in attr.to_pylist() if not r["undefined"]]
+    frame = _defined(attr.select(["model", "scorer", "conflict_type", "n_evidence", "undefined", "shares"]))
     rows = []
-    for key in sorted({(r["model"], r["scorer"], r["conflict_type"], r["n_evidence"]) for r in data}):
-        members = [r for r in data if (r["model"], r["scorer"], r["conflict_type"], r["n_evidence"]) == key]
-        shares = np.array([r["shares"] for r in members])  # (samples, n)
+    for key, members in _groups(frame, ["model", "scorer", "conflict_type", "n_evidence"]):  # one per (model, scorer, type, n)
+        shares = frame["shares"].gather(members).list.to_array(key[3]).to_numpy()  # (samples, n)
         for position in range(key[3]):
             mean, low, high = bootstrap_mean_ci(shares[:, position], n_resamples=n_resamples, seed=seed)
             rows.append(
@@ -175,7 +198,7 @@ def position_shares(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -
                     "conflict_type": key[2],
                     "n_evidence": key[3],
                     "position": position + 1,
-                    "n_samples": len(members),
+                    "n_samples": members.size,
                     "mean_share": mean,
                     "ci_low": low,
                     "ci_high": high,
@@ -219,16 +242,17 @@ def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int =
     between types alone can make large (secondary). p-values exact up to
     n = 10 (:func:`conflictlab.stats.rank_agreement`); NaN below 3 pairs.
     """
-    rows = [r for r in attr.to_pylist() if not r["undefined"]]
-    scorers = sorted({r["scorer"] for r in rows})
-    keys = sorted({(r["model"], r["conflict_type"]) for r in rows})
-    per_sample = {(r["scorer"], r["model"], r["conflict_type"], r["sample_id"]): r["balance"] for r in rows}
+    frame = _defined(attr.select(["scorer", "model", "conflict_type", "sample_id", "undefined", "balance"]))
+    scorers = sorted(frame["scorer"].unique().to_list())
+    keys = sorted(frame.select("model", "conflict_type").unique().iter_rows())
+    values = frame["balance"].to_numpy()
+    groups = dict(_groups(frame, ["scorer", "model", "conflict_type"]))
     means, counts = {}, {}
     for scorer in scorers:
         for model, conflict_type in keys:
-            values = [v for (s, m, t, _), v in per_sample.items() if (s, m, t) == (scorer, model, conflict_type)]
-            means[(scorer, model, conflict_type)] = float(np.mean(values)) if values else math.nan
-            counts[(scorer, model, conflict_type)] = len(values)
+            members = groups.get((scorer, model, conflict_type), np.empty(0, dtype=np.int64))
+            means[(scorer, model, conflict_type)] = float(np.mean(values[members])) if members.size else math.nan
+            counts[(scorer, model, conflict_type)] = members.size
     cells = pa.table(
         {
             "model": [m for m, _ in keys],
@@ -240,17 +264,21 @@ def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int =
     agreement = []
     for i, a in enumerate(scorers):
         for b in scorers[i + 1 :]:
-            shared = sorted((t, m, sid) for (s, m, t, sid) in per_sample if s == a and (b, m, t, sid) in per_sample)
-            x = [per_sample[(a, m, t, sid)] for t, m, sid in shared]
-            y = [per_sample[(b, m, t, sid)] for t, m, sid in shared]
-            within = stratified_kendall(x, y, [t for t, _, _ in shared], n_permutations=n_permutations, seed=seed)
+            # the responses both scored, by (type, model, sample)
+            shared = (
+                frame.filter(pl.col("scorer") == a)
+                .join(frame.filter(pl.col("scorer") == b), on=["model", "conflict_type", "sample_id"], suffix="_b")
+                .sort("conflict_type", "model", "sample_id")
+            )
+            within = stratified_kendall(shared["balance"].to_list(), shared["balance_b"].to_list(), shared["conflict_type"].to_list(),
+                                        n_permutations=n_permutations, seed=seed)
             agreement.append({"scorer_a": a, "scorer_b": b, "level": WITHIN_TYPES, "n": within["n"],
                               "kendall_tau": within["tau"], "kendall_p": within["p"], "spearman_rho": math.nan,
                               "spearman_p": math.nan, "p_method": "permutation within types", "p_floor": within["p_floor"]})
             for conflict_type in sorted({t for _, t in keys}):
-                members = [j for j, (t, _, _) in enumerate(shared) if t == conflict_type]
-                agreement.append({"scorer_a": a, "scorer_b": b, "level": conflict_type, "n": len(members),
-                                  **rank_agreement([x[j] for j in members], [y[j] for j in members])})
+                mine = shared.filter(pl.col("conflict_type") == conflict_type)
+                agreement.append({"scorer_a": a, "scorer_b": b, "level": conflict_type, "n": mine.height,
+                                  **rank_agreement(mine["balance"].to_list(), mine["balance_b"].to_list())})
             both = [k for k in keys if not (math.isnan(means[(a, *k)]) or math.isnan(means[(b, *k)]))]
             agreement.append({"scorer_a": a, "scorer_b": b, "level": CELLS, "n": len(both),
                               **rank_agreement([means[(a, *k)] for k in both], [means[(b, *k)] for k in both])})
@@ -260,17 +288,18 @@ def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int =
 def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
     """Table 3: mean Δ_high and Δ_low with bootstrap CIs, and the share of
     responses with Δ_high > Δ_low with its Wilson interval (none at n < 2)."""
-    data = causal.to_pylist()
+    frame = pl.from_arrow(causal.select(["model", "conflict_type", "delta_high", "delta_low"]))
+    delta_high, delta_low = frame["delta_high"].to_numpy(), frame["delta_low"].to_numpy()
+    by_model = [((model, "all"), members) for (model,), members in _groups(frame, ["model"])]
     rows = []
-    for key in sorted({(r["model"], r["conflict_type"]) for r in data}) + sorted({(r["model"], "all") for r in data}):
-        members = [r for r in data if r["model"] == key[0] and key[1] in ("all", r["conflict_type"])]
-        high = bootstrap_mean_ci(np.array([r["delta_high"] for r in members]), n_resamples=n_resamples, seed=seed)
-        low = bootstrap_mean_ci(np.array([r["delta_low"] for r in members]), n_resamples=n_resamples, seed=seed)
+    for key, members in _groups(frame, ["model", "conflict_type"]) + by_model:  # one per (model, type), then per model
+        high = bootstrap_mean_ci(delta_high[members], n_resamples=n_resamples, seed=seed)
+        low = bootstrap_mean_ci(delta_low[members], n_resamples=n_resamples, seed=seed)
         rows.append(
             {
                 "model": key[0],
                 "conflict_type": key[1],
-                "n": len(members),
+                "n": members.size,
                 "delta_high": high[0],
                 "delta_high_ci_low": high[1],
                 "delta_high_ci_high": high[2],
@@ -278,7 +307,7 @@ def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0
                 "delta_low_ci_low": low[1],
                 "delta_low_ci_high": low[2],
                 **dict(zip(("frac_high_gt_low", "frac_ci_low", "frac_ci_high"),
-                           wilson_interval(sum(r["delta_high"] > r["delta_low"] for r in members), len(members)))),
+                           wilson_interval(int((delta_high[members] > delta_low[members]).sum()), members.size))),
             }
         )
     return pa.Table.from_pylist(rows)
@@ -291,17 +320,21 @@ def shuffled_shares(attr: pa.Table, samples: pa.Table, *, n_resamples: int = 200
     ``attr`` holds shares in presented order (what the scorer saw);
     ``samples`` the shuffled samples with ``extras["shuffle_permutation"]``.
     """
-    import json
-
-    perms = {r["sample_id"]: json.loads(r["extras"])["shuffle_permutation"] for r in samples.select(["sample_id", "extras"]).to_pylist()}
+    permutation = pl.Struct({"shuffle_permutation": pl.List(pl.Int64)})
+    perms = pl.from_arrow(samples.select(["sample_id", "extras"])).select(
+        "sample_id", pl.col("extras").str.json_decode(permutation).struct.field("shuffle_permutation").alias("permutation")
+    )
     presented = position_shares(attr, n_resamples=n_resamples, seed=seed)
-    rows = []
-    for r in attr.to_pylist():
-        if r["undefined"]:
-            continue
-        original = [0.0] * r["n_evidence"]
-        for position, piece in enumerate(perms[r["sample_id"]]):
-            original[piece] = r["shares"][position]
-        rows.append({**r, "shares": original})
-    by_original = position_shares(pa.Table.from_pylist(rows, schema=ATTRIBUTION_SCHEMA), n_resamples=n_resamples, seed=seed)
+    defined = _defined(attr).with_row_index("row").join(perms, on="sample_id", how="left")
+    if defined["permutation"].null_count():
+        raise KeyError(f"no shuffle permutation for {defined.filter(pl.col('permutation').is_null())['sample_id'][0]}")
+    parts = []
+    for (n,), members in _groups(defined, ["n_evidence"]):  # one per number of pieces
+        mine = defined[members]
+        shares = mine["shares"].list.to_array(n).to_numpy()  # (samples, n), in presented order
+        original = np.zeros_like(shares)
+        np.put_along_axis(original, mine["permutation"].list.to_array(n).to_numpy(), shares, axis=1)  # original[piece] = presented share
+        parts.append(mine.with_columns(pl.Series("shares", original).cast(pl.List(pl.Float64))))
+    rows = pl.concat(parts).sort("row").drop("row", "permutation") if parts else _defined(attr).clear()
+    by_original = position_shares(rows.to_arrow().cast(ATTRIBUTION_SCHEMA), n_resamples=n_resamples, seed=seed)
     return presented, by_original.rename_columns(["original_piece" if c == "position" else c for c in by_original.column_names])

@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.judges.prompts.ragas import statements_request, verdict_request
 from conflictlab.judges.requests import JudgeRequest, read_choices, read_json_object
@@ -205,17 +206,21 @@ def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int
     """Per (model, type): mean Faithfulness over the scored samples with its
     bootstrap 95% CI (none at n_scored < 2), the share of samples left NaN
     with its Wilson 95% CI, and the count of each reason."""
-    data = rows.to_pylist()
+    faithfulness = pc.fill_null(rows.column("faithfulness"), math.nan).to_numpy(zero_copy_only=False)
+    scored = pc.is_valid(rows.column("faithfulness")).to_numpy(zero_copy_only=False)
+    status = rows.column("status").to_numpy(zero_copy_only=False)
+    keys = rows.select(["model", "conflict_type"]).append_column("row", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+    groups = keys.group_by(["model", "conflict_type"], use_threads=False).aggregate([("row", "list")])  # in order of first appearance
     out = []
-    for model, conflict_type in dict.fromkeys((r["model"], r["conflict_type"]) for r in data):
-        members = [r for r in data if r["model"] == model and r["conflict_type"] == conflict_type]
-        scores = np.array([r["faithfulness"] for r in members if r["faithfulness"] is not None], dtype=float)
+    for model, conflict_type, members in zip(*(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))):  # per (model, type)
+        members = np.asarray(members, dtype=np.int64)
+        scores = faithfulness[members[scored[members]]]
         mean, low, high = bootstrap_mean_ci(scores, n_resamples=n_resamples, seed=seed)
-        nan_rate, nan_low, nan_high = wilson_interval(len(members) - int(scores.size), len(members))
+        nan_rate, nan_low, nan_high = wilson_interval(members.size - int(scores.size), members.size)
         row = {
             "model": model,
             "conflict_type": conflict_type,
-            "n": len(members),
+            "n": members.size,
             "n_scored": int(scores.size),
             "faithfulness": mean,
             "ci_low": low,
@@ -223,7 +228,7 @@ def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int
             "nan_rate": nan_rate,
             "nan_ci_low": nan_low,
             "nan_ci_high": nan_high,
-            **{f"n_{s}": sum(r["status"] == s for r in members) for s in NAN_STATUSES},
+            **{f"n_{s}": int((status[members] == s).sum()) for s in NAN_STATUSES},
         }
         out.append({k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()})
     return pa.Table.from_pylist(out, schema=FAITHFULNESS_SUMMARY_SCHEMA)

@@ -50,6 +50,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.requests import JudgeRequest, read_choices
@@ -168,14 +169,25 @@ def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float:
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
-def _paired(ratings: pa.Table, attributions: pa.Table) -> list[tuple[dict, dict]]:
-    """(judge row, attribution row) per sample rated by both, same model."""
-    attr = {(r["model"], r["sample_id"]): r for r in attributions.to_pylist()}
-    return [
-        (row, attr[row["model"], row["sample_id"]])
-        for row in ratings.to_pylist()
-        if row["status"] == "ok" and (row["model"], row["sample_id"]) in attr
-    ]
+def _attribution_rows(ratings: pa.Table, attributions: pa.Table) -> np.ndarray:
+    """Per row of ``ratings``, the row of ``attributions`` with its (model,
+    sample_id), the last one where several; -1 where none. Shape (ratings rows,)."""
+    keys = ["model", "sample_id"]
+    right = attributions.select(keys).append_column("attribution", pa.array(np.arange(attributions.num_rows, dtype=np.int64)))
+    right = right.group_by(keys, use_threads=False).aggregate([("attribution", "max")])
+    left = ratings.select(keys).append_column("rating", pa.array(np.arange(ratings.num_rows, dtype=np.int64)))
+    joined = left.join(right, keys=keys, join_type="inner")
+    found = np.full(ratings.num_rows, -1, dtype=np.int64)
+    found[joined.column("rating").to_numpy()] = joined.column("attribution_max").to_numpy()
+    return found
+
+
+def _paired(ratings: pa.Table, attributions: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """(judge rows, attribution rows), row i of each the same sample rated by
+    both, same model, in ``ratings``' order."""
+    found = _attribution_rows(ratings, attributions)
+    chosen = np.flatnonzero(pc.and_(pc.equal(ratings.column("status"), "ok"), pa.array(found >= 0)).to_numpy(zero_copy_only=False))
+    return ratings.take(chosen), attributions.take(found[chosen])
 
 
 def _none_for_nan(row: dict) -> dict:
@@ -207,22 +219,26 @@ def agreement_table(ratings: pa.Table, attributions: pa.Table, *, scorer: str) -
     and Shapley-derived ratings and the mean per-sample Spearman ρ: pooled,
     per type, and per number of pieces n (whose counts the rows give); the
     human rows empty, with the reason."""
-    pairs = _paired(ratings, attributions)
-    groups = [("all", "all")]
-    groups += [(t, "all") for t in dict.fromkeys(j["conflict_type"] for j, _ in pairs)]
-    groups += [("all", str(n)) for n in sorted({len(j["ratings"]) for j, _ in pairs})]
+    judged, attributed = _paired(ratings, attributions)
+    # per-sample estimators, one call per rated sample
+    phi = attributed.column("phi").to_pylist()
+    shapley = pa.array([shapley_ratings(values) for values in phi], pa.list_(pa.int64()))
+    rho = np.array([spearman_rho(j, values) for j, values in zip(judged.column("ratings").to_pylist(), phi)], dtype=float)
+    types = judged.column("conflict_type").to_numpy(zero_copy_only=False)
+    sizes = pc.list_value_length(judged.column("ratings")).to_numpy(zero_copy_only=False)
+    everything = np.ones(judged.num_rows, dtype=bool)
+    groups = [("all", "all", everything)]
+    groups += [(t, "all", types == t) for t in pc.unique(judged.column("conflict_type")).to_pylist()]
+    groups += [("all", str(n), sizes == n) for n in sorted(set(sizes.tolist()))]
     rows = []
-    for conflict_type, n_evidence in groups:
-        members = [
-            (j, a) for j, a in pairs
-            if conflict_type in ("all", j["conflict_type"]) and n_evidence in ("all", str(len(j["ratings"])))
-        ]
-        judge = [r for j, _ in members for r in j["ratings"]]
-        shapley = [r for _, a in members for r in shapley_ratings(a["phi"])]
-        rhos = [spearman_rho(j["ratings"], a["phi"]) for j, a in members]
-        rhos = [r for r in rhos if not math.isnan(r)]
+    for conflict_type, n_evidence, chosen in groups:  # a handful: pooled, per type, per n
+        members = np.flatnonzero(chosen)
+        pieces = pc.list_flatten(judged.column("ratings").take(members)).to_pylist()
+        shapley_pieces = pc.list_flatten(shapley.take(members)).to_pylist()
+        rhos = rho[members]
+        rhos = rhos[~np.isnan(rhos)]
         kappas = {
-            name: cohen_kappa(judge, shapley, weights=weights, labels=RATING_SCALE) if judge else None
+            name: cohen_kappa(pieces, shapley_pieces, weights=weights, labels=RATING_SCALE) if pieces else None
             for name, weights in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic"))
         }
         rows.append(
@@ -231,9 +247,9 @@ def agreement_table(ratings: pa.Table, attributions: pa.Table, *, scorer: str) -
                 "conflict_type": conflict_type,
                 "n_evidence": n_evidence,
                 **kappas,
-                "n_pieces": len(judge),
-                "n_samples": len(members),
-                "mean_spearman": float(np.mean(rhos)) if rhos else None,
+                "n_pieces": len(pieces),
+                "n_samples": members.size,
+                "mean_spearman": float(np.mean(rhos)) if rhos.size else None,
                 "n_spearman": len(rhos),
                 "note": None,
             }
@@ -278,20 +294,27 @@ def judge_balance_table(ratings: pa.Table, attributions: pa.Table, *, n_resample
     where both are defined), each with its bootstrap 95% CI; the judge's
     Balance is recomputed from its ratings (:func:`rating_balance`), and the
     samples left out are counted by reason."""
-    data = ratings.to_pylist()
-    attr = {(r["model"], r["sample_id"]): r for r in attributions.to_pylist()}
+    found = _attribution_rows(ratings, attributions)
+    status = ratings.column("status").to_numpy(zero_copy_only=False)
+    rated = status == "ok"
+    # the judge's Balance, one call per rated sample (NaN where not rated)
+    judge = np.full(ratings.num_rows, math.nan)
+    rated_rows = np.flatnonzero(rated)
+    judge[rated_rows] = [rating_balance(values)[1] for values in ratings.column("ratings").take(rated_rows).to_pylist()]
+    has_attribution = found >= 0
+    shapley = np.full(ratings.num_rows, math.nan)
+    shapley_defined = np.zeros(ratings.num_rows, dtype=bool)
+    shapley[has_attribution] = attributions.column("balance").take(found[has_attribution]).to_numpy(zero_copy_only=False)
+    shapley_defined[has_attribution] = pc.invert(attributions.column("undefined").take(found[has_attribution])).to_numpy(zero_copy_only=False)
+    sizes = pc.fill_null(pc.list_value_length(ratings.column("ratings")), 0).to_numpy(zero_copy_only=False)
+    keys = ratings.select(["model", "conflict_type"]).append_column("row", pa.array(np.arange(ratings.num_rows, dtype=np.int64)))
+    groups = keys.group_by(["model", "conflict_type"], use_threads=False).aggregate([("row", "list")])  # in order of first appearance
     rows = []
-    for model, conflict_type in dict.fromkeys((r["model"], r["conflict_type"]) for r in data):
-        members = [r for r in data if r["model"] == model and r["conflict_type"] == conflict_type]
-        rated = [r for r in members if r["status"] == "ok"]
-        judged = [(r, rating_balance(r["ratings"])[1]) for r in rated]
-        defined = [(r, value) for r, value in judged if not math.isnan(value)]
-        both = [
-            (value, attr[model, r["sample_id"]]["balance"], len(r["ratings"]))
-            for r, value in defined
-            if (model, r["sample_id"]) in attr and not attr[model, r["sample_id"]]["undefined"]
-        ]
-        judge_values, shapley_values, sizes = (np.array(column, dtype=float) for column in zip(*both)) if both else (np.array([]),) * 3
+    for model, conflict_type, members in zip(*(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))):  # per (model, type)
+        members = np.asarray(members, dtype=np.int64)
+        defined = members[rated[members] & ~np.isnan(judge[members])]
+        both = defined[shapley_defined[defined]]
+        judge_values, shapley_values = judge[both], shapley[both]
         j = [100 * v for v in bootstrap_mean_ci(judge_values, n_resamples=n_resamples, seed=seed)]
         s = [100 * v for v in bootstrap_mean_ci(shapley_values, n_resamples=n_resamples, seed=seed)]
         rows.append(
@@ -299,19 +322,19 @@ def judge_balance_table(ratings: pa.Table, attributions: pa.Table, *, n_resample
                 {
                     "model": model,
                     "conflict_type": conflict_type,
-                    "n": len(both),
-                    "n_evidence": _evidence_counts([int(size) for size in sizes]),
+                    "n": both.size,
+                    "n_evidence": _evidence_counts(sizes[both].tolist()),
                     "judge_balance": j[0],
                     "judge_ci_low": j[1],
                     "judge_ci_high": j[2],
                     "shapley_balance": s[0],
                     "shapley_ci_low": s[1],
                     "shapley_ci_high": s[2],
-                    "n_samples": len(members),
-                    "n_not_generated": sum(r["status"] == "not_generated" for r in members),
-                    "n_unparseable": sum(r["status"] == "unparseable" for r in members),
-                    "n_judge_undefined": len(judged) - len(defined),
-                    "n_shapley_undefined": len(defined) - len(both),
+                    "n_samples": members.size,
+                    "n_not_generated": int((status[members] == "not_generated").sum()),
+                    "n_unparseable": int((status[members] == "unparseable").sum()),
+                    "n_judge_undefined": int(rated[members].sum()) - defined.size,
+                    "n_shapley_undefined": defined.size - both.size,
                     "human": None,
                 }
             )
