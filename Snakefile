@@ -40,6 +40,7 @@ include: "rules/shapley.smk"
 include: "rules/arbitration.smk"
 include: "rules/mechanistic.smk"
 include: "rules/steering.smk"
+include: "rules/methods.smk"  # after steering.smk (its test split and decoding settings) and shapley.smk (whose rule it reuses)
 include: "rules/conflictbank.smk"
 include: "rules/judges.smk"  # before conflicts.smk, whose judge job takes judges.smk's settings and cache
 include: "rules/conflicts.smk"

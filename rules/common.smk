@@ -9,14 +9,14 @@ from snakemake.logging import logger
 
 from conflictlab.contextconflict.conflict_types import TASK_FAMILY
 from conflictlab.contextconflict.steering import all_variants
-from conflictlab.contextconflict.variants import SteeredModel
+from conflictlab.contextconflict.variants import MethodRun, SteeredModel, is_rerun
 from conflictlab.provenance import code_hash as _code_hash
 from conflictlab.wildcards import MODEL_NAME_PATTERN
 
 REPO = Path(workflow.basedir)
 
 MODEL_LISTS = ("generators", "scorers")
-SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering", "conflictbank", "conflicts")
+SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering", "methods", "conflictbank", "conflicts")
 
 
 def skip_hosted_without_key():
@@ -206,6 +206,7 @@ INTERNALS_STAGES = {
     "scorers": ("Shapley scoring", config["scorers"]),
     "mechanistic.models": ("probes, spectral energy and projections", config["mechanistic"]["models"]),
     "steering.models": ("activation steering", config["steering"]["models"]),
+    "methods.models": ("conflict-resolution methods (hf backend: CAD and AdaCAD read the logits)", config["methods"]["models"]),
     "conflictbank.embedded.models": ("continued pre-training", config["conflictbank"]["embedded"]["models"]),
 }
 
@@ -269,8 +270,9 @@ def default_scorer():
     return config["scorers"][0] if config["scorers"] else None
 
 
-# A responding model is a generator or a steered rerun "name@variant" of a
-# steering model (conflictlab.contextconflict.variants spells both).
+# A responding model is a generator, a steered rerun "name@variant" of a
+# steering model or a method's rerun "name@method" of a methods model
+# (conflictlab.contextconflict.variants spells them).
 
 
 def steering_variants():
@@ -282,9 +284,14 @@ def steered_names(model):
     return [SteeredModel(model, variant).format() for variant in steering_variants()]
 
 
+def method_names(model):
+    """``model``'s method reruns (config ``methods.list``); ``model`` may be the wildcard "{model}"."""
+    return [MethodRun(model, method).format() for method in config["methods"]["list"]]
+
+
 def samples_path(model, conflict_type):
-    """The samples a model's responses answer: a steered rerun answers the
-    steering test split, everything else the whole subset."""
-    if SteeredModel.parse_if_steered(model):
+    """The samples a model's responses answer: a steered or a method's rerun
+    answers the steering test split, everything else the whole subset."""
+    if is_rerun(model):
         return f"results/steering/split/{conflict_type}.test.parquet"
     return f"results/data/{conflict_type}.parquet"

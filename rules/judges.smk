@@ -57,8 +57,12 @@ response_inputs = lambda models, conflict_types: {
 }
 
 # Every responding model whose responses get a Faithfulness score: the
-# generators and, for Table 4, every steered rerun.
-FAITHFULNESS_MODELS = config["generators"] + [name for model in config["steering"]["models"] for name in steered_names(model)]
+# generators and, for Table 4 and the methods' rows, every steered and method rerun.
+FAITHFULNESS_MODELS = (
+    config["generators"]
+    + [name for model in config["steering"]["models"] for name in steered_names(model)]
+    + [name for model in config["methods"]["models"] for name in method_names(model)]
+)
 
 # Tables 2 and 7 where summarization types are scored.
 JUDGE_TABLES_WITH_RATINGS = bool(SUMMARIZATION_TYPES and default_scorer())

@@ -63,3 +63,41 @@ def test_chat_rendering_has_special_tokens_once(smollm2_dir):
     assert text.count("<|im_start|>") == 3  # system, user, assistant
     assert ids == tokenizer(text, add_special_tokens=False)["input_ids"]
     assert text.endswith("<|im_start|>assistant\n")
+
+
+# --------------------------------------------------------------------------
+# Conflict-resolution methods: the context-free prompt, the context-faithful ones
+
+
+def test_context_free_prompt_is_the_template_without_any_evidence():
+    from conflictlab.contextconflict.prompts import context_free_messages
+
+    combined = context_free_messages("reasoning_combined", "Who?")
+    assert combined == build_messages("reasoning_combined", "Who?", [])
+    assert combined[1]["content"].startswith("[Question]: Who?\nAnalyze all evidence above")
+    single = context_free_messages("reasoning_single", "Who?")
+    assert single[0] == build_messages("reasoning_single", "Who?", ["x"])[0]
+    assert single[1]["content"] == (
+        "[Question]: Who?\nBased on the evidence above, think step by step and provide your final answer inside <answer></answer> tags."
+    )
+    assert context_free_messages("summarization_single", "Why?")[1]["content"] == "[Question]: Why?"
+
+
+def test_context_faithful_prompts_reframe_the_whole_evidence_block():
+    from conflictlab.contextconflict.prompts import faithful_messages
+    from conflictlab.lm.methods import INSTRUCTION
+
+    plain = build_messages("summarization_simple", "Who won?", ['a "quoted" claim', "b"])
+    opinion = faithful_messages("summarization_simple", "Who won?", ['a "quoted" claim', "b"], "opinion")
+    assert opinion[0] == plain[0]
+    assert opinion[1]["content"] == "Bob said \"[Evidence 1]: a quoted claim\n[Evidence 2]: b\"\n[Question]: Who won in Bob's opinion?"
+    instructed = faithful_messages("summarization_simple", "Who won?", ["a", "b"], "instructed")
+    assert instructed[1]["content"] == f"{INSTRUCTION}\n\n[Evidence 1]: a\n[Evidence 2]: b\n[Question]: Who won?"
+    both = faithful_messages("summarization_simple", "Who won?", ["a", "b"], "opinion_instructed")
+    assert both[1]["content"] == f"{INSTRUCTION}\n\n" + faithful_messages("summarization_simple", "Who won?", ["a", "b"], "opinion")[1]["content"]
+    single = faithful_messages("summarization_single", "Why?", ["only"], "opinion")
+    assert single[1]["content"] == "[Evidence]: Bob said \"only\"\n[Question]: Why in Bob's opinion?"
+    with pytest.raises(ValueError, match="one evidence piece"):
+        faithful_messages("summarization_single", "Why?", ["a", "b"], "opinion")
+    with pytest.raises(ValueError, match="prompt style"):
+        faithful_messages("summarization_simple", "Why?", ["a"], "attributed")

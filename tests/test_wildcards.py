@@ -16,10 +16,13 @@ from conflictlab.conflictbank.ratio import MixtureRatio
 from conflictlab.contextconflict.variants import (
     METHODS,
     RESPONDER_PATTERN,
+    MethodRun,
     SteeredModel,
     SteeringVariant,
     format_alpha,
+    is_rerun,
 )
+from conflictlab.lm.methods import KINDS, Method
 from conflictlab.wildcards import MODEL_NAME_PATTERN
 
 SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml").read_text())
@@ -30,6 +33,7 @@ variants = st.one_of(st.just(SteeringVariant("base")), st.builds(SteeringVariant
 model_names = st.from_regex(MODEL_NAME_PATTERN, fullmatch=True)
 ratios = st.builds(MixtureRatio, st.integers(min_value=1, max_value=10**12), st.integers(min_value=0, max_value=10**12))
 garbage = st.text(max_size=24)
+methods = st.one_of(st.builds(Method, st.sampled_from([k for k in KINDS if k != "cad"])), st.builds(Method, st.just("cad"), alphas))
 
 
 def _fullmatch(pattern, text):
@@ -119,6 +123,43 @@ def test_steered_model_writes_a_path_template():
 
 
 # --------------------------------------------------------------------------
+# Conflict-resolution methods and their reruns (name@method)
+
+
+@given(methods)
+def test_method_round_trips_and_matches_its_pattern(method):
+    text = method.format()
+    assert Method.parse(text) == method and _fullmatch(Method.PATTERN, text)
+    assert not _fullmatch(SteeringVariant.PATTERN, text)  # one responder name, one kind of rerun
+
+
+@given(variants)
+def test_no_steering_variant_reads_as_a_method(variant):
+    assert not _fullmatch(Method.PATTERN, variant.format())
+
+
+@given(model_names, methods)
+def test_method_run_round_trips_and_matches_its_patterns(model, method):
+    run = MethodRun(model, method)
+    text = run.format()
+    assert MethodRun.parse(text) == run == MethodRun.parse_if_method(text)
+    assert _fullmatch(MethodRun.PATTERN, text) and _fullmatch(RESPONDER_PATTERN, text)
+    assert SteeredModel.parse_if_steered(text) is None and is_rerun(text)
+    assert MethodRun.parse_if_method(model) is None and not is_rerun(model)
+
+
+@pytest.mark.parametrize("text", ["m", "m@", "@adacad", "m@cad-a0", "m@cad-a1.0", "m@cfp", "a/b@adacad", "m@adacad@adacad", "m@cas-a1"])
+def test_method_run_parse_rejects_garbage_naming_it(text):
+    with pytest.raises(ValueError, match=re.escape(repr(text))):
+        MethodRun.parse(text)
+
+
+def test_a_steered_rerun_is_a_rerun_but_not_a_method_run():
+    assert is_rerun("m@cas-a1") and MethodRun.parse_if_method("m@cas-a1") is None
+    assert MethodRun("{model}", "adacad").format() == "{model}@adacad"
+
+
+# --------------------------------------------------------------------------
 # ConflictBank mixture ratios
 
 
@@ -193,6 +234,10 @@ def test_schema_alphas_are_the_types_alphas(alpha):
         accepted = False
     assert _valid(steering["alpha"], alpha) == accepted
     assert _valid(steering["alpha_sweep"], [alpha]) == accepted
+
+
+def test_schema_method_names_are_the_types_pattern():
+    assert SCHEMA["properties"]["methods"]["properties"]["list"]["items"]["pattern"] == f"^(?:{Method.PATTERN})$"
 
 
 def test_schema_model_names_are_the_registry_pattern():

@@ -18,12 +18,13 @@ import numpy as np
 
 import pyarrow as pa
 
-from conflictlab.contextconflict.prompts import build_messages, encode_messages
+from conflictlab.contextconflict.prompts import build_messages, context_free_messages, encode_messages, faithful_messages
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
-from conflictlab.contextconflict.variants import SteeredModel
+from conflictlab.contextconflict.variants import MethodRun, SteeredModel
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
 from conflictlab.lm.chat import ChatBackend
-from conflictlab.lm.generation import Backend, DecodingParams, HFBackend
+from conflictlab.lm.generation import Backend, DecodingParams, HFBackend, MethodBackend
+from conflictlab.lm.methods import Method, as_method, check_method_backend
 from conflictlab.lm.registry import context_limit, weights_checksum
 from conflictlab.lm.shards import RESPONSE_SCHEMA, STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded, run_sharded_variants
 from conflictlab.lm.steering import Steering
@@ -39,8 +40,13 @@ def build_request(
     limit: int,
     max_new_tokens: int,
     on_too_long: str = "skip",
+    messages_of: Callable[[str, str, list[str]], list[dict[str, str]]] = build_messages,
 ) -> Request:
     """Render one sample; never cut the question, never right-truncate silently.
+
+    ``messages_of(template, question, evidence)`` renders the messages
+    (:func:`~conflictlab.contextconflict.prompts.build_messages`, or a
+    method's rewrite of them).
 
     A prompt whose length plus ``max_new_tokens`` exceeds ``limit`` gets
     ``status=too_long``; with ``on_too_long="truncate_longest"`` the longest
@@ -51,7 +57,7 @@ def build_request(
     budget = limit - max_new_tokens
     cuts: list[str] = []
     for _ in range(4 * len(evidence) + 4):
-        messages = build_messages(template, sample["question"], evidence)
+        messages = messages_of(template, sample["question"], evidence)
         text, ids = encode_messages(tokenizer, messages)
         over = len(ids) - budget
         if over <= 0:
@@ -92,13 +98,18 @@ def _shard_dtype(settings: dict) -> str | None:
 
 
 def render_requests(
-    tokenizer, samples: pa.Table, templates: dict[str, str], *, limit: int, max_new_tokens: int, on_too_long: str, chat: bool = False
+    tokenizer, samples: pa.Table, templates: dict[str, str], *, limit: int, max_new_tokens: int, on_too_long: str, chat: bool = False,
+    messages_of: Callable[[str, str, list[str]], list[dict[str, str]]] = build_messages,
 ) -> list[Request]:
     """One request per sample, with the template of its task family; its
     messages are the payload with ``chat`` (a chat backend: vLLM's server on
-    this model renders them), else its token ids."""
+    this model renders them), else its token ids. ``messages_of`` as in
+    :func:`build_request`."""
     requests = [
-        build_request(tokenizer, sample, templates[sample["task_family"]], limit=limit, max_new_tokens=max_new_tokens, on_too_long=on_too_long)
+        build_request(
+            tokenizer, sample, templates[sample["task_family"]], limit=limit, max_new_tokens=max_new_tokens, on_too_long=on_too_long,
+            messages_of=messages_of,
+        )
         for sample in samples.to_pylist()
     ]
     if not chat:
@@ -118,11 +129,11 @@ def engine_settings(settings: dict) -> dict:
     return {key: settings[key] for key in ENGINE_KEYS if key in settings}
 
 
-def _render_subsets(tokenizer, subsets: Sequence[pa.Table], settings: dict, limit: int) -> list[list[Request]]:
+def _render_subsets(tokenizer, subsets: Sequence[pa.Table], settings: dict, limit: int, messages_of=build_messages) -> list[list[Request]]:
     return [
         render_requests(
             tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=settings["max_new_tokens"],
-            on_too_long=settings["on_too_long"], chat=settings["backend"] == "served",
+            on_too_long=settings["on_too_long"], chat=settings["backend"] == "served", messages_of=messages_of,
         )
         for samples in subsets
     ]
@@ -159,14 +170,18 @@ def _cut(responses: pa.Table, per_table: list[list[Request]]) -> list[pa.Table]:
     return [responses.slice(start, stop - start) for start, stop in zip(starts[:-1], starts[1:])]
 
 
-def _job(model: str, model_dir, settings: dict, limit: int, steering_key: str | None) -> GenerationJob:
+def _job(model: str, model_dir, settings: dict, limit: int, steering_key: str | None, method: str | None = None) -> GenerationJob:
+    # The method joins the shard key only when set, so earlier jobs' shards keep their names.
     return GenerationJob(
         model=model,
         model_checksum=weights_checksum(model_dir),
         backend=settings["backend"],
         params=DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"]),
         shard_size=settings["shard_size"],
-        extra_key={"dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings)},
+        extra_key={
+            "dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings),
+            **({"method": method} if method is not None else {}),
+        },
     )
 
 
@@ -255,6 +270,53 @@ def generate_steered_subsets(
 
     tables = run_sharded_variants(jobs, requests, generate, [shard_dirs[name] for name in names])
     return {name: _split_tables(tokenizer, responses, per_table) for name, responses in zip(names, tables)}
+
+
+def method_messages(method: Method) -> Callable[[str, str, list[str]], list[dict[str, str]]]:
+    """How ``method`` renders a sample's messages: the context-faithful
+    rewrite for a prompting method, the template's own messages otherwise."""
+    if method.prompt_style is None:
+        return build_messages
+    return lambda template, question, evidence: faithful_messages(template, question, evidence, method.prompt_style)
+
+
+def generate_method_subsets(
+    subsets: Sequence[pa.Table],
+    model_dir: str | os.PathLike,
+    *,
+    model: str,
+    method: Method | str,
+    settings: dict,
+    shard_dir: str | os.PathLike,
+    make_backend: Callable[[int], Backend],
+) -> list[pa.Table]:
+    """:func:`generate_subsets` under a conflict-resolution method: the
+    responses of pseudo-model ``{model}@{method}`` (:class:`MethodRun`).
+
+    A prompting method renders the context-faithful messages
+    (:func:`~conflictlab.contextconflict.prompts.faithful_messages`); CAD and
+    AdaCAD contrast every prompt with its context-free version, the same
+    template with no evidence (:func:`~conflictlab.contextconflict.prompts.context_free_messages`
+    says why), through a :class:`~conflictlab.lm.generation.MethodBackend`
+    around ``make_backend(limit)``, which must then be an HF backend
+    (:func:`conflictlab.lm.methods.check_method_backend`).
+    """
+    from transformers import AutoTokenizer
+
+    method = as_method(method)
+    check_method_backend(method, settings["backend"])
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    limit = context_limit(model_dir, settings.get("max_model_len"))
+    per_table = _render_subsets(tokenizer, subsets, settings, limit, messages_of=method_messages(method))
+    requests = [r for requests in per_table for r in requests]
+    context_free = {}
+    if method.contrastive:
+        for samples, table_requests in zip(subsets, per_table):
+            for question, r in zip(samples.column("question").to_pylist(), table_requests, strict=True):
+                context_free[tuple(r.prompt_ids)] = encode_messages(tokenizer, context_free_messages(r.template, question))[1]
+    job = _job(MethodRun(model, method).format(), model_dir, settings, limit, None, method.format())
+    responses = run_sharded(job, requests, lambda: MethodBackend(make_backend(limit), method, context_free), shard_dir)
+    return _split_tables(tokenizer, responses, per_table)
 
 
 def generate_responses(samples: pa.Table, model_dir: str | os.PathLike, **job) -> pa.Table:

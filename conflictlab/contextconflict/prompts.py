@@ -115,6 +115,75 @@ def build_messages(
     return [{"role": "system", "content": t.system}, {"role": "user", "content": user}]
 
 
+# --------------------------------------------------------------------------
+# Conflict-resolution methods (conflictlab.lm.methods): the context-free
+# prompt of CAD and AdaCAD, and the context-faithful prompts.
+
+
+def context_free_messages(template: str | PromptTemplate, question: str) -> list[dict[str, str]]:
+    """The prompt "without context" that CAD and AdaCAD contrast a sample's
+    prompt with: the same template with no evidence at all, the question
+    alone.
+
+    Why no evidence at all, rather than the evidence pieces ablated one at a
+    time: the contrast is between what the model answers from the context
+    and what it answers from its parameters (Shi et al.'s ``ℓ(y | x)``, the
+    parametric distribution of AdaCAD's JSD), and only the question alone
+    holds no context. Ablating each of the n pieces in turn would cost n + 1
+    passes per generated token, and would ask how much each piece moves the
+    answer, a Shapley-like question that the Balance of the responses
+    (:mod:`conflictlab.contextconflict.balance`) already answers, piece by
+    piece, for every method alike.
+
+    Multi-evidence templates: :func:`build_messages` with no evidence (the
+    evidence block and its line break left out; also the context-free
+    reference of Context-Aware Steering). Single-evidence templates: the
+    user message without its ``[Evidence]:`` line.
+    """
+    t = get_template(template) if isinstance(template, str) else template
+    if not t.single_evidence:
+        return build_messages(t, question, [])
+    marker = "\0evidence\0"
+    lines = t.user.format(source_content=marker, question=question).split("\n")
+    user = "\n".join(line for line in lines if marker not in line)
+    return [{"role": "system", "content": t.system}, {"role": "user", "content": user}]
+
+
+def faithful_messages(template: str | PromptTemplate, question: str, evidence: Sequence[str], style: str) -> list[dict[str, str]]:
+    """:func:`build_messages` rewritten as a context-faithful prompt
+    (Zhou et al. 2023; ``style`` one of :data:`conflictlab.lm.methods.PROMPT_STYLES`).
+
+    The paper's context is one passage; here the context is the evidence
+    block as the template renders it (all ``[Evidence i]:`` lines, or the
+    one piece of a single-evidence template), so that one narrator states
+    the whole context, as in the paper: opinion-based, the block becomes
+    ``Bob said "…"`` and the question ``… in Bob's opinion?``
+    (:func:`conflictlab.lm.methods.opinion_context`,
+    :func:`~conflictlab.lm.methods.opinion_question`); instructed, the
+    paper's instruction and a blank line open the user message. The system
+    message and the template's own instructions stay.
+    """
+    from conflictlab.lm.methods import INSTRUCTION, PROMPT_STYLES, opinion_context, opinion_question
+
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"not a context-faithful prompt style: {style!r} (one of {', '.join(PROMPT_STYLES)})")
+    t = get_template(template) if isinstance(template, str) else template
+    opinion = "opinion" in style
+    if opinion:
+        question = opinion_question(question)
+    if t.single_evidence:
+        if len(evidence) != 1:
+            raise ValueError(f"template {t.name!r} takes one evidence piece, got {len(evidence)}")
+        context = evidence[0]
+        user = t.user.format(source_content=opinion_context(context) if opinion else context, question=question)
+    else:
+        context = evidence_text(evidence)
+        user = t.user.format(evidence_text=opinion_context(context) if opinion else context, question=question)
+    if "instructed" in style:
+        user = f"{INSTRUCTION}\n\n{user}"
+    return [{"role": "system", "content": t.system}, {"role": "user", "content": user}]
+
+
 def encode_messages(tokenizer, messages: list[dict[str, str]]) -> tuple[str, list[int]]:
     """Render ``messages`` for ``tokenizer``'s model: (prompt text, token ids)."""
     if getattr(tokenizer, "chat_template", None):

@@ -1,42 +1,30 @@
-"""Steering variants and steered reruns: how they are spelled in file names.
+"""Steering variants, steered and method reruns: how they are spelled in file names.
 
 A steered rerun is the pseudo-model ``name@variant`` (its responses live in
 ``results/responses/name@variant/``), so that the accuracy, Shapley and
 attribution rules score it unchanged. A variant is ``base`` (no steering, the
 same decoding as the steered runs) or ``<method>-a<alpha>``. Both values are
-spelled and read here only (:mod:`conflictlab.wildcards`).
+spelled and read here only (:mod:`conflictlab.wildcards`). A
+conflict-resolution method's rerun is likewise ``name@method``
+(:class:`MethodRun`; the method spelled by :class:`conflictlab.lm.methods.Method`).
 
-The strength ``alpha`` is any finite positive float, written as the shortest
-text that reads back as the same float (``repr``) without a trailing ``.0``
-and without the ``+`` of a positive exponent: 0.5 -> ``0.5``, 1.0 -> ``1``,
-2500.0 -> ``2500``, 1e-05 -> ``1e-05``, 1e16 -> ``1e16``. Values that ``{:g}``
-writes exactly keep the name it gave them.
+The strength ``alpha`` is any finite positive float, spelled by
+:func:`conflictlab.wildcards.format_alpha` (0.5 -> ``0.5``, 1.0 -> ``1``).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from conflictlab.wildcards import MODEL_NAME_PATTERN, spelled
+from conflictlab.lm.methods import Method, as_method
+from conflictlab.wildcards import ALPHA_PATTERN, MODEL_NAME_PATTERN, format_alpha, spelled
 
 METHODS = ("all_tokens", "first_generated", "cas")
 BASE = "base"
-
-# Every spelling format_alpha writes: a plain decimal (no leading zeros, no
-# trailing fractional zeros) or a mantissa and a signed or plain exponent.
-ALPHA_PATTERN = r"(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?|[1-9](?:\.[0-9]*[1-9])?e-?[0-9]+"
-
-
-def format_alpha(alpha: float) -> str:
-    """The file-name spelling of a steering strength (see the module docstring)."""
-    mantissa, e, exponent = repr(float(alpha)).partition("e")
-    if mantissa.endswith(".0"):
-        mantissa = mantissa[:-2]
-    return mantissa + (e + exponent.lstrip("+") if e else "")
-
 
 @dataclass(frozen=True)
 class SteeringVariant:
@@ -121,9 +109,55 @@ class SteeredModel:
     @classmethod
     def parse_if_steered(cls, text: str) -> "SteeredModel | None":
         """A responding model's name read as a steered rerun; None for a
-        registry model (a name without ``@``)."""
-        return cls.parse(text) if isinstance(text, str) and cls.SEPARATOR in text else None
+        registry model (a name without ``@``) and for a method's rerun."""
+        if not isinstance(text, str) or cls.SEPARATOR not in text or MethodRun.parse_if_method(text) is not None:
+            return None
+        return cls.parse(text)
 
 
-# The ``model`` of a response folder: a registry model or a steered rerun of one.
-RESPONDER_PATTERN = rf"{MODEL_NAME_PATTERN}(?:@(?:{SteeringVariant.PATTERN}))?"
+@dataclass(frozen=True)
+class MethodRun:
+    """The pseudo-model ``model@method`` of a conflict-resolution method's
+    rerun (:class:`conflictlab.lm.methods.Method`): it answers the steering
+    test split, as a steered rerun does, so the two compare on the same
+    samples. ``model`` as in :class:`SteeredModel` (it may be ``{model}``)."""
+
+    model: str
+    method: Method
+
+    SEPARATOR: ClassVar[str] = "@"
+    PATTERN: ClassVar[str] = rf"(?:{MODEL_NAME_PATTERN})@(?:{Method.PATTERN})"
+
+    def __post_init__(self):
+        if not isinstance(self.model, str) or not self.model or "@" in self.model or "/" in self.model:
+            raise ValueError(f"not a model name for a method's rerun: {self.model!r}")
+        object.__setattr__(self, "method", as_method(self.method))
+
+    def format(self) -> str:
+        return f"{self.model}{self.SEPARATOR}{self.method.format()}"
+
+    @classmethod
+    def parse(cls, text: str) -> "MethodRun":
+        spelled(cls.PATTERN, text, "method rerun", "<model>@<method>")
+        model, method = text.split(cls.SEPARATOR, 1)
+        try:
+            return cls(model, Method.parse(method))
+        except ValueError as error:  # e.g. m@cad-a0: spelled like a method, but greedy decoding
+            raise ValueError(f"not a method rerun: {text!r} ({error})") from None
+
+    @classmethod
+    def parse_if_method(cls, text: str) -> "MethodRun | None":
+        """A responding model's name read as a method's rerun; None for
+        anything else (a registry model, a steered rerun)."""
+        return cls.parse(text) if isinstance(text, str) and re.fullmatch(cls.PATTERN, text) else None
+
+
+def is_rerun(text: str) -> bool:
+    """Whether a responding model's name is a steered or a method's rerun
+    (both answer the steering test split)."""
+    return SteeredModel.parse_if_steered(text) is not None or MethodRun.parse_if_method(text) is not None
+
+
+# The ``model`` of a response folder: a registry model, or a steered or a
+# method's rerun of one (the two variant patterns share no spelling).
+RESPONDER_PATTERN = rf"{MODEL_NAME_PATTERN}(?:@(?:{SteeringVariant.PATTERN}|{Method.PATTERN}))?"

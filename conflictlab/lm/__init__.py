@@ -20,6 +20,10 @@
   at the last token, one forward.
 * :class:`conflictlab.lm.steering.Steering`: hooks that add a direction to
   decoder layers.
+* :mod:`conflictlab.lm.methods`: conflict-resolution methods (CAD, AdaCAD,
+  context-faithful prompts), their names and arithmetic;
+  :meth:`~conflictlab.lm.generation.HFBackend.generate_contrastive` runs the
+  two passes of CAD and AdaCAD in one batch.
 * :mod:`conflictlab.lm.batching`: the one batching helper and out-of-memory policy.
 
 The layer takes token ids (or rendered messages) and never imports a

@@ -5,7 +5,8 @@ and the log-likelihoods of multi-token options.
 head at the last position only; the read-out of arbitration's A/B and
 ConflictBank's A–D. :func:`option_loglikelihoods`: options that share their
 first tokens (CONFLICTS' category names), each scored in full from one
-cached pass over the prompt.
+cached pass over the prompt. :func:`contrastive_choice_logits`: the choice
+read-out under CAD or AdaCAD (:mod:`conflictlab.lm.methods`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,16 @@ def single_token_ids(tokenizer, texts: Sequence[str]) -> list[int]:
     return ids
 
 
+def _last_position_logits(lm: LoadedModel, prompts: Sequence[Sequence[int]]):
+    """Next-token logits after each of ``prompts`` (one left-padded forward),
+    shape (len(prompts), vocab), on the model's device."""
+    import torch
+
+    ids, mask = pad_batch(prompts, lm.pad_id, side="left")
+    with torch.inference_mode():
+        return lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), logits_to_keep=1).logits[:, -1]
+
+
 def choice_logits(
     lm: LoadedModel, prompts: Sequence[Sequence[int]], token_ids: Sequence[int], *, batch_size: int = 8
 ) -> np.ndarray:
@@ -50,14 +61,53 @@ def choice_logits(
     distinct = list(row_of)
 
     def run(batch: list[int]) -> np.ndarray:
-        ids, mask = pad_batch([distinct[i] for i in batch], lm.pad_id, side="left")
-        with torch.inference_mode():
-            logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), logits_to_keep=1).logits[:, -1]
+        logits = _last_position_logits(lm, [distinct[i] for i in batch])
         return logits[:, select].float().cpu().numpy().astype(np.float64)
 
     rows = map_batches([len(p) for p in distinct], run, BatchPolicy(batch_size=batch_size))
     logits = np.array(rows, dtype=np.float64).reshape(len(distinct), len(token_ids))
     return logits[[row_of[tuple(prompt)] for prompt in prompts]].reshape(len(prompts), len(token_ids))
+
+
+def contrastive_choice_logits(
+    lm: LoadedModel,
+    prompts: Sequence[Sequence[int]],
+    context_free: Sequence[Sequence[int]],
+    token_ids: Sequence[int],
+    method,
+    *,
+    batch_size: int = 8,
+) -> np.ndarray:
+    """:func:`choice_logits` under CAD or AdaCAD (a contrastive
+    :class:`~conflictlab.lm.methods.Method`): float64, shape (len(prompts),
+    len(token_ids)), the contrast of each prompt's next-token logits with
+    those after ``context_free[i]`` (its version without context), read at
+    ``token_ids``. Both passes go in one left-padded batch (at most
+    ``batch_size`` rows, half as many pairs). AdaCAD's weight is the JSD of
+    the two full next-token distributions, as in generation, not of their
+    renormalisations over the options. For CAD this equals
+    :func:`conflictlab.lm.methods.contrast_option_logits` of the two
+    :func:`choice_logits`."""
+    import torch
+
+    from conflictlab.lm.methods import as_method, contrast_logits
+
+    method = as_method(method)
+    if not method.contrastive:
+        raise ValueError(f"method {method.format()} has no context-free pass; use choice_logits")
+    if len(prompts) != len(context_free):
+        raise ValueError(f"{len(prompts)} prompts but {len(context_free)} context-free prompts")
+    select = torch.tensor(list(token_ids), device=lm.device)
+
+    def run(batch: list[int]) -> np.ndarray:
+        logits = _last_position_logits(lm, [prompts[i] for i in batch] + [context_free[i] for i in batch])
+        contrasted, _ = contrast_logits(method, logits[: len(batch)], logits[len(batch) :])
+        return contrasted[:, select].double().cpu().numpy()
+
+    rows = map_batches(
+        [max(len(p), len(q)) for p, q in zip(prompts, context_free)], run, BatchPolicy(batch_size=max(1, batch_size // 2))
+    )
+    return np.array(rows, dtype=np.float64).reshape(len(prompts), len(token_ids))
 
 
 def option_loglikelihoods(lm: LoadedModel, prompt: Sequence[int], options: Sequence[Sequence[int]]) -> np.ndarray:

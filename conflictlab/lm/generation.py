@@ -15,6 +15,10 @@ A backend turns token-id prompts into completions::
   endpoint: a vLLM server started by :func:`conflictlab.lm.server.serve_vllm`,
   or a hosted API.
 
+:func:`generate_with_method` runs a conflict-resolution method
+(:mod:`conflictlab.lm.methods`); CAD and AdaCAD only on :class:`HFBackend`
+(:meth:`HFBackend.generate_contrastive`, both passes in one batch).
+
 All three receive identical token ids (rendered once by the caller) and strip
 the end-of-sequence token from ``token_ids``, so outputs compare token for token.
 """
@@ -122,6 +126,79 @@ class HFBackend:
             [len(p) for p in prompts], lambda batch: self._generate_batch([prompts[i] for i in batch], params), self.policy
         )
 
+    def generate_contrastive(
+        self, prompts: Sequence[Sequence[int]], context_free: Sequence[Sequence[int]], params: DecodingParams, method
+    ) -> list[Completion]:
+        """Greedy completions of ``prompts`` decoded from a contrast with
+        their context-free versions (CAD, AdaCAD: :mod:`conflictlab.lm.methods`).
+
+        ``context_free[i]``: prompt i without its context, token ids.
+        ``method``: a contrastive :class:`~conflictlab.lm.methods.Method`, or
+        a callable (contextual logits, context-free logits), both of shape
+        (rows, vocab), -> the logits of shape (rows, vocab) whose argmax is
+        the next token. Each batch of k pairs is one left-padded batch of 2k
+        rows (the k prompts, then their k context-free versions), each row
+        with its own keys and values along the batch dimension, so one
+        forward per step serves both passes; the token chosen for row i is
+        appended to rows i and k + i. A row stops at its first
+        end-of-sequence token, a batch when every row has stopped or after
+        ``params.max_new_tokens``. A batch holds at most ``batch_size`` rows,
+        i.e. half as many pairs. The backend's own ``steering`` is not used here.
+        """
+        if len(prompts) != len(context_free):
+            raise ValueError(f"{len(prompts)} prompts but {len(context_free)} context-free prompts")
+        if callable(method):
+            contrast = method
+        else:
+            from conflictlab.lm.methods import as_method, contrast_logits
+
+            method = as_method(method)
+            if not method.contrastive:
+                raise ValueError(f"method {method.format()} has no context-free pass; use generate")
+
+            def contrast(with_context, without_context):
+                return contrast_logits(method, with_context, without_context)[0]
+
+        pairs = BatchPolicy(batch_size=max(1, self.policy.batch_size // 2))
+        return map_batches(
+            [max(len(p), len(q)) for p, q in zip(prompts, context_free)],
+            lambda batch: self._decode_contrastive([prompts[i] for i in batch], [context_free[i] for i in batch], params, contrast),
+            pairs,
+        )
+
+    def _decode_contrastive(self, prompts, context_free, params: DecodingParams, contrast) -> list[Completion]:
+        import torch
+        from transformers import DynamicCache
+
+        lm = self.lm
+        k = len(prompts)
+        ids, mask = pad_batch(list(prompts) + list(context_free), lm.pad_id, side="left")
+        ids, mask = ids.to(lm.device), mask.to(lm.device)
+        # Positions as generate() numbers them under left padding.
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+        eos = torch.tensor(sorted(lm.eos_ids), dtype=torch.long, device=lm.device)
+        cache = DynamicCache(config=lm.model.config)
+        done = torch.zeros(k, dtype=torch.bool, device=lm.device)
+        steps = []
+        with torch.inference_mode():
+            for _ in range(params.max_new_tokens):
+                logits = lm.model(
+                    input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1
+                ).logits[:, -1]
+                token = contrast(logits[:k], logits[k:]).argmax(-1).masked_fill(done, lm.pad_id)
+                steps.append(token)
+                done |= torch.isin(token, eos)
+                if bool(done.all()):
+                    break
+                ids = torch.cat([token, token])[:, None]
+                mask = torch.cat([mask, mask.new_ones((2 * k, 1))], dim=1)
+                positions = positions[:, -1:] + 1
+        completions = []
+        for row in torch.stack(steps, dim=1).tolist():
+            tokens, reason = strip_stop(row, lm.eos_ids)
+            completions.append(Completion(tokens, lm.tokenizer.decode(tokens, skip_special_tokens=True), reason))
+        return completions
+
     def generate_variants(self, prompts: Sequence[Sequence[int]], steerings: Sequence[Sequence], params: DecodingParams) -> list[list[Completion]]:
         """Completions of every prompt under each of several steering variants.
 
@@ -157,6 +234,57 @@ class HFBackend:
 
         per_prompt = map_batches([len(p) for p in prompts], run, self.policy)
         return [[per_prompt[i][v] for i in range(len(prompts))] for v in range(len(steerings))]
+
+
+def generate_with_method(
+    backend: Backend,
+    prompts: Sequence[Sequence[int]],
+    params: DecodingParams,
+    method,
+    *,
+    context_free: Sequence[Sequence[int]] | None = None,
+) -> list[Completion]:
+    """Completions of ``prompts`` under a :class:`~conflictlab.lm.methods.Method`.
+
+    CAD and AdaCAD contrast each prompt with ``context_free[i]`` (its
+    version without context) on a backend that can
+    (:meth:`HFBackend.generate_contrastive`; others raise ValueError, see
+    :func:`conflictlab.lm.methods.check_method_backend`). Greedy decoding
+    and the context-faithful prompts are plain ``backend.generate``: a
+    prompting method's prompts are the benchmark's, already rewritten with
+    :mod:`conflictlab.lm.methods`' templates.
+    """
+    from conflictlab.lm.methods import as_method, check_method_backend
+
+    method = as_method(method)
+    if not method.contrastive:
+        return backend.generate(prompts, params)
+    check_method_backend(method, backend.name)
+    if context_free is None:
+        raise ValueError(f"method {method.format()} needs the context-free version of every prompt")
+    return backend.generate_contrastive(prompts, context_free, params, method)
+
+
+class MethodBackend:
+    """A backend that generates under a conflict-resolution method
+    (:func:`generate_with_method`): ``generate(prompts, params)`` as any
+    backend, so the sharded runner (:func:`conflictlab.lm.shards.run_sharded`)
+    drives it unchanged. ``context_free`` maps a prompt's token ids (as a
+    tuple) to its context-free version's, for CAD and AdaCAD; two samples
+    with the same prompt have the same question, hence the same
+    context-free prompt."""
+
+    def __init__(self, backend: Backend, method, context_free: dict[tuple[int, ...], Sequence[int]] | None = None):
+        from conflictlab.lm.methods import as_method, check_method_backend
+
+        self.backend = backend
+        self.method = check_method_backend(as_method(method), backend.name)
+        self.context_free = context_free or {}
+        self.name = backend.name
+
+    def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
+        context_free = [self.context_free[tuple(p)] for p in prompts] if self.method.contrastive else None
+        return generate_with_method(self.backend, prompts, params, self.method, context_free=context_free)
 
 
 class OpenAIBackend:
