@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.contextconflict.prompts import build_messages, encode_messages
 from conflictlab.lm.likelihood import loglikelihoods
@@ -48,36 +49,42 @@ def causal_intervention(attr: pa.Table, samples: pa.Table, responses: pa.Table, 
     shares are left out (they are counted in the Balance table). ``lm``: the
     generator, a :class:`conflictlab.lm.LoadedModel`."""
 
-    by_id = {r["sample_id"]: r for r in samples.to_pylist()}
-    replies = {r["sample_id"]: r for r in responses.to_pylist()}
-    rows = []
-    for a in attr.to_pylist():
-        if a["undefined"]:
-            continue
-        sample, reply = by_id[a["sample_id"]], replies[a["sample_id"]]
-        high, low = extreme_pieces(a["phi"])
-        evidence = sample["evidence"]
+    defined = attr.filter(pc.invert(attr.column("undefined")))
+    sample = _rows_of(samples, defined.column("sample_id"), ["question", "evidence"])
+    reply = _rows_of(responses, defined.column("sample_id"), ["template", "response_token_ids"])
+    pieces = np.empty((defined.num_rows, 2), dtype=np.int32)  # (high, low), 0-based
+    ll = np.empty((defined.num_rows, 3))  # full, without high, without low
+    columns = [defined.column("phi"), *sample.columns, *reply.columns]
+    # one pass per sample: its three prompts are tokenised and scored by the model
+    for i, (phi, question, evidence, template, response) in enumerate(zip(*(c.to_pylist() for c in columns))):
+        high, low = pieces[i] = extreme_pieces(phi)
         prompts = [
-            encode_messages(lm.tokenizer, build_messages(reply["template"], sample["question"], pieces))[1]
-            for pieces in (evidence, evidence[:high] + evidence[high + 1 :], evidence[:low] + evidence[low + 1 :])
+            encode_messages(lm.tokenizer, build_messages(template, question, kept))[1]
+            for kept in (evidence, evidence[:high] + evidence[high + 1 :], evidence[:low] + evidence[low + 1 :])
         ]
-        response = reply["response_token_ids"]
-        full, without_high, without_low = (float(v.mean()) for v in loglikelihoods(lm, prompts, [response] * 3))
-        rows.append(
-            {
-                "sample_id": a["sample_id"],
-                "model": model_name,
-                "scorer": a["scorer"],
-                "conflict_type": a["conflict_type"],
-                "high_piece": high + 1,
-                "low_piece": low + 1,
-                "ll_full": full,
-                "ll_without_high": without_high,
-                "ll_without_low": without_low,
-                "delta_high": full - without_high,
-                "delta_low": full - without_low,
-            }
-        )
-    return pa.Table.from_pylist(rows, schema=CAUSAL_SCHEMA)
+        ll[i] = [float(v.mean()) for v in loglikelihoods(lm, prompts, [response] * 3)]
+    return pa.table(
+        {
+            "sample_id": defined.column("sample_id"),
+            "model": pa.repeat(pa.scalar(model_name), defined.num_rows),
+            "scorer": defined.column("scorer"),
+            "conflict_type": defined.column("conflict_type"),
+            "high_piece": pieces[:, 0] + 1,
+            "low_piece": pieces[:, 1] + 1,
+            "ll_full": ll[:, 0],
+            "ll_without_high": ll[:, 1],
+            "ll_without_low": ll[:, 2],
+            "delta_high": ll[:, 0] - ll[:, 1],
+            "delta_low": ll[:, 0] - ll[:, 2],
+        }
+    ).cast(CAUSAL_SCHEMA)
 
 
+def _rows_of(table: pa.Table, sample_ids: pa.ChunkedArray, columns: list[str]) -> pa.Table:
+    """``table``'s ``columns`` at the row of each of ``sample_ids`` (the last
+    row where an id repeats); KeyError naming the first id it lacks."""
+    ids = table.column("sample_id")
+    last = pc.subtract(ids.length() - 1, pc.index_in(sample_ids, value_set=ids.combine_chunks()[::-1]))
+    if last.null_count:
+        raise KeyError(sample_ids.filter(pc.is_null(last))[0].as_py())
+    return table.select(columns).take(last)

@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
 from conflictlab.contextconflict.variants import BASE, METHODS, SteeredModel, SteeringVariant
@@ -86,15 +87,18 @@ def steering_split(samples: pa.Table, *, calibration_fraction: float, seed: int)
     if not 0.0 < calibration_fraction < 1.0:
         raise ValueError(f"steering.calibration_fraction must lie in (0, 1), got {calibration_fraction}")
     rng = np.random.default_rng(seed)
-    subsets = samples.column("subset").to_pylist()
-    calibration: list[int] = []
-    for subset in dict.fromkeys(subsets):
-        rows = [i for i, s in enumerate(subsets) if s == subset]
-        picked = rng.permutation(len(rows))[: calibration_count(len(rows), calibration_fraction)]
-        calibration += [rows[i] for i in picked]
-    chosen = set(calibration)
-    test = [i for i in range(samples.num_rows) if i not in chosen]
-    return samples.take(sorted(chosen)), samples.take(test)
+    _, first, subset_of = np.unique(samples.column("subset").to_numpy(zero_copy_only=False), return_index=True, return_inverse=True)
+    order = np.argsort(first)  # subsets in order of first appearance: the draws depend on it
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    grouped = np.argsort(rank[subset_of], kind="stable")  # rows by subset, each subset's in table order
+    calibration = [
+        rows[rng.permutation(rows.size)[: calibration_count(rows.size, calibration_fraction)]]
+        for rows in np.split(grouped, np.cumsum(np.bincount(subset_of)[order])[:-1])  # one per subset
+    ]
+    chosen = np.zeros(samples.num_rows, dtype=bool)
+    chosen[np.concatenate(calibration or [np.empty(0, dtype=np.int64)])] = True
+    return samples.filter(pa.array(chosen)), samples.filter(pa.array(~chosen))
 
 
 # --------------------------------------------------------------------------
@@ -155,36 +159,62 @@ def _by_sample(rows: list[dict], samples: list[dict]) -> list[list[dict]]:
 def directions_from_states(prompts: list[dict], states: np.ndarray) -> dict[str, np.ndarray]:
     """:func:`steering_directions` from :func:`direction_prompts` rows and
     their states (len(prompts), n_layers, hidden)."""
-    by_id: dict[str, dict[str, list[int]]] = {}
-    for row, prompt in enumerate(prompts):
-        kind = "single" if prompt["variant"].startswith("single_") else prompt["variant"]
-        by_id.setdefault(prompt["sample_id"], {}).setdefault(kind, []).append(row)
-    ids = list(by_id)
-    return steering_directions(
-        states[[by_id[i]["combined"][0] for i in ids]],
-        [states[by_id[i]["single"]] for i in ids],
-        states[[by_id[i]["question_only"][0] for i in ids]],
+    return _directions(
+        pa.array([prompt["sample_id"] for prompt in prompts], pa.string()), pa.array([prompt["variant"] for prompt in prompts], pa.string()), states
     )
 
 
-def calibration_directions(index: list[dict], states: np.ndarray, calibration_ids: Sequence[str], *, source: str = "states") -> dict[str, np.ndarray]:
+def _directions(sample_ids: pa.Array, variants: pa.Array, states: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`steering_directions` from prompt rows given as their sample ids
+    and variants (each (rows,)) and their states (rows, n_layers, hidden):
+    per sample, in order of first appearance, its first ``combined`` and
+    ``question_only`` rows and its ``single_*`` rows in order."""
+    samples, first, sample_of = np.unique(sample_ids.to_numpy(zero_copy_only=False), return_index=True, return_inverse=True)
+    rank = np.empty_like(first)
+    rank[np.argsort(first)] = np.arange(first.size)
+    sample_of = rank[sample_of]  # samples numbered in order of first appearance
+    ordered = samples[np.argsort(first)]
+
+    def rows_of(kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of a kind grouped by sample, each sample's in order, and each sample's count of them."""
+        matches = pc.starts_with(variants, "single_") if kind == "single" else pc.equal(variants, kind)
+        rows = np.flatnonzero(matches.to_numpy(zero_copy_only=False))
+        rows = rows[np.argsort(sample_of[rows], kind="stable")]
+        counts = np.bincount(sample_of[rows], minlength=first.size)
+        if (counts == 0).any():
+            raise KeyError(f"no {kind} prompt for sample {ordered[np.argmin(counts)]!r}")
+        return rows, counts
+
+    firsts = {}
+    for kind in ("combined", "question_only"):
+        rows, counts = rows_of(kind)
+        firsts[kind] = rows[np.cumsum(counts) - counts]
+    rows, counts = rows_of("single")
+    return steering_directions(states[firsts["combined"]], np.split(states[rows], np.cumsum(counts)[:-1]), states[firsts["question_only"]])
+
+
+def calibration_directions(
+    index: pa.Table | Sequence[dict], states: np.ndarray, calibration_ids: Sequence[str], *, source: str = "states"
+) -> dict[str, np.ndarray]:
     """:func:`directions_from_states` of the calibration samples only.
 
     ``index`` and ``states`` hold the :func:`direction_prompts` of every
-    sample of a type (rows of an activation index, each with ``sample_id``
+    sample of a type (an activation index, or its rows, with ``sample_id``
     and ``variant``; states of shape (len(index), n_layers, hidden)), as the
     activations rule stores them; the calibration samples' rows are taken in
     ``calibration_ids`` order. ValueError, naming ``source``, when a
     calibration sample has no rows there.
     """
-    rows_of: dict[str, list[int]] = {}
-    for row, prompt in enumerate(index):
-        rows_of.setdefault(prompt["sample_id"], []).append(row)
-    missing = [sample_id for sample_id in calibration_ids if sample_id not in rows_of]
+    index = index if isinstance(index, pa.Table) else pa.Table.from_pylist(list(index))
+    wanted = pa.array(list(calibration_ids), pa.string())
+    missing = wanted.filter(pc.invert(pc.is_in(wanted, value_set=index.column("sample_id")))).to_pylist()
     if missing:
         raise ValueError(f"{source}: no direction prompts for calibration samples {missing[:5]} (activations of other data?)")
-    rows = [row for sample_id in calibration_ids for row in rows_of[sample_id]]
-    return directions_from_states([index[row] for row in rows], states[rows])
+    position = pc.index_in(index.column("sample_id"), value_set=wanted)  # of each row's sample among calibration_ids; null: not one
+    position = pc.fill_null(position, -1).to_numpy()
+    rows = np.flatnonzero(position >= 0)
+    rows = rows[np.argsort(position[rows], kind="stable")]
+    return _directions(index.column("sample_id").take(rows).combine_chunks(), index.column("variant").take(rows).combine_chunks(), states[rows])
 
 
 def save_directions(path, directions: dict[str, np.ndarray], calibration_ids: Sequence[str]) -> None:
@@ -238,26 +268,44 @@ def steering_results(
     :func:`conflictlab.judges.faithfulness.summarize_faithfulness` tables;
     rows whose ``model`` is not ``name@variant`` (a base generator) are skipped.
     """
-    rows = []
+    parts = []
+    if accuracy_summary is not None:
+        types = accuracy_summary.filter(pc.equal(accuracy_summary.column("level"), "type"))
+        parts.append(_steered_rows(types, variants, "accuracy", types.column("accuracy"), types.column("n")))
+    if balance_summary is not None:
+        overall = balance_summary.filter(pc.equal(balance_summary.column("group"), "all"))
+        n_defined = pc.subtract(overall.column("n_scored"), overall.column("n_undefined"))
+        parts.append(_steered_rows(overall, variants, "balance", overall.column("balance"), n_defined))
+    if faithfulness_summary is not None:
+        names = pc.unique(faithfulness_summary.column("model")).to_pylist()  # one per responder
+        known = [name for name in names if (steered := SteeredModel.parse_if_steered(name)) is not None and steered.variant.format() in variants]
+        mine = faithfulness_summary.filter(pc.is_in(faithfulness_summary.column("model"), pa.array(known, pa.string())))
+        parts.append(_steered_rows(mine, variants, "faithfulness", mine.column("faithfulness"), mine.column("n_scored"), mine.column("nan_rate")))
+    return pa.concat_tables([STEERING_RESULT_SCHEMA.empty_table(), *parts])
 
-    def add(full_name, metric, conflict_type, value, low, high, n, nan_rate=None):
-        steered = SteeredModel.parse(full_name)
-        model, variant = steered.model, steered.variant.format()
-        method, alpha = variants[variant]
-        rows.append({"model": model, "variant": variant, "method": method, "alpha": float(alpha), "metric": metric,
-                     "conflict_type": conflict_type, "value": value, "ci_low": low, "ci_high": high, "n": n, "nan_rate": nan_rate})
 
-    for r in [] if accuracy_summary is None else accuracy_summary.to_pylist():
-        if r["level"] == "type":
-            add(r["model"], "accuracy", r["conflict_type"], r["accuracy"], r["ci_low"], r["ci_high"], r["n"])
-    for r in [] if balance_summary is None else balance_summary.to_pylist():
-        if r["group"] == "all":
-            add(r["model"], "balance", r["conflict_type"], r["balance"], r["ci_low"], r["ci_high"], r["n_scored"] - r["n_undefined"])
-    for r in [] if faithfulness_summary is None else faithfulness_summary.to_pylist():
-        steered = SteeredModel.parse_if_steered(r["model"])
-        if steered is not None and steered.variant.format() in variants:
-            add(r["model"], "faithfulness", r["conflict_type"], r["faithfulness"], r["ci_low"], r["ci_high"], r["n_scored"], r["nan_rate"])
-    return pa.Table.from_pylist(rows, schema=STEERING_RESULT_SCHEMA)
+def _steered_rows(summary: pa.Table, variants: dict[str, tuple[str, float]], metric: str, value, n, nan_rate=None) -> pa.Table:
+    """:data:`STEERING_RESULT_SCHEMA` rows of ``summary``'s rows (in its
+    order), all of steered reruns, with their ``value`` and ``n`` columns
+    (and ``nan_rate``; null without), each ``summary.num_rows`` long."""
+    names = pc.unique(summary.column("model")).to_pylist()  # one per steered rerun
+    parsed = [SteeredModel.parse(name) for name in names]
+    specs = [variants[steered.variant.format()] for steered in parsed]
+    at = pc.index_in(summary.column("model"), value_set=pa.array(names, pa.string()))
+    columns = {
+        "model": pa.array([steered.model for steered in parsed], pa.string()).take(at),
+        "variant": pa.array([steered.variant.format() for steered in parsed], pa.string()).take(at),
+        "method": pa.array([method for method, _ in specs], pa.string()).take(at),
+        "alpha": pa.array([float(alpha) for _, alpha in specs], pa.float64()).take(at),
+        "metric": pa.repeat(pa.scalar(metric), summary.num_rows),
+        "conflict_type": summary.column("conflict_type"),
+        "value": value,
+        "ci_low": summary.column("ci_low"),
+        "ci_high": summary.column("ci_high"),
+        "n": n,
+        "nan_rate": pa.nulls(summary.num_rows, pa.float64()) if nan_rate is None else nan_rate,
+    }
+    return pa.table({field.name: pc.cast(columns[field.name], field.type) for field in STEERING_RESULT_SCHEMA}).cast(STEERING_RESULT_SCHEMA)
 
 
 def table4(
@@ -282,9 +330,11 @@ def table4(
     column has no marks, or that the best value's 95% CI overlaps the second's.
     """
     sample_ids = dict(sample_ids or {})
-    data = {(r["model"], r["variant"], r["metric"], r["conflict_type"]): r for r in results.to_pylist()}
+    models = pc.unique(results.column("model")).to_pylist()  # in order of first appearance
+    # the rows the table shows become its cells (dicts), the sweep's other variants stay out
+    shown = results.filter(pc.is_in(results.column("variant"), pa.array(list(table_variants), pa.string())))
+    data = {(r["model"], r["variant"], r["metric"], r["conflict_type"]): r for r in shown.to_pylist()}
     methods = {(r["model"], r["variant"]): r["method"] for r in data.values()}
-    models = list(dict.fromkeys(results.column("model").to_pylist()))
     rows, notes, unmarked = [], [], {}
     for model in models:
         missing = [v for v in table_variants if (model, v) not in methods]
@@ -320,7 +370,8 @@ def _overlap(a: dict, b: dict) -> bool:
 def table4_columns(results: pa.Table) -> list[tuple[str, str]]:
     """Table 4's (metric, conflict type) columns: accuracy, faithfulness, then
     balance, the types present for each metric in :data:`CONFLICT_TYPES` order."""
-    present = {(r["metric"], r["conflict_type"]) for r in results.select(["metric", "conflict_type"]).to_pylist()}
+    pairs = results.group_by(["metric", "conflict_type"], use_threads=False).aggregate([])  # one row per pair present
+    present = set(zip(pairs.column("metric").to_pylist(), pairs.column("conflict_type").to_pylist()))
     return [(m, t) for m in HIGHER_IS_BETTER for t in CONFLICT_TYPES if (m, t) in present]
 
 
@@ -328,15 +379,36 @@ def column_key(metric: str, conflict_type: str) -> str:
     return f"{metric}:{conflict_type}"
 
 
+_KEY_SEPARATOR = "\x1f"  # in no model, variant, metric or type name
+
+
 def with_marks(results: pa.Table, rows: list[dict]) -> pa.Table:
     """``results`` with a ``mark`` column (best/second/"") from :func:`table4`'s rows."""
     marks = {
-        (row["model"], row["variant"], key): cell["mark"]
+        _KEY_SEPARATOR.join((row["model"], row["variant"], cell["metric"], cell["conflict_type"])): cell["mark"]
         for row in rows
-        for key, cell in row.items()
+        for cell in row.values()
         if isinstance(cell, dict)
     }
-    return results.append_column(
-        "mark",
-        pa.array([marks.get((r["model"], r["variant"], column_key(r["metric"], r["conflict_type"])), "") for r in results.to_pylist()]),
-    )
+    keys = pc.binary_join_element_wise(*(results.column(c) for c in ("model", "variant", "metric", "conflict_type")), _KEY_SEPARATOR)
+    at = pc.index_in(keys, value_set=pa.array(list(marks), pa.string()))
+    return results.append_column("mark", pc.fill_null(pa.array(list(marks.values()), pa.string()).take(at), ""))
+
+
+def cell_sample_ids(attributions: pa.Table | None, judged: pa.Table | None) -> dict[tuple[str, str, str], frozenset]:
+    """Per ``(model, metric, type)``, the ids of the samples a Table 4 cell
+    averages (:func:`table4`'s ``sample_ids``): Balance the attributions with
+    defined shares, Faithfulness the judged rows with a score; ``model`` as
+    the tables spell it (``name@variant`` for a steered rerun)."""
+    kept = []
+    if attributions is not None:
+        kept.append(("balance", attributions.filter(pc.invert(attributions.column("undefined")))))
+    if judged is not None:
+        kept.append(("faithfulness", judged.filter(pc.is_valid(judged.column("faithfulness")))))
+    ids = {}
+    for metric, table in kept:
+        cells = table.group_by(["model", "conflict_type"], use_threads=False).aggregate([("sample_id", "distinct")])
+        columns = (cells.column(c).to_pylist() for c in ("model", "conflict_type", "sample_id_distinct"))
+        for model, conflict_type, members in zip(*columns):  # one per (model@variant, type)
+            ids[(model, metric, conflict_type)] = frozenset(members)
+    return ids

@@ -32,6 +32,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.judges.prompts.equivalence import equivalence_request
 from conflictlab.judges.prompts.evidence_rating import rating_request
@@ -179,32 +180,56 @@ GOLD_AGREEMENT_SCHEMA = pa.schema(
 def gold_agreement(judged: pa.Table) -> pa.Table:
     """Per kind: exact agreement, Cohen's κ with the gold labels, and for
     ratings the mean absolute Balance difference."""
-    data = judged.to_pylist()
     rows = []
-    for kind in dict.fromkeys(r["kind"] for r in data):
-        members = [r for r in data if r["kind"] == kind]
-        pairs = [(g, j) for r in members for g, j in zip(r["gold"], r["judged"])]
-        readable = [(g, j) for g, j in pairs if j is not None]
-        kappa = cohen_kappa([g for g, _ in readable], [j for _, j in readable]) if readable else float("nan")
+    for kind in pc.unique(judged.column("kind")).to_pylist():  # one per kind, in order of first appearance
+        members = judged.filter(pc.equal(judged.column("kind"), kind))
+        gold, answer = _paired_labels(members)
+        readable = pc.is_valid(answer)
+        n_labels, n_readable = len(gold), pc.sum(readable).as_py() or 0
+        kappa = cohen_kappa(gold.filter(readable).to_pylist(), answer.filter(readable).to_pylist()) if n_readable else float("nan")
         mae = None
         if kind == "rating":
+            # items the judge rated in full: per item, its Balance against the gold ratings' (tens of items)
+            complete = members.filter(pa.array(_unparseable_per_item(members.column("judged")) == 0))
             gaps = [
-                abs(rating_balance([int(x) for x in r["judged"]])[1] - rating_balance([int(x) for x in r["gold"]])[1])
-                for r in members
-                if None not in r["judged"]
+                abs(rating_balance([int(x) for x in judge_ratings])[1] - rating_balance([int(x) for x in gold_ratings])[1])
+                for judge_ratings, gold_ratings in zip(complete.column("judged").to_pylist(), complete.column("gold").to_pylist())
             ]
             gaps = [g for g in gaps if not math.isnan(g)]  # every rating 1 on either side: Balance undefined
             mae = 100 * float(np.mean(gaps)) if gaps else None
         rows.append(
             {
-                "judge": members[0]["judge"],
+                "judge": members.column("judge")[0].as_py(),
                 "kind": kind,
-                "n_items": len(members),
-                "n_labels": len(pairs),
-                "n_unparseable": len(pairs) - len(readable),
-                "agreement": sum(g == j for g, j in readable) / len(pairs) if pairs else None,
+                "n_items": members.num_rows,
+                "n_labels": n_labels,
+                "n_unparseable": n_labels - n_readable,
+                "agreement": (pc.sum(pc.equal(gold, answer)).as_py() or 0) / n_labels if n_labels else None,
                 "kappa": None if np.isnan(kappa) else kappa,
                 "balance_mae": mae,
             }
         )
     return pa.Table.from_pylist(rows, schema=GOLD_AGREEMENT_SCHEMA)
+
+
+def _unparseable_per_item(lists: pa.ChunkedArray) -> np.ndarray:
+    """Per list of labels, its null entries. Shape (len(lists),)."""
+    lists = lists.combine_chunks()
+    parents = pc.list_parent_indices(lists).to_numpy()
+    return np.bincount(parents[pc.is_null(pc.list_flatten(lists)).to_numpy(zero_copy_only=False)], minlength=len(lists))
+
+
+def _paired_labels(judged: pa.Table) -> tuple[pa.Array, pa.Array]:
+    """(gold, judge) labels, one pair per label, item by item: each item's
+    first min(len(gold), len(judged)) labels of each."""
+    gold, answer = (judged.column(name).combine_chunks() for name in ("gold", "judged"))
+    kept = np.minimum(pc.list_value_length(gold).to_numpy(zero_copy_only=False), pc.list_value_length(answer).to_numpy(zero_copy_only=False))
+
+    def first_kept(lists: pa.Array) -> pa.Array:
+        parents = pc.list_parent_indices(lists).to_numpy()
+        starts = lists.offsets.to_numpy()[:-1] - lists.offsets[0].as_py()  # each list's first entry in the flattened values
+        position = np.arange(parents.size) - starts[parents]
+        return pc.list_flatten(lists).filter(pa.array(position < kept[parents]))
+
+    return first_kept(gold), first_kept(answer)
+

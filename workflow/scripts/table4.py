@@ -4,7 +4,16 @@ from pathlib import Path
 
 from conflictlab.contextconflict.balance import summarize_balance
 from conflictlab.contextconflict.figures import alpha_sweep_curves
-from conflictlab.contextconflict.steering import METHOD_LABELS, METRIC_LABELS, column_key, steering_results, table4, table4_columns, with_marks
+from conflictlab.contextconflict.steering import (
+    METHOD_LABELS,
+    METRIC_LABELS,
+    cell_sample_ids,
+    column_key,
+    steering_results,
+    table4,
+    table4_columns,
+    with_marks,
+)
 from conflictlab.io import read_tables
 from conflictlab.judges.faithfulness import DEVIATIONS, faithfulness_notes, summarize_faithfulness
 from conflictlab.logs import configure_logging
@@ -31,13 +40,7 @@ columns = table4_columns(results)
 headers = [(column_key(m, t), f"{METRIC_LABELS[m]} {t}") for m, t in columns]
 # Marks compare only cells over the same samples: Balance averages the defined
 # shares, Faithfulness the scored responses, which can differ between variants.
-sample_ids = {}
-for table, metric, kept in ((attributions, "balance", lambda r: not r["undefined"]),
-                            (judged, "faithfulness", lambda r: r["faithfulness"] is not None)):
-    for r in [] if table is None else table.to_pylist():
-        if kept(r):
-            sample_ids.setdefault((r["model"], metric, r["conflict_type"]), set()).add(r["sample_id"])
-sample_ids = {key: frozenset(ids) for key, ids in sample_ids.items()}
+sample_ids = cell_sample_ids(attributions, judged)
 rows, notes = table4(results, table_variants=params.table4_variants, columns=columns, sample_ids=sample_ids,
                      min_n=params.min_n_mark)
 notes += faithfulness_notes(results)
