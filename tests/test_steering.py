@@ -302,3 +302,18 @@ def test_table4_marks_only_over_the_same_samples_and_enough_n():
     assert any("cells cover different samples" in note for note in notes)
     rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, sample_ids=same, min_n=41)
     assert [r["balance:perspective"]["mark"] for r in rows] == ["", ""] and any("n < 41" in note for note in notes)
+
+
+def test_cell_sample_ids_keep_defined_shares_and_scored_responses_only():
+    from conflictlab.contextconflict.steering import cell_sample_ids
+
+    attributions = pa.table({"model": ["m@base", "m@base", "m@cas-a1"], "conflict_type": ["ambiguity"] * 3,
+                             "sample_id": ["a", "b", "a"], "undefined": [False, True, False]})
+    judged = pa.table({"model": ["m@base", "m@base"], "conflict_type": ["temporal", "temporal"], "sample_id": ["c", "d"],
+                       "faithfulness": [0.5, None]})
+    assert cell_sample_ids(attributions, judged) == {
+        ("m@base", "balance", "ambiguity"): frozenset({"a"}),
+        ("m@cas-a1", "balance", "ambiguity"): frozenset({"a"}),
+        ("m@base", "faithfulness", "temporal"): frozenset({"c"}),
+    }
+    assert cell_sample_ids(None, None) == {}

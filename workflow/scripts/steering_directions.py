@@ -13,7 +13,7 @@ for calibration_path, states_path, index_path, out in zip(inputs.calibration, in
     if not calibration_ids:
         raise ValueError(f"{calibration_path}: no calibration samples (every subset has fewer than 2 samples)")
     directions = calibration_directions(
-        read_tables(index_path).to_pylist(), np.load(states_path), calibration_ids, source=f"{index_path}"
+        read_tables(index_path), np.load(states_path), calibration_ids, source=f"{index_path}"
     )
     save_directions(out, directions, calibration_ids)
     log.info(
