@@ -9,7 +9,8 @@ from snakemake.logging import logger
 
 from conflictlab.contextconflict.conflict_types import TASK_FAMILY
 from conflictlab.contextconflict.steering import all_variants
-from conflictlab.contextconflict.variants import MethodRun, SteeredModel, is_rerun
+from conflictlab.contextconflict.variants import SteeredModel, is_rerun
+from conflictlab.lm.methods import MethodRun
 from conflictlab.provenance import code_hash as _code_hash
 from conflictlab.wildcards import MODEL_NAME_PATTERN
 

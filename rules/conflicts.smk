@@ -95,6 +95,8 @@ rule conflicts_judge:
         **JUDGE_INPUTS,
         queries="results/conflicts/data.parquet",
         responses=expand("results/conflicts/{model}/responses.parquet", model=config["conflicts"]["models"]),
+        # the conflict-resolution methods' responses (rules/methods.smk), judged in the same judge load
+        methods=expand("results/conflicts/{model}/methods_responses.parquet", model=config["methods"]["models"] if METHOD_BENCHMARKS["conflicts"] else []),
     output:
         judged="results/conflicts/judged.parquet",
         usage="results/usage/judges/conflicts.parquet",
@@ -129,6 +131,7 @@ rule conflicts_tables:
             "CONFLICTS",
         ),
     params:
+        models=config["conflicts"]["models"],
         judge_label=judge_label(),
         options=subset(config["conflicts"], "bootstrap_resamples", "seed"),
         code=code_hash("conflicts_tables.py"),

@@ -1,32 +1,17 @@
 # Conflict-resolution methods beside activation steering (CAD, AdaCAD,
 # context-faithful prompts; conflictlab.lm.methods): each reruns a methods
 # model on the steering test split as the pseudo-model "name@method"
-# (conflictlab.contextconflict.variants.MethodRun), decoded as the steered
+# (conflictlab.lm.methods.MethodRun), decoded as the steered
 # reruns are, so the metric rules score it as they score those and its rows
 # compare with Table 4's on the same samples.
 
-from conflictlab.contextconflict.variants import MethodRun
-from conflictlab.lm.methods import Method, check_method_backend
+from conflictlab.lm.methods import Method, MethodRun, check_method_backend
 
 
 # Every configured method parsed and checked against the backend its reruns
 # use before any job starts (a bad name or a method the backend cannot run fails here).
 for _method in config["methods"]["list"]:
     check_method_backend(_method, STEERING_GENERATION_PARAMS["backend"])
-
-METHOD_NAMES = [name for model in config["methods"]["models"] for name in method_names(model)]
-
-# Per method rerun: accuracy summaries (reasoning types), attributions under
-# the default scorer (summarization types); Faithfulness is in
-# rules/judges.smk's judge_faithfulness. The methods table reads these.
-METHOD_TARGETS = [
-    *([f"results/metrics/{name}/accuracy_summary.parquet" for name in METHOD_NAMES] if REASONING_TYPES else []),
-    *(
-        [f"results/metrics/{name}/attributions_{default_scorer()}.parquet" for name in METHOD_NAMES]
-        if SUMMARIZATION_TYPES and default_scorer()
-        else []
-    ),
-]
 
 
 rule method_generate:
@@ -64,3 +49,171 @@ use rule shapley_values as shapley_values_method with:
     # One method rerun under one scorer; its samples are the steering test split (samples_path).
     wildcard_constraints:
         model=MethodRun.PATTERN,
+
+
+# --- the methods on the other three benchmarks, and the methods table ---
+
+# Greedy decoding runs first on every benchmark but ContextConflict (there the
+# steering split's unsteered "base" rerun is the greedy row, when the model is
+# steered): it is the row every method is read against, and ConflictBank's
+# scored subset.
+METHODS_WITH_GREEDY = list(dict.fromkeys(["greedy", *config["methods"]["list"]]))
+# Each benchmark runs the methods where it runs at all.
+METHOD_BENCHMARKS = {
+    "conflictbank": bool(config["methods"]["models"] and config["conflictbank"]["models"]),
+    "arbitration": bool(config["methods"]["models"] and config["arbitration"]["models"]),
+    "conflicts": bool(config["methods"]["models"] and config["conflicts"]["models"]),
+}
+
+
+rule conflictbank_methods:
+    """One model's A-D read-out under every method, in the single-evidence conflict settings."""
+    input:
+        records="results/conflictbank/data.parquet",
+        model="resources/models/{model}",
+    output:
+        predictions="results/conflictbank/{model}/methods.parquet",
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,
+    params:
+        methods=METHODS_WITH_GREEDY,
+        options=subset(config["conflictbank"], "batch_size", "dtype"),
+        code=code_hash("conflictbank_methods.py"),
+    log:
+        "results/logs/conflictbank_methods/{model}.log",
+    benchmark:
+        "results/benchmarks/conflictbank_methods/{model}.tsv"
+    threads: torch_threads
+    resources:
+        gpu=lambda wildcards: model_gpus(wildcards.model, config["methods"]["gpu"]),
+        mem_mb=16000,
+    conda:
+        "../envs/transformers.yaml"
+    script:
+        "../workflow/scripts/conflictbank_methods.py"
+
+
+rule arbitration_methods:
+    """One model's A/B read-out of the main instances under every method."""
+    input:
+        main="results/arbitration/instances.parquet",
+        model="resources/models/{model}",
+    output:
+        predictions="results/arbitration/{model}/methods.parquet",
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,
+    params:
+        methods=METHODS_WITH_GREEDY,
+        settings=subset(config["arbitration"], "batch_size", "dtype"),
+        code=code_hash("arbitration_methods.py"),
+    log:
+        "results/logs/arbitration_methods/{model}.log",
+    benchmark:
+        "results/benchmarks/arbitration_methods/{model}.tsv"
+    threads: torch_threads
+    resources:
+        gpu=lambda wildcards: model_gpus(wildcards.model, config["methods"]["gpu"]),
+        mem_mb=16000,
+    conda:
+        "../envs/transformers.yaml"
+    script:
+        "../workflow/scripts/arbitration_methods.py"
+
+
+rule conflicts_methods_respond:
+    """One model's Vanilla responses to every CONFLICTS query under every method (hf, CONFLICTS' reply length)."""
+    input:
+        queries="results/conflicts/data.parquet",
+        model="resources/models/{model}",
+    output:
+        responses="results/conflicts/{model}/methods_responses.parquet",
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,
+    params:
+        methods=METHODS_WITH_GREEDY,
+        generation={
+            **subset(STEERING_GENERATION_PARAMS, "dtype", "batch_size", "max_model_len", "seed"),
+            "max_new_tokens": config["conflicts"]["max_new_tokens"],
+        },
+        code=code_hash("conflicts_methods_respond.py"),
+    log:
+        "results/logs/conflicts_methods_respond/{model}.log",
+    benchmark:
+        "results/benchmarks/conflicts_methods_respond/{model}.tsv"
+    priority: CHAIN_HEAD_PRIORITY
+    threads: torch_threads
+    resources:
+        gpu=lambda wildcards: model_gpus(wildcards.model, config["methods"]["gpu"]),
+        mem_mb=16000,
+    conda:
+        "../envs/vllm.yaml"  # the CONFLICTS response module also drives the vllm backends (rule conflicts_respond)
+    script:
+        "../workflow/scripts/conflicts_methods_respond.py"
+
+
+# ContextConflict rows of each methods model: Table 4's steered reruns (their
+# "base" is the greedy row) when the model is steered, and its method reruns.
+METHODS_TABLE_CC_RUNS = [
+    *[
+        SteeredModel(model, variant).format()
+        for model in config["methods"]["models"]
+        if model in config["steering"]["models"]
+        for variant in table4_variants(config["steering"]["alpha"])
+    ],
+    *[name for model in config["methods"]["models"] for name in method_names(model)],
+]
+
+METHODS_TABLE_INPUTS = {
+    **({"accuracy": [f"results/metrics/{name}/accuracy.parquet" for name in METHODS_TABLE_CC_RUNS]} if REASONING_TYPES else {}),
+    **(
+        {"attributions": [f"results/metrics/{name}/attributions_{default_scorer()}.parquet" for name in METHODS_TABLE_CC_RUNS]}
+        if SUMMARIZATION_TYPES and default_scorer()
+        else {}
+    ),
+    "faithfulness": "results/judges/faithfulness.parquet",
+    **(
+        {"conflictbank": expand("results/conflictbank/{model}/methods.parquet", model=config["methods"]["models"])}
+        if METHOD_BENCHMARKS["conflictbank"]
+        else {}
+    ),
+    **(
+        {
+            "arbitration_instances": "results/arbitration/instances.parquet",
+            "arbitration": expand("results/arbitration/{model}/methods.parquet", model=config["methods"]["models"]),
+        }
+        if METHOD_BENCHMARKS["arbitration"]
+        else {}
+    ),
+    **({"conflicts": "results/conflicts/judged.parquet"} if METHOD_BENCHMARKS["conflicts"] else {}),
+}
+
+METHODS_TABLE_OUTPUTS = {
+    "md": "results/tables/methods.md",
+    "csv": "results/tables/methods.csv",
+    "png": "results/figures/methods.png",
+    "pdf": "results/figures/methods.pdf",
+}
+
+
+rule methods_table:
+    """Methods (steering, CAD, AdaCAD, context-faithful prompts) as rows, each benchmark's headline metrics as columns."""
+    input:
+        **METHODS_TABLE_INPUTS,
+    output:
+        **flagged(METHODS_TABLE_OUTPUTS, {"csv": "methods", "png": "methods"}, "Conflict-resolution methods"),
+    params:
+        models=config["methods"]["models"],
+        cc_runs=METHODS_TABLE_CC_RUNS,
+        methods=METHODS_WITH_GREEDY,
+        scorer=default_scorer(),
+        judge_label=judge_label(),
+        bootstrap=config["shapley"]["bootstrap_resamples"],
+        seed=config["shapley"]["seed"],
+        min_n_mark=config["statistics"]["min_n_mark"],
+        code=code_hash("methods_table.py"),
+    log:
+        "results/logs/methods_table.log",
+    conda:
+        "../envs/scipy.yaml"
+    script:
+        "../workflow/scripts/methods_table.py"

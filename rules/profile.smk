@@ -24,6 +24,7 @@ PROFILE_INPUTS = {
     **({"arbitration": ARBITRATION_OUTPUTS["accuracy_csv"]} if config["arbitration"]["models"] else {}),
     **({f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table4", "table5", "table6")} if config["conflicts"]["models"] else {}),
     **({"conflictbank": CONFLICTBANK_OUTPUTS["table_csv"]} if config["conflictbank"]["models"] else {}),
+    **({"methods": METHODS_TABLE_OUTPUTS["csv"]} if config["methods"]["models"] else {}),
 }
 
 PROFILE_OUTPUTS = [f"results/profiles/{model}.{ext}" for model in PROFILE_MODELS for ext in ("html", "png")]

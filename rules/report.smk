@@ -20,6 +20,7 @@ REPORT_INPUTS = [
     *(flatten(ARBITRATION_OUTPUTS) if config["arbitration"]["models"] else []),
     *[path for model in config["mechanistic"]["models"] for path in flatten(mechanistic_outputs(model))],
     *(flatten(TABLE4_OUTPUTS) if config["steering"]["models"] else []),
+    *(flatten(METHODS_TABLE_OUTPUTS) if config["methods"]["models"] else []),
     *(flatten(CONFLICTBANK_OUTPUTS) if config["conflictbank"]["models"] else []),
     *(flatten(CONFLICTS_OUTPUTS) if config["conflicts"]["models"] else []),
     *flatten(JUDGE_TABLE_OUTPUTS),
@@ -48,8 +49,7 @@ USAGE_OUTPUTS = {"md": "results/tables/usage.md", "csv": "results/tables/usage.c
 
 REPORT_INPUTS += list(USAGE_OUTPUTS.values())
 
-# METHOD_TARGETS: the method reruns' metrics (rules/methods.smk), until a table reads them.
-ALL_TARGETS = REPORT_INPUTS + METHOD_TARGETS + ["results/report.html"]
+ALL_TARGETS = REPORT_INPUTS + ["results/report.html"]
 
 
 rule usage_table:

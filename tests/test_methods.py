@@ -391,10 +391,13 @@ def test_the_methods_config_plans_one_rerun_per_model_and_method_and_refuses_bad
 
     overlay = tmp_path / "methods.yaml"
     overlay.write_text("methods:\n  models: [smollm2-135m-instruct]\n  list: [cad-a0.5, cfp-opinion]\n")
-    plan = snakemake_cmd("-n", "--configfile", str(overlay))
+    plan = snakemake_cmd("-n", "--forceall", "--configfile", str(overlay))
     assert plan.returncode == 0, plan.stderr
     jobs = planned_jobs(plan.stdout)
     assert jobs["method_generate"] == 2 and jobs["shapley_values_method"] == 2  # one Shapley job per rerun, under the default scorer
+    # the other benchmarks: one job per model for all methods (greedy added), one table over everything
+    for rule in ("conflictbank_methods", "arbitration_methods", "conflicts_methods_respond", "methods_table"):
+        assert jobs[rule] == 1, rule
     overlay.write_text("methods:\n  models: [smollm2-135m-instruct]\n  list: [cad-a0]\n")  # the schema's pattern, not a method
     refused = snakemake_cmd("-n", "--configfile", str(overlay))
     assert refused.returncode != 0 and "cad-a0" in refused.stderr + refused.stdout

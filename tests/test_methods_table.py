@@ -50,10 +50,13 @@ def test_marks_only_where_every_method_covers_the_same_samples():
     table = pa.Table.from_pylist(cells, schema=METHOD_CELL_SCHEMA)
     rows, columns, notes = methods_table(table, methods=["base", "cad-0.5", "adacad"], min_n=30)
     assert columns == [("B:acc", "B acc"), ("C:acc", "C acc")]
+    partial = methods_table(pa.Table.from_pylist([*cells, cell("base", [1, 0], ["s0", "s1"], metric="bal")], schema=METHOD_CELL_SCHEMA),
+                            methods=["base", "cad-0.5", "adacad"], min_n=30)[2]
+    assert "m, B bal: no value for cad-0.5, adacad (no sample scored)" in partial
     by_method = {r["method"]: r for r in rows}
     assert [by_method[m]["B:acc"]["mark"] for m in ("base", "cad-0.5", "adacad")] == ["", "best", "second"]
     assert by_method["cad-0.5"]["C:acc"]["mark"] == "" and by_method["adacad"]["C:acc"] is None
-    assert "C: not run for adacad" in notes
+    assert "m, C: not run for adacad" in notes
     assert any(n.startswith("no marks (cells cover different samples)") and "m C acc" in n for n in notes)
 
 

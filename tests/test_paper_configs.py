@@ -18,14 +18,14 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 # The top-level sections each paper's file owns; the union takes each from it
 # (ContextConflict and CONFLICTS share the generation backend and the judge).
 SECTIONS = {
-    "contextconflict": ("data", "generators", "scorers", "generation", "shapley", "mechanistic", "steering", "judges"),
+    "contextconflict": ("data", "generators", "scorers", "generation", "shapley", "mechanistic", "steering", "methods", "judges"),
     "conflicts": ("generation", "judges", "conflicts"),
     "arbitration": ("arbitration",),
     "conflictbank": ("conflictbank",),
 }
 # The model lists that run each benchmark (a paper's file empties the others').
 BENCHMARK_LISTS = {
-    "contextconflict": (("mechanistic", "models"), ("steering", "models")),
+    "contextconflict": (("mechanistic", "models"), ("steering", "models"), ("methods", "models")),
     "conflicts": (("conflicts", "models"),),
     "arbitration": (("arbitration", "models"),),
     "conflictbank": (("conflictbank", "models"), ("conflictbank", "embedded", "models")),

@@ -223,3 +223,22 @@ def test_the_figure_has_one_panel_per_benchmark():
     assert P.figure_png(fig).startswith(b"\x89PNG")
     titles = [ax.get_title() for ax in P.profile_figure(C, cells, LISTS).axes if ax.get_visible()]
     assert titles[0] == "ContextConflict\n(not run for this model)"
+
+
+def test_the_page_shows_this_models_methods_rows_only():
+    rows = [
+        {"model": A, "method": "base", "benchmark": "CONFLICTS", "metric": "Expected behaviour", "value": "0.5", "ci_low": "0.2",
+         "ci_high": "0.8", "n": "10", "shown": "True"},
+        {"model": A, "method": "cad-a1", "benchmark": "CONFLICTS", "metric": "Expected behaviour", "value": "0.7", "ci_low": "",
+         "ci_high": "", "n": "1", "shown": "True"},
+        {"model": A, "method": "cad-a1", "benchmark": "ConflictBank", "metric": "OAR misinformation", "value": "0.1", "ci_low": "",
+         "ci_high": "", "n": "1", "shown": "False"},
+        {"model": B, "method": "base", "benchmark": "CONFLICTS", "metric": "Expected behaviour", "value": "0.9", "ci_low": "",
+         "ci_high": "", "n": "1", "shown": "True"},
+    ]
+    page = P.render_page(A, LISTS, [], methods=rows)
+    section = page.split("<h2>Conflict-resolution methods</h2>")[1]
+    assert "50.0 [20.0, 80.0] (n=10)" in section and "70.0 (n=1)" in section
+    assert "90.0" not in section and "OAR" not in section
+    assert "No conflict-resolution method ran" in P.render_page(C, LISTS, [], methods=rows)
+    assert "Conflict-resolution methods" not in P.render_page(A, LISTS, [])

@@ -177,7 +177,7 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     for table in ("table1", "accuracy", "balance", "table3", "table4", "table6", "table6_agreement", "arbitration_accuracy", "arbitration_sensitivity",
                   "table8_smollm2-135m-instruct", "shuffled_positions_smollm2-135m-instruct", "shuffled_original_pieces_smollm2-135m-instruct",
                   "conflictbank_mr", "conflictbank_embedded", "faithfulness", "table2", "table7", "judge_gold",
-                  "conflicts_table4", "conflicts_table5", "conflicts_table6"):
+                  "conflicts_table4", "conflicts_table5", "conflicts_table6", "methods"):
         text = (results / "tables" / f"{table}.md").read_text()
         assert text.count("\n|") >= 3, table  # header, rule and at least one row
     table4 = (results / "tables" / "table4.md").read_text()
@@ -190,11 +190,19 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     assert "\\scriptsize (" in (results / "tables" / "table4.tex").read_text()  # n per cell
     # every interval honest: inside its value, none on n < 2, p-values not below their floor
     assert audit_folder(results) == []
+    methods = (results / "tables" / "methods.md").read_text()
+    for row in ("base", "all_tokens-a1", "cas-a1", "cad-a1", "adacad", "cfp-opinion"):
+        assert f"| smollm2-135m-instruct | {row} |" in methods, row
+    for column in ("ContextConflict Acc (reasoning)", "ContextConflict Bal (summarization)", "CONFLICTS Expected behaviour",
+                   "ConflictBank MR misinformation", "Arbitration Text followed"):
+        assert column in methods, column
+    assert "no marks (neither direction is better)" in methods
     table5 = (results / "tables" / "conflicts_table5.md").read_text()
     assert all(f"| this run | smollm2-135m-instruct | {s} |" in table5 for s in ("vanilla", "pipeline", "taxonomy_aware", "oracle"))
+    assert "@" not in table5  # the methods' runs are judged in the same job but tabled in the methods table only
     figures = sorted(p.name for p in (results / "figures").iterdir())
-    assert len(figures) == 34 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
-    assert "fig31_alpha_smollm2-135m-instruct.png" in figures
+    assert len(figures) == 36 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
+    assert "fig31_alpha_smollm2-135m-instruct.png" in figures and "methods.png" in figures
     report = (results / "report.html").read_text(errors="replace")
     assert "table4.csv" in report and "fig31_alpha_smollm2-135m-instruct.png" in report
     for caption in sorted((workflow_copy / "report").glob("*.rst")):  # every caption made it in
@@ -240,7 +248,7 @@ def test_editing_steering_alpha_plans_only_steering_jobs(smoke_run):
     jobs = planned_jobs(output)
     # the faithfulness job reruns over every response, its cache answering all but the new ones
     assert set(jobs) <= {"steered_generate", "accuracy", "answer_match", "shapley_values_steered", "attributions", "table4",
-                         "judge_faithfulness", "accuracy_table", "judge_tables", "html_report", "all",
+                         "judge_faithfulness", "accuracy_table", "judge_tables", "methods_table", "html_report", "all",
                          "usage_table", "profile", "reproduction"}, jobs  # the judge job's usage file and the tables profiles and the reproduction report read are rewritten
     # one steered job per model generates every variant (they share each prompt's prefill), so its
     # rerun rewrites every variant's responses; the new variants are among the scored ones
@@ -438,7 +446,7 @@ def test_touching_a_library_module_reruns_exactly_the_rules_that_run_it(smoke_ru
 @pytest.mark.parametrize(
     "overlay, expected",
     [
-        ("shapley:\n  bootstrap_resamples: 300\n", {"balance_report", "table3", "shuffle_report", "table4"}),
+        ("shapley:\n  bootstrap_resamples: 300\n", {"balance_report", "table3", "shuffle_report", "table4", "methods_table"}),
         ("shapley:\n  gpu: 1\n", set()),  # a resource, not a parameter
         ("generation:\n  vllm: {gpu_memory_utilization: 0.3}\n", set()),  # the smoke run uses backend hf
         ("data:\n  hf_dataset: someone/else\n", set()),  # the smoke run reads a released folder

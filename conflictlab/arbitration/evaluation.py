@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.arbitration.prompts import encode_arbitration_prompt
-from conflictlab.lm.choices import choice_logits, single_token_ids
+from conflictlab.arbitration.prompts import context_free_prompt, encode_arbitration_prompt, method_prompt
+from conflictlab.lm.choices import choice_logits, contrastive_choice_logits, single_token_ids
 from conflictlab.lm.loading import LoadedModel
+from conflictlab.lm.methods import GREEDY, as_method
 
 
 def answer_token_ids(tokenizer, *, chat: bool) -> tuple[int, int]:
@@ -45,11 +46,21 @@ PREDICTION_SCHEMA = pa.schema(
 LOCAL_READ_OUT = "logits"
 
 
-def evaluate_instances(lm: LoadedModel, instances: pa.Table, *, model_name: str, batch_size: int = 8) -> pa.Table:
-    """A/B read-out for every instance (ties go to neither: counted wrong)."""
-    a_id, b_id = answer_token_ids(lm.tokenizer, chat=lm.has_chat_template)
-    prompts = [encode_arbitration_prompt(lm.tokenizer, p) for p in instances.column("prompt").to_pylist()]
-    logits = choice_logits(lm, prompts, (a_id, b_id), batch_size=batch_size)
+def evaluate_instances(lm: LoadedModel, instances: pa.Table, *, model_name: str, batch_size: int = 8, method=GREEDY) -> pa.Table:
+    """A/B read-out for every instance (ties go to neither: counted wrong),
+    under a conflict-resolution ``method`` (:class:`conflictlab.lm.methods.Method`
+    or its spelling; greedy: the plain read-out). CAD and AdaCAD contrast
+    each prompt with :func:`conflictlab.arbitration.prompts.context_free_prompt`;
+    a prompting method reads :func:`conflictlab.arbitration.prompts.method_prompt`."""
+    method = as_method(method)
+    answers = answer_token_ids(lm.tokenizer, chat=lm.has_chat_template)
+    rows = instances.select(["prompt", "context", "question"]).to_pylist()
+    prompts = [encode_arbitration_prompt(lm.tokenizer, method_prompt(row, method.prompt_style)) for row in rows]
+    if method.contrastive:
+        context_free = [encode_arbitration_prompt(lm.tokenizer, context_free_prompt(row)) for row in rows]
+        logits = contrastive_choice_logits(lm, prompts, context_free, answers, method, batch_size=batch_size)
+    else:
+        logits = choice_logits(lm, prompts, answers, batch_size=batch_size)
     return _predictions(instances, logits, [LOCAL_READ_OUT] * instances.num_rows, model_name)
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import asdict, dataclass, field, replace
+from typing import Mapping
 
 import numpy as np
 import pyarrow as pa
 
 from conflictlab.arbitration.text import UNRELIABLE_NOTES, describe
 from conflictlab.arbitration.trajectories import THRESHOLD, TrajectoryConfig, sample_trajectory
+from conflictlab.lm.methods import INSTRUCTION, PROMPT_STYLES, opinion_context, opinion_question
 
 SETTINGS = ("modality", "recency", "reliability", "tool")
 ORDERS = ("aligned_first", "aligned_last")
@@ -107,6 +109,10 @@ INSTANCE_SCHEMA = pa.schema(
         pa.field("target_time", pa.string(), nullable=False),
         pa.field("latent", pa.string(), nullable=False),  # JSON: trajectories, slopes, margins, forecast, masks
         pa.field("prompt", pa.string(), nullable=False),
+        # The prompt's evidence blocks (as they appear in it, in its order) and
+        # its question line: what a conflict-resolution method removes or rewrites.
+        pa.field("context", pa.string(), nullable=False),
+        pa.field("question", pa.string(), nullable=False),
     ]
 )
 
@@ -215,10 +221,9 @@ def _instance_rows(cfg: ArbitrationConfig, seed: int, setting: str, index: int, 
     )
     closing = "\n".join(cfg.choices.lines()) + "\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:"
 
-    def prompt(condition: str, blocks: list[str]) -> str:
-        context = aligned
-        head = [domain["framing"], _instruction(setting, condition, context, domain["entity"], domain["risk"])]
-        return "\n\n".join(head + blocks + [question, closing])
+    def prompt(condition: str, blocks: list[str]) -> dict:
+        head = [domain["framing"], _instruction(setting, condition, aligned, domain["entity"], domain["risk"])]
+        return {"prompt": "\n\n".join(head + blocks + [question, closing]), "context": "\n\n".join(blocks), "question": question}
 
     base = {
         "setting": setting,
@@ -236,12 +241,43 @@ def _instance_rows(cfg: ArbitrationConfig, seed: int, setting: str, index: int, 
     stem = f"{tag}/{setting}/s{seed}/{index}"
     return [
         {**base, "instance_id": f"{stem}/conflict/aligned_first", "condition": "conflict", "order": "aligned_first",
-         "prompt": prompt("conflict", [aligned_block, other_block])},
+         **prompt("conflict", [aligned_block, other_block])},
         {**base, "instance_id": f"{stem}/conflict/aligned_last", "condition": "conflict", "order": "aligned_last",
-         "prompt": prompt("conflict", [other_block, aligned_block])},
+         **prompt("conflict", [other_block, aligned_block])},
         {**base, "instance_id": f"{stem}/unimodal", "condition": "unimodal", "order": None,
-         "prompt": prompt("unimodal", [aligned_block])},
+         **prompt("unimodal", [aligned_block])},
     ]
+
+
+def method_prompt(instance: Mapping, style: str | None = None) -> str:
+    """An instance's prompt (an ``INSTANCE_SCHEMA`` row) for a
+    conflict-resolution method: ``style`` None, the prompt itself; a
+    context-faithful style (:data:`conflictlab.lm.methods.PROMPT_STYLES`),
+    its evidence as the narrator's statement and the question asked of the
+    narrator's opinion (``opinion``), the paper's instruction first
+    (``instructed``), or both."""
+    prompt, context, question = instance["prompt"], instance["context"], instance["question"]
+    if style is None:
+        return prompt
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"not a context-faithful prompt style: {style!r} (one of {', '.join(PROMPT_STYLES)})")
+    if "opinion" in style:
+        prompt = _replace_once(_replace_once(prompt, context, opinion_context(context)), question, opinion_question(question))
+    return f"{INSTRUCTION}\n\n{prompt}" if "instructed" in style else prompt
+
+
+def context_free_prompt(instance: Mapping) -> str:
+    """The prompt without its evidence blocks (the framing, the task
+    instruction, the question and the answer options stay): what CAD and
+    AdaCAD contrast the prompt with. The arbitration prompt's context is all
+    of its evidence, so "without context" is without any of it."""
+    return _replace_once(instance["prompt"], "\n\n" + instance["context"], "")
+
+
+def _replace_once(text: str, old: str, new: str) -> str:
+    if text.count(old) != 1:
+        raise ValueError(f"arbitration prompt: expected its piece {old[:40]!r}... exactly once, found it {text.count(old)} times")
+    return text.replace(old, new)
 
 
 def encode_arbitration_prompt(tokenizer, prompt: str) -> list[int]:

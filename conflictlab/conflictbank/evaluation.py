@@ -25,9 +25,10 @@ import numpy as np
 import pyarrow as pa
 
 from conflictlab.conflictbank.dataset import LETTERS
-from conflictlab.conflictbank.prompts import Setting, render_prompt
-from conflictlab.lm.choices import choice_logits
+from conflictlab.conflictbank.prompts import SETTINGS_BY_NAME, Setting, render_prompt
+from conflictlab.lm.choices import choice_logits, contrastive_choice_logits
 from conflictlab.lm.loading import LoadedModel
+from conflictlab.lm.methods import GREEDY, as_method
 
 PREDICTION_SCHEMA = pa.schema(
     [
@@ -66,11 +67,37 @@ def read_out(
     lm: LoadedModel, records: pa.Table, settings: Sequence[Setting], *, model_name: str, batch_size: int = 8
 ) -> pa.Table:
     """One prediction row per (record, setting), records in order within each setting."""
+    return read_out_with_method(lm, records, settings, GREEDY, model_name=model_name, batch_size=batch_size)
+
+
+def read_out_with_method(
+    lm: LoadedModel, records: pa.Table, settings: Sequence[Setting], method, *, model_name: str, batch_size: int = 8
+) -> pa.Table:
+    """:func:`read_out` under a conflict-resolution method
+    (:class:`conflictlab.lm.methods.Method` or its spelling).
+
+    CAD and AdaCAD contrast each prompt's letter logits with those of the
+    same record's ``default`` prompt, the authors' prompt without evidence
+    (its instruction is the no-evidence one, so that prompt is exactly what
+    the benchmark asks a model that has no context); in ``default`` itself
+    the contrast changes nothing. A prompting method rewrites the prompt
+    (:func:`conflictlab.conflictbank.prompts.render_prompt`'s ``style``).
+    """
+    method = as_method(method)
     pairs = _pairs(records, settings)
-    # Raw prompts with the tokenizer's own special tokens, as vLLM encodes them.
-    prompts = [lm.tokenizer(render_prompt(row, setting))["input_ids"] for setting, row in pairs]
-    probabilities = softmax(choice_logits(lm, prompts, letter_token_ids(lm.tokenizer), batch_size=batch_size))
-    return _predictions(pairs, probabilities, [LOCAL_READ_OUT] * len(pairs), model_name)
+
+    def encode(text: str) -> list[int]:
+        # Raw prompts with the tokenizer's own special tokens, as vLLM encodes them.
+        return lm.tokenizer(text)["input_ids"]
+
+    letters = letter_token_ids(lm.tokenizer)
+    prompts = [encode(render_prompt(row, setting, method.prompt_style)) for setting, row in pairs]
+    if method.contrastive:
+        context_free = [encode(render_prompt(row, SETTINGS_BY_NAME["default"])) for _, row in pairs]
+        logits = contrastive_choice_logits(lm, prompts, context_free, letters, method, batch_size=batch_size)
+    else:
+        logits = choice_logits(lm, prompts, letters, batch_size=batch_size)
+    return _predictions(pairs, softmax(logits), [LOCAL_READ_OUT] * len(pairs), model_name)
 
 
 def _pairs(records: pa.Table, settings: Sequence[Setting]) -> list[tuple[Setting, dict]]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from conflictlab.lm.methods import INSTRUCTION, PROMPT_STYLES, opinion_context, opinion_question
+
 INSTRUCTION_WITHOUT_EVIDENCE = "According to your knowledge, choose the best choice from the following options."
 INSTRUCTION_WITH_EVIDENCE = "According to the evidence provided and your knowledge, choose the best choice from the following options."
 
@@ -55,16 +57,34 @@ def _settings() -> tuple[Setting, ...]:
 
 
 SETTINGS: tuple[Setting, ...] = _settings()
+# Where a conflict-resolution method is read out (conflictlab.conflictbank.methods):
+# one setting per conflict kind, its evidence alone; the greedy read-out also
+# in the settings that fix the scored subset.
+METHOD_SETTINGS = ("misinformation", "temporal", "semantic")
+SUBSET_SETTINGS = ("default", "correct")
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 AUTHOR_SETTINGS = tuple(s.name for s in SETTINGS if not s.name.endswith("_reversed"))
 
 
-def render_prompt(record: Mapping, setting: Setting) -> str:
-    """The prompt text of ``record`` (a row of ``RECORD_SCHEMA``) under ``setting``."""
+def render_prompt(record: Mapping, setting: Setting, style: str | None = None) -> str:
+    """The prompt text of ``record`` (a row of ``RECORD_SCHEMA``) under ``setting``.
+
+    ``style``: a context-faithful prompt style (Zhou et al. 2023;
+    :data:`conflictlab.lm.methods.PROMPT_STYLES`) applied to the authors'
+    prompt: ``opinion`` puts the evidence in the narrator's mouth and asks
+    for the narrator's opinion, ``instructed`` puts the paper's instruction
+    first, ``opinion_instructed`` does both. It changes only a prompt with
+    evidence (without any, there is no context to be faithful to).
+    """
+    if style is not None and style not in PROMPT_STYLES:
+        raise ValueError(f"not a context-faithful prompt style: {style!r} (one of {', '.join(PROMPT_STYLES)})")
+    style = style if setting.evidence else None
     question = record["question"]
     if setting.description == "temporal":
         span = list(record["temporal_span"])
         question += f" in {span[0]}" if len(span) == 1 else f" from {span[0]} to {span[1]}"
+    if style and "opinion" in style:
+        question = opinion_question(question)
     lines = [f"Question: {question}"]
     if setting.description == "semantic":
         lines.append(f"{record['subject']} in this quesion means {record['semantic_description']}")
@@ -73,7 +93,10 @@ def render_prompt(record: Mapping, setting: Setting) -> str:
     if not setting.evidence:
         return f"{INSTRUCTION_WITHOUT_EVIDENCE}\n\n{body}"
     evidence = "\n".join(record[f"{kind}_evidence"] for kind in setting.evidence)
-    return f"{INSTRUCTION_WITH_EVIDENCE}\n\nEvidence: {evidence}\n{body}"
+    if style and "opinion" in style:
+        evidence = opinion_context(evidence)
+    prompt = f"{INSTRUCTION_WITH_EVIDENCE}\n\nEvidence: {evidence}\n{body}"
+    return f"{INSTRUCTION}\n\n{prompt}" if style and "instructed" in style else prompt
 
 
 def settings_named(names) -> list[Setting]:

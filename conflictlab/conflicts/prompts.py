@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from conflictlab.conflicts.dataset import CATEGORIES
+from conflictlab.lm.methods import INSTRUCTION, PROMPT_STYLES, opinion_context, opinion_question
 
 STRATEGIES = ("vanilla", "pipeline", "taxonomy_aware", "oracle")
 TASK1_TEMPLATE = "conflicts_type_v1"
@@ -121,16 +122,28 @@ def task1_messages(question: str, results: Sequence[dict]) -> list[dict]:
 TASK1_PREFIX = "Type:"
 
 
-def task2_messages(strategy: str, question: str, results: Sequence[dict], *, conflict_type: str | None = None) -> list[dict]:
+def task2_messages(
+    strategy: str, question: str, results: Sequence[dict], *, conflict_type: str | None = None, style: str | None = None
+) -> list[dict]:
     """Task 2 under ``strategy``. Pipeline takes the *predicted* type and
     Oracle the *gold* type as ``conflict_type`` (a short name); the other two
-    take none."""
+    take none. ``style``: a context-faithful prompt style (Zhou et al. 2023;
+    :data:`conflictlab.lm.methods.PROMPT_STYLES`): the search results as the
+    narrator's statement and the query asked of the narrator's opinion
+    (``opinion``), the paper's instruction first (``instructed``), or both."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown CONFLICTS strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
     needs_type = strategy in ("pipeline", "oracle")
     if needs_type != (conflict_type is not None):
         raise ValueError(f"strategy {strategy} {'needs' if needs_type else 'takes no'} conflict_type")
-    head = f"Answer the query using the search results. {_CITE}\n\nQuery: {question}\n\nSearch results:\n{render_results(results)}\n\n"
+    if style is not None and style not in PROMPT_STYLES:
+        raise ValueError(f"not a context-faithful prompt style: {style!r} (one of {', '.join(PROMPT_STYLES)})")
+    shown_results = render_results(results)
+    if style and "opinion" in style:
+        question, shown_results = opinion_question(question), opinion_context(shown_results)
+    head = f"Answer the query using the search results. {_CITE}\n\nQuery: {question}\n\nSearch results:\n{shown_results}\n\n"
+    if style and "instructed" in style:
+        head = f"{INSTRUCTION}\n\n{head}"
     if strategy == "vanilla":
         tail = "Response:"
     elif strategy == "taxonomy_aware":
@@ -146,6 +159,14 @@ def task2_messages(strategy: str, question: str, results: Sequence[dict], *, con
             f"Write the response as this type calls for: {category.behaviour}\nResponse:"
         )
     return [{"role": "user", "content": head + tail}]
+
+
+def context_free_messages(question: str) -> list[dict]:
+    """The Vanilla prompt without its search results (and without the
+    instruction to cite them, which no longer applies): what CAD and AdaCAD
+    contrast a Vanilla prompt with. The search results are all of the
+    prompt's context, so "without context" is without any of them."""
+    return [{"role": "user", "content": f"Answer the query.\n\nQuery: {question}\n\nResponse:"}]
 
 
 _TAXONOMY_REPLY = re.compile(r"^\s*Type:\s*(?P<type>[^\n]+?)\s*\n\s*Explanation:\s*(?P<explanation>.*?)\n\s*Response:\s*(?P<response>.+)$", re.DOTALL)

@@ -49,6 +49,7 @@ from conflictlab.conflicts.prompts import (
     TASK1_PREFIX,
     TASK2_TEMPLATES,
     TAXONOMY,
+    context_free_messages,
     parse_label,
     parse_taxonomy_aware,
     task1_messages,
@@ -56,7 +57,8 @@ from conflictlab.conflicts.prompts import (
 )
 from conflictlab.lm.channels import FINAL_HEADER, NO_FINAL_CHANNEL, HarmonyTokens, final_message
 from conflictlab.lm.shards import NO_ANSWER_STATUS
-from conflictlab.lm.generation import Backend, Completion, DecodingParams
+from conflictlab.lm.generation import Backend, Completion, DecodingParams, generate_with_method
+from conflictlab.lm.methods import GREEDY, as_method
 from conflictlab.lm.guided import chat_token_ids
 
 log = logging.getLogger(__name__)
@@ -241,17 +243,26 @@ def respond(
     max_new_tokens: int,
     seed: int = 0,
     harmony: HarmonyTokens | None = None,
+    method=GREEDY,
 ) -> pa.Table:
     """Task 2: one response per (query, strategy), strategies outer, all
     prompts sent to ``backend`` in one call (it sorts and batches them).
     ``predicted``: query_id -> Task 1 prediction (None when unparseable);
     ``harmony``: a reasoning model's markers (its final channel is the reply);
-    ``tokenizer`` None: a chat backend (messages sent, ``limit`` unused)."""
+    ``tokenizer`` None: a chat backend (messages sent, ``limit`` unused).
+    ``method``: a conflict-resolution method (:class:`conflictlab.lm.methods.Method`
+    or its spelling): a prompting method rewrites the prompts
+    (:func:`conflictlab.conflicts.prompts.task2_messages`' ``style``); CAD and
+    AdaCAD (Vanilla only, token-id backends) contrast each prompt with
+    :func:`conflictlab.conflicts.prompts.context_free_messages`."""
     unknown = sorted(set(strategies) - set(STRATEGIES))
     if unknown:
         raise ValueError(f"unknown CONFLICTS strategies {unknown}; known: {', '.join(STRATEGIES)}")
+    method = as_method(method)
+    if method.contrastive and (set(strategies) != {"vanilla"} or tokenizer is None):
+        raise ValueError(f"method {method.format()}: CONFLICTS contrasts the Vanilla prompt only, with token ids (got {list(strategies)})")
     params = DecodingParams(max_new_tokens, seed)
-    rows, prompts = [], []
+    rows, prompts, context_free = [], [], []
     for strategy in strategies:
         for query in queries:
             named = given_type(strategy, query, predicted)
@@ -264,7 +275,7 @@ def respond(
             if strategy == "pipeline" and named is None:
                 row["status"] = "no_predicted_type"
                 continue
-            messages = task2_messages(strategy, query["question"], query["search_results"], conflict_type=named)
+            messages = task2_messages(strategy, query["question"], query["search_results"], conflict_type=named, style=method.prompt_style)
             payload = _payload(tokenizer, messages, reply_prefix(strategy, harmony=harmony))
             if tokenizer is not None:
                 row["n_prompt_tokens"] = len(payload)
@@ -272,8 +283,13 @@ def respond(
                     row["status"] = "too_long"
                     continue
             prompts.append((row, payload))
+            if method.contrastive:
+                context_free.append(_payload(tokenizer, context_free_messages(query["question"]), reply_prefix(strategy, harmony=harmony)))
     rows_sent = [f"{row['strategy']}/{row['query_id']}" for row, _ in prompts]
-    completions = _generate(backend, tokenizer, [payload for _, payload in prompts], params, rows_sent)
+    if method.contrastive:
+        completions = generate_with_method(backend, [payload for _, payload in prompts], params, method, context_free=context_free)
+    else:
+        completions = _generate(backend, tokenizer, [payload for _, payload in prompts], params, rows_sent)
     for (row, _), completion in zip(prompts, completions, strict=True):
         row["finish_reason"] = completion.finish_reason
         if completion.n_prompt_tokens is not None:
@@ -336,6 +352,29 @@ def answer_queries(
         )
     return types, _respond_all(backend, tokenizer, queries, types, model=model, strategies=strategies, limit=limit, settings=settings,
                                harmony=harmony)
+
+
+def answer_with_methods(model_dir, settings: dict, queries: Sequence[dict], runs: dict[str, str]) -> pa.Table:
+    """Vanilla responses of one local model, loaded once, under each
+    conflict-resolution method, on the ``hf`` backend (CAD's two passes).
+
+    ``runs``: the ``model`` of the rows (a method's run name) -> the method's
+    spelling. ``settings``: ``dtype``, ``batch_size``, ``max_model_len``,
+    ``max_new_tokens``, ``seed``.
+    """
+    from conflictlab.lm.generation import HFBackend
+    from conflictlab.lm.loading import load
+    from conflictlab.lm.registry import context_limit
+
+    lm = load(model_dir, dtype=settings.get("dtype"))
+    backend = HFBackend(lm, batch_size=settings["batch_size"])
+    limit = context_limit(model_dir, settings.get("max_model_len"))
+    harmony = HarmonyTokens.of(lm.tokenizer)
+    return pa.concat_tables([
+        respond(backend, lm.tokenizer, queries, {}, model=run, strategies=("vanilla",), limit=limit,
+                max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], harmony=harmony, method=method)
+        for run, method in runs.items()
+    ])
 
 
 def conflicts_conversations(queries: Sequence[dict], strategies: Sequence[str]) -> tuple[list[list[dict]], list[list[dict]]]:

@@ -20,11 +20,11 @@ import pyarrow as pa
 
 from conflictlab.contextconflict.prompts import build_messages, context_free_messages, encode_messages, faithful_messages
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
-from conflictlab.contextconflict.variants import MethodRun, SteeredModel
+from conflictlab.contextconflict.variants import SteeredModel
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
 from conflictlab.lm.chat import ChatBackend
 from conflictlab.lm.generation import Backend, DecodingParams, HFBackend, MethodBackend
-from conflictlab.lm.methods import Method, as_method, check_method_backend
+from conflictlab.lm.methods import Method, MethodRun, as_method, check_method_backend
 from conflictlab.lm.registry import context_limit, weights_checksum
 from conflictlab.lm.shards import RESPONSE_SCHEMA, STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded, run_sharded_variants
 from conflictlab.lm.steering import Steering

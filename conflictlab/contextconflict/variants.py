@@ -6,7 +6,7 @@ attribution rules score it unchanged. A variant is ``base`` (no steering, the
 same decoding as the steered runs) or ``<method>-a<alpha>``. Both values are
 spelled and read here only (:mod:`conflictlab.wildcards`). A
 conflict-resolution method's rerun is likewise ``name@method``
-(:class:`MethodRun`; the method spelled by :class:`conflictlab.lm.methods.Method`).
+(:class:`conflictlab.lm.methods.MethodRun`, spelled in the model layer because every benchmark names its method runs so).
 
 The strength ``alpha`` is any finite positive float, spelled by
 :func:`conflictlab.wildcards.format_alpha` (0.5 -> ``0.5``, 1.0 -> ``1``).
@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from conflictlab.lm.methods import Method, as_method
+from conflictlab.lm.methods import Method, MethodRun
 from conflictlab.wildcards import ALPHA_PATTERN, MODEL_NAME_PATTERN, format_alpha, spelled
 
 METHODS = ("all_tokens", "first_generated", "cas")
@@ -113,43 +112,6 @@ class SteeredModel:
         if not isinstance(text, str) or cls.SEPARATOR not in text or MethodRun.parse_if_method(text) is not None:
             return None
         return cls.parse(text)
-
-
-@dataclass(frozen=True)
-class MethodRun:
-    """The pseudo-model ``model@method`` of a conflict-resolution method's
-    rerun (:class:`conflictlab.lm.methods.Method`): it answers the steering
-    test split, as a steered rerun does, so the two compare on the same
-    samples. ``model`` as in :class:`SteeredModel` (it may be ``{model}``)."""
-
-    model: str
-    method: Method
-
-    SEPARATOR: ClassVar[str] = "@"
-    PATTERN: ClassVar[str] = rf"(?:{MODEL_NAME_PATTERN})@(?:{Method.PATTERN})"
-
-    def __post_init__(self):
-        if not isinstance(self.model, str) or not self.model or "@" in self.model or "/" in self.model:
-            raise ValueError(f"not a model name for a method's rerun: {self.model!r}")
-        object.__setattr__(self, "method", as_method(self.method))
-
-    def format(self) -> str:
-        return f"{self.model}{self.SEPARATOR}{self.method.format()}"
-
-    @classmethod
-    def parse(cls, text: str) -> "MethodRun":
-        spelled(cls.PATTERN, text, "method rerun", "<model>@<method>")
-        model, method = text.split(cls.SEPARATOR, 1)
-        try:
-            return cls(model, Method.parse(method))
-        except ValueError as error:  # e.g. m@cad-a0: spelled like a method, but greedy decoding
-            raise ValueError(f"not a method rerun: {text!r} ({error})") from None
-
-    @classmethod
-    def parse_if_method(cls, text: str) -> "MethodRun | None":
-        """A responding model's name read as a method's rerun; None for
-        anything else (a registry model, a steered rerun)."""
-        return cls.parse(text) if isinstance(text, str) and re.fullmatch(cls.PATTERN, text) else None
 
 
 def is_rerun(text: str) -> bool:

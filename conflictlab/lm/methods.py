@@ -93,10 +93,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from conflictlab.wildcards import ALPHA_PATTERN, format_alpha, spelled
+from conflictlab.wildcards import ALPHA_PATTERN, MODEL_NAME_PATTERN, format_alpha, spelled
 
 if TYPE_CHECKING:
     import numpy as np
@@ -169,6 +170,44 @@ class Method:
 
 def as_method(method: "Method | str") -> Method:
     return method if isinstance(method, Method) else Method.parse(method)
+
+
+@dataclass(frozen=True)
+class MethodRun:
+    """The pseudo-model ``model@method`` of a conflict-resolution method's
+    run, the ``model`` of its rows on every benchmark (on ContextConflict
+    it answers the steering test split, as a steered rerun does, so the two
+    compare on the same samples). ``model`` a registry model's name (or the
+    wildcard ``{model}``)."""
+
+    model: str
+    method: Method
+
+    SEPARATOR: ClassVar[str] = "@"
+    PATTERN: ClassVar[str] = rf"(?:{MODEL_NAME_PATTERN})@(?:{Method.PATTERN})"
+
+    def __post_init__(self):
+        if not isinstance(self.model, str) or not self.model or "@" in self.model or "/" in self.model:
+            raise ValueError(f"not a model name for a method's rerun: {self.model!r}")
+        object.__setattr__(self, "method", as_method(self.method))
+
+    def format(self) -> str:
+        return f"{self.model}{self.SEPARATOR}{self.method.format()}"
+
+    @classmethod
+    def parse(cls, text: str) -> "MethodRun":
+        spelled(cls.PATTERN, text, "method rerun", "<model>@<method>")
+        model, method = text.split(cls.SEPARATOR, 1)
+        try:
+            return cls(model, Method.parse(method))
+        except ValueError as error:  # e.g. m@cad-a0: spelled like a method, but greedy decoding
+            raise ValueError(f"not a method rerun: {text!r} ({error})") from None
+
+    @classmethod
+    def parse_if_method(cls, text: str) -> "MethodRun | None":
+        """A responding model's name read as a method's rerun; None for
+        anything else (a registry model, a steered rerun)."""
+        return cls.parse(text) if isinstance(text, str) and re.fullmatch(cls.PATTERN, text) else None
 
 
 def check_method_backend(method: "Method | str", backend: str) -> Method:

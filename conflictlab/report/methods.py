@@ -32,8 +32,9 @@ METHOD_CELL_SCHEMA = pa.schema(
         pa.field("ci_high", pa.float64()),
         pa.field("n", pa.int64(), nullable=False),
         pa.field("samples", pa.string(), nullable=False),  # samples_key of the ids the cell averages
-        pa.field("higher_is_better", pa.bool_(), nullable=False),
+        pa.field("higher_is_better", pa.bool_()),  # null: neither direction is better (no marks)
         pa.field("interval", pa.string(), nullable=False),  # wilson | bootstrap
+        pa.field("shown", pa.bool_(), nullable=False),  # in the Markdown table and the figure (false: the CSV only)
     ]
 )
 
@@ -54,7 +55,7 @@ def method_cell(
     values: np.ndarray,
     sample_ids: Sequence,
     proportion: bool,
-    higher_is_better: bool,
+    higher_is_better: bool | None,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
@@ -72,7 +73,7 @@ def method_cell(
         "model": model, "method": method, "benchmark": benchmark, "metric": metric,
         "value": value, "ci_low": low, "ci_high": high, "n": int(values.size),
         "samples": samples_key(sample_ids), "higher_is_better": higher_is_better,
-        "interval": "wilson" if proportion else "bootstrap",
+        "interval": "wilson" if proportion else "bootstrap", "shown": True,
     }
 
 
@@ -88,9 +89,10 @@ def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tup
     notes): one dict per (model, method) with ``model``, ``method`` and, per
     column key, a cell dict (``value``, ``ci_low``, ``ci_high``, ``n``,
     ``mark``) or None; columns as (key, header) in the order benchmarks first
-    appear in ``cells``; notes on empty cells and unmarked columns.
+    appear in ``cells`` (the cells ``shown`` only); notes on empty cells and
+    unmarked columns.
     """
-    data = {(r["model"], r["method"], r["benchmark"], r["metric"]): r for r in cells.to_pylist()}
+    data = {(r["model"], r["method"], r["benchmark"], r["metric"]): r for r in cells.to_pylist() if r["shown"]}
     columns = list(dict.fromkeys((b, m) for _, _, b, m in data))
     keys = [(f"{b}:{m}", f"{b} {m}") for b, m in columns]
     models = list(dict.fromkeys(cells.column("model").to_pylist()))
@@ -101,19 +103,30 @@ def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tup
         for (benchmark, metric), (key, header) in zip(columns, keys):
             found = [data.get((model, method, benchmark, metric)) for method in present]
             values = [math.nan if c is None or c["value"] is None else c["value"] for c in found]
-            marks, why = marks_over_same_samples(
-                values, [None if c is None else c["samples"] for c in found], [0 if c is None else c["n"] for c in found],
-                higher_is_better=bool(next(c for c in found if c is not None)["higher_is_better"]) if any(found) else True,
-                min_n=min_n,
-            )
+            direction = next((c["higher_is_better"] for c in found if c is not None), None)
+            if direction is None:
+                marks, why = [""] * len(found), "neither direction is better"
+            else:
+                marks, why = marks_over_same_samples(
+                    values, [None if c is None else c["samples"] for c in found], [0 if c is None else c["n"] for c in found],
+                    higher_is_better=direction, min_n=min_n,
+                )
             if why:
                 unmarked.setdefault(why, []).append(f"{model} {header}")
             for row, cell, mark, method in zip(block, found, marks, present):
                 row[key] = None if cell is None else {**{k: _nan_to_none(cell[k]) for k in ("value", "ci_low", "ci_high")}, "n": cell["n"], "mark": mark}
                 if cell is None:
-                    missing.setdefault(benchmark, set()).add(method)
+                    missing.setdefault((model, benchmark), {}).setdefault(method, []).append(header)
         rows += block
-    notes += [f"{benchmark}: not run for {', '.join(sorted(ms))}" for benchmark, ms in missing.items()]
+    for (model, benchmark), by_method in missing.items():
+        headers = [h for (b, _), (_, h) in zip(columns, keys) if b == benchmark]
+        everywhere = [m for m, where in by_method.items() if len(where) == len(headers)]
+        if everywhere:
+            notes.append(f"{model}, {benchmark}: not run for {', '.join(everywhere)}")
+        for header in headers:
+            some = [m for m, where in by_method.items() if header in where and m not in everywhere]
+            if some:
+                notes.append(f"{model}, {header}: no value for {', '.join(some)} (no sample scored)")
     notes += [f"no marks ({why}): {', '.join(where)}" for why, where in unmarked.items()]
     return rows, keys, notes
 
@@ -121,7 +134,7 @@ def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tup
 def methods_figure(cells: pa.Table, *, methods: Sequence[str], title: str):
     """One panel per (benchmark, metric): each method's estimate and 95%
     interval, one colour per model; a dashed line at each model's base."""
-    rows = cells.to_pylist()
+    rows = [r for r in cells.to_pylist() if r["shown"]]
     columns = list(dict.fromkeys((r["benchmark"], r["metric"]) for r in rows))
     models = list(dict.fromkeys(r["model"] for r in rows))
     shown = [m for m in methods if any(r["method"] == m for r in rows)]

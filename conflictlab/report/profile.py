@@ -422,6 +422,25 @@ def _section_table(model: str, models: Sequence[str], cells: Sequence[dict], pap
     return "\n".join(lines)
 
 
+def _methods_section(model: str, methods: Sequence[dict]) -> str:
+    """This model's rows of the methods table (``results/tables/methods.csv``
+    rows, the cells shown there): methods down, metrics across."""
+    mine = [r for r in methods if r["model"] == model and str(r["shown"]).lower() == "true"]
+    if not mine:
+        return '<p class="notrun">No conflict-resolution method ran for this model (add it to <code>methods.models</code>).</p>'
+    columns = list(dict.fromkeys(f"{r['benchmark']} {r['metric']}" for r in mine))
+    rows = list(dict.fromkeys(r["method"] for r in mine))
+    by = {(r["method"], f"{r['benchmark']} {r['metric']}"): r for r in mine}
+    lines = ["<table>", "<tr><th>method</th>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>"]
+    for method in rows:
+        cells = [by.get((method, c)) for c in columns]
+        shown = [format_cell(None if r is None else {"value": _number(r["value"]), "low": _number(r["ci_low"]), "high": _number(r["ci_high"]),
+                                                     "n": _count(r["n"])}) for r in cells]
+        lines.append(f"<tr><td>{html.escape(method)}</td>" + "".join(f"<td>{html.escape(v)}</td>" for v in shown) + "</tr>")
+    lines.append("</table>")
+    return "\n".join(lines)
+
+
 def render_page(
     model: str,
     model_lists: Mapping[str, Sequence[str]],
@@ -432,6 +451,7 @@ def render_page(
     paper_models: Sequence[str] = (),
     png: bytes | None = None,
     configured: Mapping[str, bool] | None = None,
+    methods: Sequence[dict] | None = None,
 ) -> str:
     """The self-contained HTML page of ``model``.
 
@@ -441,7 +461,9 @@ def render_page(
     (:func:`paper_cells`), named ``paper_name``; ``paper_models``: every
     model the repository has published numbers of; ``png``: the figure,
     embedded as base64; ``configured``: per benchmark whether its tables
-    were read (default: whether any model runs it).
+    were read (default: whether any model runs it); ``methods``: the rows of
+    the methods table (``results/tables/methods.csv``), None where this run
+    has none.
     """
     everyone = profile_models(model_lists)
     if model not in everyone:
@@ -496,5 +518,9 @@ def render_page(
             out.append('<p class="note">Its tables hold no numbers of these models.</p>')
         if not any(c["benchmark"] == bench.key for c in paper):
             out.append(f'<p class="note">Paper: no published numbers of {html.escape(model)} for {html.escape(bench.title)} in this repository.</p>')
+    if methods is not None:
+        out.append("<h2>Conflict-resolution methods</h2>")
+        out.append('<p class="source">Source: results/tables/methods.csv (best marks and the other models there).</p>')
+        out.append(_methods_section(model, methods))
     out.append("</body></html>")
     return "\n".join(out) + "\n"

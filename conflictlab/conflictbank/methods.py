@@ -1,0 +1,58 @@
+"""ConflictBank's columns of the methods table (conflictlab.report.methods).
+
+A method's read-out (:func:`conflictlab.conflictbank.evaluation.read_out_with_method`)
+runs in the three single-evidence conflict settings, one per conflict kind
+(misinformation, temporal, semantic), and is scored on the scored subset of
+the model's greedy read-out (records answered correctly without evidence and
+with the correct evidence): the same records for every method of a model, as
+the embedded experiment scores trained models on the base model's subset. A
+method changes what a model does with evidence, not what it knew, so the
+subset is the greedy one's. Per kind: MR (over the answers that are the
+correct or the replaced option), OAR and CAR, Wilson intervals. No marks:
+following the evidence is right for a temporal update and wrong for
+misinformation, so neither direction is better.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import polars as pl
+import pyarrow as pa
+
+from conflictlab.conflictbank.metrics import scored_records, setting_metrics
+from conflictlab.conflictbank.prompts import METHOD_SETTINGS
+from conflictlab.report.methods import samples_key
+
+BENCHMARK = "ConflictBank"
+SHOWN = ("mr",)  # in the Markdown table and the figure; OAR and CAR in the CSV
+LABELS = {"mr": "MR", "oar": "OAR", "car": "CAR"}
+
+
+def method_cells(predictions: pa.Table, runs: Mapping[str, tuple[str, str]], *, greedy: Mapping[str, str]) -> list[dict]:
+    """:data:`conflictlab.report.methods.METHOD_CELL_SCHEMA` rows (each with
+    ``shown``: whether the Markdown table shows it).
+
+    ``predictions``: ``PREDICTION_SCHEMA`` rows whose ``model`` is a run name
+    of ``runs`` (run -> (model, method label)), the greedy runs with the
+    settings ``default`` and ``correct`` too; ``greedy``: model -> its greedy
+    run, whose scored subset every run of the model is scored on.
+    """
+    frame = pl.from_arrow(predictions)
+    subset = scored_records(frame.filter(pl.col("model").is_in(list(greedy.values()))))
+    ids = {model: subset.filter(pl.col("model") == run)["record_id"].to_list() for model, run in greedy.items()}
+    subsets = {run: ids[model] for run, (model, _) in runs.items()}
+    kept = frame.filter(pl.col("model").is_in(list(runs)) & pl.col("setting").is_in(METHOD_SETTINGS))
+    # The entropy's interval is not shown here: one resample keeps its cost nil.
+    metrics = pl.from_arrow(setting_metrics(kept, subsets=subsets, n_resamples=1))
+    cells = []
+    for row in metrics.iter_rows(named=True):  # one row per (run, setting): tens of rows
+        model, method = runs[row["model"]]
+        for name in ("mr", "oar", "car"):
+            cells.append({
+                "model": model, "method": method, "benchmark": BENCHMARK, "metric": f"{LABELS[name]} {row['setting']}",
+                "value": row[name], "ci_low": row[f"{name}_low"], "ci_high": row[f"{name}_high"],
+                "n": row["n_mr"] if name == "mr" else row["n_scored"], "samples": samples_key(ids[model]),
+                "higher_is_better": None, "interval": "wilson", "shown": name in SHOWN,
+            })
+    return cells
