@@ -9,8 +9,12 @@ weights need to travel):
    left-padded transformers, and vLLM when it is installed; tokens/s;
 * the Shapley scorer: one full forward per subset at batch 1 (the paper
    code's way) against the model layer's prefix-sharing
-   :class:`~conflictlab.lm.subsets.SubsetScorer`, on synthetic games, for
-   Llama-3.2-1B's and Llama-3.1-8B's shapes; seconds, speedup, max |Δv|;
+   :class:`~conflictlab.lm.subsets.SubsetScorer`, both its paths (the
+   walk, one node's children per forward, and the packed path, many games per
+   forward), on paper-shaped synthetic games (``benchmarks/shapley.py``'s
+   :func:`paper_shaped_games`: hundreds of games of 2-5 pieces), for
+   Llama-3.2-1B's and Llama-3.1-8B's shapes; seconds, tokens/s, model FLOPs
+   utilisation against the GPU's dense bfloat16 peak, speedup, max |Δv|;
 * the activation pass: one forward per layer per prompt (the paper code's
    way) against :func:`~conflictlab.lm.hidden.hidden_states` (one batched
    forward, every layer).
@@ -27,13 +31,12 @@ import argparse
 import importlib.util
 import time
 
-LLAMA_SHAPES = {
-    # Published configurations (hidden, layers, heads, kv heads, MLP, vocabulary).
-    "llama-3.2-1b": dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
-                         intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True),
-    "llama-3.1-8b": dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-                         intermediate_size=14336, vocab_size=128256, tie_word_embeddings=False),
-}
+from shapley import GAME_SIZES, LLAMA_SHAPES, linear_weights, paper_flops, paper_shaped_games, scorer_flops
+
+# Dense bfloat16 peak by a word of the device name: the H200 SXM has the
+# H100's rate, from the vendor's datasheet as the lent machines' notes quote
+# it ("about 990 TFLOP/s"). A PCIe or NVL part is slower: MFU then reads high.
+BF16_PEAK = {"H200": 989e12, "H100": 989e12}
 TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
             vocab_size=512, tie_word_embeddings=True)
 
@@ -52,6 +55,7 @@ def random_model(shape: dict, device: str, dtype):
     from conflictlab.lm.loading import LoadedModel
 
     torch.manual_seed(0)
+    shape = {k: v for k, v in shape.items()}
     config = LlamaConfig(max_position_embeddings=8192, rope_theta=500000.0, bos_token_id=1, eos_token_id=2, **shape)
     with torch.device(device):  # initialised where it runs: an 8B model never passes through host memory
         model = LlamaForCausalLM._from_config(config, dtype=dtype).eval()
@@ -103,35 +107,36 @@ def check_generation(lm, args) -> None:
         print("    vLLM: skipped (random-init weights are not a servable folder; run benchmarks/generation.py on a prepared model)")
 
 
-def synthetic_games(n_games: int, n_pieces: int, vocab: int, *, piece_len: int, response_len: int):
-    import numpy as np
-
-    from conflictlab.lm.subsets import Game
-
-    rng = np.random.default_rng(1)
-    ids = lambda n: rng.integers(3, vocab, size=n).tolist()  # noqa: E731
-    return [
-        Game(prefix=[1] + ids(24), pieces=[[ids(piece_len)] * n_pieces for _ in range(n_pieces)], suffix=ids(4), response=ids(response_len))
-        for _ in range(n_games)
-    ]
-
-
 def check_shapley(name: str, lm, args) -> None:
+    import torch
+
     from conflictlab.lm.subsets import SubsetScorer, reference_values
 
-    games = synthetic_games(args.games, args.pieces, lm.model.config.vocab_size, piece_len=args.piece_len, response_len=args.response_len)
-    reference_values(lm.model, games[0], [0, 1])  # warm-up
-    slow_s, slow = timed(lambda: [reference_values(lm.model, g) for g in games])
-    scorer = SubsetScorer(lm.model, token_budget=args.token_budget)
-    scorer.values(games[0], [0, 1])  # warm-up
-    scorer = SubsetScorer(lm.model, token_budget=args.token_budget)
-    fast_s, fast = timed(lambda: [scorer.values(g) for g in games])
-    diff = max(abs(f[m] - s[m]) for f, s in zip(fast, slow) for m in s)
-    print(f"\nShapley scorer, {name} shape ({lm.dtype}): {len(games)} games x {2 ** args.pieces} subsets, "
-          f"pieces of {args.piece_len} tokens, responses of {args.response_len}")
-    print(f"    paper code's way (batch 1, full forward per subset) {slow_s:8.2f} s")
-    print(f"    conflictlab SubsetScorer (shared prefix, batched)   {fast_s:8.2f} s   speedup {slow_s / fast_s:.2f}x   "
-          f"max |dv| {diff:.2e}; tokens forwarded {scorer.stats.tokens_forwarded} vs {scorer.stats.naive_tokens} naive")
+    games = paper_shaped_games(args.games, lm.model.config.vocab_size, GAME_SIZES[args.game_sizes])
+    body, head = linear_weights(lm.model)
+    reference_values(lm.model, games[0][1], [0, 1])  # warm-up
+    slow_s, slow = timed(lambda: [reference_values(lm.model, g) for _, g in games])
+    slow_flops = paper_flops(games, body, head)
+    naive = sum(g.naive_tokens(range(1 << g.n)) for _, g in games)
+    gpu = torch.cuda.get_device_name(0) if lm.device.startswith("cuda") else ""
+    peak = next((value for word, value in BF16_PEAK.items() if word in gpu), None)
+    mfu = lambda flops, seconds: f"MFU {flops / seconds / peak:6.1%}" if peak else "MFU n/a (no bf16 peak for this device)"  # noqa: E731
+    print(f"\nShapley scorer, {name} shape ({lm.dtype}): {len(games)} paper-shaped games ({GAME_SIZES[args.game_sizes]}), "
+          f"{sum(1 << g.n for _, g in games)} coalitions")
+    print(f"    paper code's way (batch 1, full forward per subset) {slow_s:8.2f} s {naive / slow_s:10.0f} tokens/s   "
+          f"{mfu(slow_flops, slow_s)}")
+    for mode in ("walk", "packed"):
+        warm = SubsetScorer(lm.model, token_budget=args.token_budget, mode=mode)
+        warm.values(games[0][1], [0, 1])
+        scorer = SubsetScorer(lm.model, token_budget=args.token_budget, mode=mode)
+        fast_s, fast = timed(lambda: scorer.score([([g], None) for _, g in games]))
+        diff = max(abs(f[m] - s[m]) for (f,), s in zip(fast, slow) for m in s)
+        stats = scorer.stats
+        print(f"    conflictlab SubsetScorer, {mode:<6}                   {fast_s:8.2f} s {stats.tokens_forwarded / fast_s:10.0f} tokens/s   "
+              f"{mfu(scorer_flops(stats, body, head), fast_s)}   speedup {slow_s / fast_s:.2f}x   max |dv| {diff:.2e}; "
+              f"tokens forwarded {stats.tokens_forwarded} (+{stats.tokens_padded} padding) vs {naive} naive, {stats.forwards} forwards")
+    print("    (tokens/s: real tokens through the model; MFU: linear-layer FLOPs of the useful work, attention left out, "
+          "over seconds and the dense bf16 peak)")
 
 
 def check_activations(lm, args) -> None:
@@ -167,17 +172,20 @@ def main() -> None:
     device, dtype = ("cuda", torch.bfloat16) if on_gpu else ("cpu", torch.float32)
     if on_gpu:
         print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, bfloat16, random-init weights of published shapes")
-        sizes = dict(n_prompts=32, prompt_len=512, new_tokens=128, games=4, pieces=6, piece_len=96, response_len=256, token_budget=65536)
-        shapes = LLAMA_SHAPES
+        sizes = dict(n_prompts=32, prompt_len=512, new_tokens=128, game_sizes="gpu", token_budget=65536)
+        # (shape, games): the 8B with half the games, so that the check stays within about 6 minutes
+        shapes = {"llama-3.2-1b": (LLAMA_SHAPES["llama-3.2-1b"], 200), "llama-3.1-8b": (LLAMA_SHAPES["llama-3.1-8b"], 100)}
     else:
         why = "--tiny" if args.tiny else "no CUDA device"
-        print(f"device: cpu ({why}): tiny random model, checks the plumbing only; the figures below mean nothing")
-        sizes = dict(n_prompts=4, prompt_len=32, new_tokens=4, games=1, pieces=3, piece_len=8, response_len=8, token_budget=4096)
-        shapes = {"tiny": TINY}
+        print(f"device: cpu ({why}): CUDA parts skipped (bfloat16 models of published shapes, their MFU against the GPU's peak); "
+              "a tiny random model checks the plumbing; CPU figures, which mean little for a GPU")
+        sizes = dict(n_prompts=4, prompt_len=32, new_tokens=4, game_sizes="cpu", token_budget=4096)
+        shapes = {"tiny": (TINY, 12)}
     for key, value in sizes.items():
         setattr(args, key, value)
     first = True
-    for name, shape in shapes.items():
+    for name, (shape, games) in shapes.items():
+        args.games = games
         lm = random_model(shape, device, dtype)
         if first:  # generation and activations on the smaller model
             check_generation(lm, args)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The prepared GPU check: run it at once on a lent machine (about 5 minutes on
+# The prepared GPU check: run it at once on a lent machine (about 6 minutes on
 # an H200; it needs torch and transformers, which the device image has, and
 # this checkout on PYTHONPATH). On a machine without CUDA it checks the
 # plumbing on a tiny model and says so. Arguments go to device_check.py.

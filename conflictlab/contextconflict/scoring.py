@@ -118,7 +118,9 @@ def score_response_sets(
     table. A sample's responses from every table are scored together
     (:meth:`~conflictlab.lm.subsets.SubsetScorer.values_shared`: each evidence
     subset forwarded once for all of them; identical responses once); with
-    one table this is the single-response path. Longest samples first."""
+    one table this is the single-response path. Every sample goes to
+    :meth:`~conflictlab.lm.subsets.SubsetScorer.score` in one call, longest
+    first."""
     by_id = {row["sample_id"]: row for row in samples.to_pylist()}
     per_sample: dict[str, list[tuple[int, str]]] = {}
     skipped: list[list[dict]] = [[] for _ in response_sets]
@@ -141,11 +143,14 @@ def score_response_sets(
     sets.sort(key=lambda item: -len(item[3][0].sequence((1 << item[3][0].n) - 1)))
 
     rows: list[list[dict]] = [[] for _ in response_sets]
-    for index, (sample, answers, texts, games) in enumerate(sets):
-        masks, permutations = coalitions(
-            games[0].n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed, sample_id=sample["sample_id"]
-        )
-        values_of = dict(zip(texts, scorer.values_shared(games, masks)))
+    plans = [
+        coalitions(games[0].n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed, sample_id=sample["sample_id"])
+        for sample, _, _, games in sets
+    ]
+    # All samples in one call: the packed path fills its forwards across them.
+    scored = scorer.score([(games, masks) for (_, _, _, games), (masks, _) in zip(sets, plans)])
+    for index, ((sample, answers, texts, games), (masks, permutations), job_values) in enumerate(zip(sets, plans, scored)):
+        values_of = dict(zip(texts, job_values))
         game_of = dict(zip(texts, games))
         for t, text in answers:
             digest = response_sha256(text)
