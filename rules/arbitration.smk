@@ -25,6 +25,8 @@ rule arbitration_generate:
         code=code_hash("arbitration_generate.py"),
     log:
         "results/logs/arbitration_generate.log",
+    benchmark:
+        "results/benchmarks/arbitration_generate.tsv"
     conda:
         "../envs/scipy.yaml"
     script:
@@ -76,6 +78,8 @@ rule arbitration_report:
         code=code_hash("arbitration_report.py"),
     log:
         "results/logs/arbitration_report.log",
+    benchmark:
+        "results/benchmarks/arbitration_report.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

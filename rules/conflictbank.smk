@@ -56,6 +56,8 @@ rule conflictbank_data:
         code=code_hash("conflictbank_data.py"),
     log:
         "results/logs/conflictbank_data.log",
+    benchmark:
+        "results/benchmarks/conflictbank_data.tsv"
     conda:
         "../envs/datasets.yaml"
     script:
@@ -143,6 +145,8 @@ rule conflictbank_embedded_evaluate:
         code=code_hash("conflictbank_evaluate.py"),
     log:
         "results/logs/conflictbank_embedded_evaluate/{model}/ratio-{ratio}.log",
+    benchmark:
+        "results/benchmarks/conflictbank_embedded_evaluate/{model}/ratio-{ratio}.tsv"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, GPU_FOR_GENERATION),
@@ -178,6 +182,8 @@ rule conflictbank_report:
         code=code_hash("conflictbank_report.py"),
     log:
         "results/logs/conflictbank_report.log",
+    benchmark:
+        "results/benchmarks/conflictbank_report.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

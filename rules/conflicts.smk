@@ -53,6 +53,8 @@ rule conflicts_data:
         code=code_hash("conflicts_data.py"),
     log:
         "results/logs/conflicts_data.log",
+    benchmark:
+        "results/benchmarks/conflicts_data.tsv"
     conda:
         "../envs/datasets.yaml"
     script:
@@ -137,6 +139,8 @@ rule conflicts_tables:
         code=code_hash("conflicts_tables.py"),
     log:
         "results/logs/conflicts_tables.log",
+    benchmark:
+        "results/benchmarks/conflicts_tables.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

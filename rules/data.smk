@@ -81,6 +81,8 @@ rule shuffle_evidence:
         code=code_hash("shuffle_evidence.py"),
     log:
         "results/logs/shuffle_evidence/{conflict_type}.log",
+    benchmark:
+        "results/benchmarks/shuffle_evidence/{conflict_type}.tsv"
     priority: CHAIN_HEAD_PRIORITY
     conda:
         "../envs/datasets.yaml"
@@ -98,6 +100,8 @@ rule table1:
         code=code_hash("table1.py"),
     log:
         "results/logs/table1.log",
+    benchmark:
+        "results/benchmarks/table1.tsv"
     conda:
         "../envs/datasets.yaml"
     script:

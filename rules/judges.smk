@@ -230,6 +230,8 @@ rule judge_tables:
         code=code_hash("judge_tables.py"),
     log:
         "results/logs/judges/tables.log",
+    benchmark:
+        "results/benchmarks/judges/tables.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

@@ -79,6 +79,8 @@ rule mechanistic_report:
         code=code_hash("mechanistic_report.py"),
     log:
         "results/logs/mechanistic_report/{model}.log",
+    benchmark:
+        "results/benchmarks/mechanistic_report/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

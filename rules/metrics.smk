@@ -24,6 +24,8 @@ rule accuracy:
         code=code_hash("accuracy.py"),
     log:
         "results/logs/accuracy/{model}.log",
+    benchmark:
+        "results/benchmarks/accuracy/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
     script:
@@ -44,6 +46,8 @@ rule accuracy_table:
         code=code_hash("accuracy_table.py"),
     log:
         "results/logs/accuracy_table.log",
+    benchmark:
+        "results/benchmarks/accuracy_table.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

@@ -1,9 +1,18 @@
 # The registry entry of the model a prepare_model job materialises.
 model_config = lambda wildcards: config["models"][wildcards.model]
 
+# A random: model is a shrunken random copy of another model's prepared folder.
+random_like = lambda wildcards: (
+    {"like": f"resources/models/{source.partition(':')[2]}"}
+    if (source := config["models"][wildcards.model].get("source", "")).startswith("random:")
+    else {}
+)
+
 
 rule prepare_model:
     """A configured model materialised once as a standard Hugging Face folder."""
+    input:
+        unpack(random_like),
     output:
         folder=directory("resources/models/{model}"),
     params:

@@ -64,6 +64,8 @@ rule usage_table:
         code=code_hash("usage_table.py"),
     log:
         "results/logs/usage_table.log",
+    benchmark:
+        "results/benchmarks/usage_table.tsv"
     localrule: True
     conda:
         "../envs/judges.yaml"
@@ -133,6 +135,8 @@ rule usage_estimate:
         code=code_hash("usage_estimate.py"),
     log:
         "results/logs/usage_estimate.log",
+    benchmark:
+        "results/benchmarks/usage_estimate.tsv"
     localrule: True
     conda:
         "../envs/judges.yaml"

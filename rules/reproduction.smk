@@ -45,6 +45,8 @@ rule reproduction:
         code=code_hash("reproduction.py"),
     log:
         "results/logs/reproduction.log",
+    benchmark:
+        "results/benchmarks/reproduction.tsv"
     localrule: True
     conda:
         "../envs/scipy.yaml"

