@@ -213,6 +213,8 @@ rule methods_table:
         code=code_hash("methods_table.py"),
     log:
         "results/logs/methods_table.log",
+    benchmark:
+        "results/benchmarks/methods_table.tsv"
     conda:
         "../envs/scipy.yaml"
     script:

@@ -92,8 +92,11 @@ def test_packed_shared_responses_and_groups_equal_the_walk(model):
 
 
 def test_modes():
+    import torch
+
     from conflictlab.lm.subsets import resolve_mode
 
-    assert resolve_mode("auto") == "packed" and resolve_mode("walk") == "walk"
+    assert resolve_mode("auto") == "walk" and resolve_mode("walk") == "walk" and resolve_mode("packed") == "packed"
+    assert resolve_mode("auto", torch.device("cuda")) == "packed" and resolve_mode("auto", torch.device("cpu")) == "walk"
     with pytest.raises(ValueError, match="mode"):
         resolve_mode("fast")

@@ -132,7 +132,7 @@ class SubsetScorer:
         self.device = input_device(self.model)
         self.policy = BatchPolicy(token_budget=self.token_budget)
         self._torch = torch
-        self.mode = resolve_mode(self.mode)
+        self.mode = resolve_mode(self.mode, torch.device(self.device))
         on_gpu = torch.device(self.device).type == "cuda"
         if self.row_width is None:
             self.row_width = ROW_WIDTH[on_gpu]
@@ -345,20 +345,24 @@ def kv_bytes_per_token(model) -> int:
     return 2 * config.num_hidden_layers * kv_heads * head_dim * size
 
 
-def resolve_mode(mode: str) -> str:
+def resolve_mode(mode: str, device=None) -> str:
     """The scoring path: ``walk`` (the depth-first walk, one node's children
     per forward, one game at a time) or ``packed``
     (:mod:`conflictlab.lm.packed_subsets`, many games per forward). ``auto``
-    is ``packed`` on every device: on the 2-core CPU it took 1.4-1.6x less
-    time than the walk on 200 paper-shaped games of a narrow model
-    (``benchmarks/shapley.py --synthetic``, README) and the same time on 6
-    games of SmolLM2-135M's shape, and on a GPU the walk's small forwards
-    leave it idle. What differs by
-    device is the packed rows' width and the store's size (:data:`ROW_WIDTH`,
+    is ``packed`` on a GPU, which the walk's small forwards leave idle, and
+    ``walk`` on a CPU (``device`` None or not CUDA): there the walk's
+    forwards already keep the cores busy; packed took 1.4-1.6x less time on
+    200 paper-shaped games of a narrow random model but the same on 6 games
+    of SmolLM2-135M's shape, with 27% of its rows' width padding
+    (``benchmarks/shapley.py --synthetic``, README), and the demo scores a
+    handful of games per job. What differs between devices in the packed
+    path is the rows' width and the store's size (:data:`ROW_WIDTH`,
     :data:`KV_BYTES`)."""
     if mode not in ("auto", "walk", "packed"):
         raise ValueError(f"scorer mode must be auto, walk or packed, got {mode!r}")
-    return "packed" if mode == "auto" else mode
+    if mode != "auto":
+        return mode
+    return "packed" if getattr(device, "type", None) == "cuda" else "walk"
 
 
 def _walk_plan(n: int, masks: Iterable[int] | None) -> tuple[set[int], set[int]]:
