@@ -121,7 +121,7 @@ rule arbitration_methods:
 
 
 rule conflicts_methods_respond:
-    """One model's Vanilla responses to every CONFLICTS query under every method (hf, CONFLICTS' reply length)."""
+    """One model's Vanilla responses to every CONFLICTS query under every method (hf, decoded as the steered reruns)."""
     input:
         queries="results/conflicts/data.parquet",
         model="resources/models/{model}",
@@ -131,10 +131,8 @@ rule conflicts_methods_respond:
         model=MODEL_NAME_PATTERN,
     params:
         methods=METHODS_WITH_GREEDY,
-        generation={
-            **subset(STEERING_GENERATION_PARAMS, "dtype", "batch_size", "max_model_len", "seed"),
-            "max_new_tokens": config["conflicts"]["max_new_tokens"],
-        },
+        # every method, on every benchmark, decodes as the steered reruns do (steering's length, batch size, precision)
+        generation=subset(STEERING_GENERATION_PARAMS, "dtype", "batch_size", "max_model_len", "seed", "max_new_tokens"),
         code=code_hash("conflicts_methods_respond.py"),
     log:
         "results/logs/conflicts_methods_respond/{model}.log",

@@ -11,7 +11,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA as ARBITRATION_PREDICTIONS
 from conflictlab.arbitration.methods import method_cells as arbitration_cells
-from conflictlab.arbitration.prompts import ArbitrationConfig, context_free_prompt, generate_instances, method_prompt
+from conflictlab.arbitration.prompts import ArbitrationConfig, context_free_prompt, encode_arbitration_prompt, generate_instances, method_prompt
 from conflictlab.conflictbank.dataset import build_records, read_jsonl
 from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA as CONFLICTBANK_PREDICTIONS
 from conflictlab.conflictbank.methods import method_cells as conflictbank_cells
@@ -198,3 +198,22 @@ def test_conflictbank_cad_read_out_contrasts_with_the_default_prompt(tiny_llama_
     expected = np.exp(2 * with_ctx - without - (2 * with_ctx - without).max(axis=1, keepdims=True))
     expected /= expected.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(np.array(cad.column("probabilities").to_pylist()), expected, atol=1e-4)
+
+
+def test_methods_sharing_two_passes_equal_each_computed_alone(tiny_llama_dir, instances):
+    from conflictlab.arbitration.evaluation import answer_token_ids
+    from conflictlab.lm.choices import choice_logits, choice_logits_under
+    from conflictlab.lm.loading import load
+    from conflictlab.lm.methods import contrast_option_logits
+
+    lm = load(tiny_llama_dir)
+    rows = instances.slice(0, 6).to_pylist()
+    prompts = [encode_arbitration_prompt(lm.tokenizer, r["prompt"]) for r in rows]
+    free = [encode_arbitration_prompt(lm.tokenizer, context_free_prompt(r)) for r in rows]
+    answers = answer_token_ids(lm.tokenizer, chat=lm.has_chat_template)
+    greedy, cad = choice_logits_under(lm, prompts, free, answers, ["greedy", "cad-a0.5"], batch_size=4)
+    alone_with, alone_without = choice_logits(lm, prompts, answers), choice_logits(lm, free, answers)
+    np.testing.assert_allclose(greedy, alone_with, atol=1e-4)
+    np.testing.assert_allclose(cad, contrast_option_logits(alone_with, alone_without, 0.5), atol=1e-4)
+    with pytest.raises(ValueError, match="prompting method reads prompts of its own"):
+        choice_logits_under(lm, prompts, free, answers, ["cfp-opinion"])

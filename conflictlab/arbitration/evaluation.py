@@ -11,11 +11,13 @@ column ``read_out`` says which, per row.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pyarrow as pa
 
 from conflictlab.arbitration.prompts import context_free_prompt, encode_arbitration_prompt, method_prompt
-from conflictlab.lm.choices import choice_logits, contrastive_choice_logits, single_token_ids
+from conflictlab.lm.choices import choice_logits, choice_logits_under, single_token_ids
 from conflictlab.lm.loading import LoadedModel
 from conflictlab.lm.methods import GREEDY, as_method
 
@@ -47,21 +49,35 @@ LOCAL_READ_OUT = "logits"
 
 
 def evaluate_instances(lm: LoadedModel, instances: pa.Table, *, model_name: str, batch_size: int = 8, method=GREEDY) -> pa.Table:
-    """A/B read-out for every instance (ties go to neither: counted wrong),
-    under a conflict-resolution ``method`` (:class:`conflictlab.lm.methods.Method`
-    or its spelling; greedy: the plain read-out). CAD and AdaCAD contrast
-    each prompt with :func:`conflictlab.arbitration.prompts.context_free_prompt`;
+    """A/B read-out for every instance (ties go to neither: counted wrong)
+    under one conflict-resolution method (greedy: the plain read-out;
+    :func:`evaluate_with_methods`)."""
+    return evaluate_with_methods(lm, instances, [method], model_names=[model_name], batch_size=batch_size)[0]
+
+
+def evaluate_with_methods(lm: LoadedModel, instances: pa.Table, methods: Sequence, *, model_names: Sequence[str], batch_size: int = 8) -> list[pa.Table]:
+    """:func:`evaluate_instances` under each conflict-resolution method
+    (:class:`conflictlab.lm.methods.Method` or its spelling), one table per
+    method, its rows' ``model`` from ``model_names``. CAD and AdaCAD contrast
+    each prompt with :func:`conflictlab.arbitration.prompts.context_free_prompt`,
+    sharing one pass over the prompts and one over the context-free ones
+    with greedy decoding (:func:`conflictlab.lm.choices.choice_logits_under`);
     a prompting method reads :func:`conflictlab.arbitration.prompts.method_prompt`."""
-    method = as_method(method)
+    methods = [as_method(m) for m in methods]
     answers = answer_token_ids(lm.tokenizer, chat=lm.has_chat_template)
     rows = instances.select(["prompt", "context", "question"]).to_pylist()
-    prompts = [encode_arbitration_prompt(lm.tokenizer, method_prompt(row, method.prompt_style)) for row in rows]
-    if method.contrastive:
-        context_free = [encode_arbitration_prompt(lm.tokenizer, context_free_prompt(row)) for row in rows]
-        logits = contrastive_choice_logits(lm, prompts, context_free, answers, method, batch_size=batch_size)
-    else:
-        logits = choice_logits(lm, prompts, answers, batch_size=batch_size)
-    return _predictions(instances, logits, [LOCAL_READ_OUT] * instances.num_rows, model_name)
+    logits = {}
+    plain = [m for m in methods if m.prompt_style is None]
+    if plain:
+        prompts = [encode_arbitration_prompt(lm.tokenizer, row["prompt"]) for row in rows]
+        context_free = ([encode_arbitration_prompt(lm.tokenizer, context_free_prompt(row)) for row in rows]
+                        if any(m.contrastive for m in plain) else prompts)
+        logits.update(zip(plain, choice_logits_under(lm, prompts, context_free, answers, plain, batch_size=batch_size)))
+    for method in methods:
+        if method.prompt_style is not None:
+            prompts = [encode_arbitration_prompt(lm.tokenizer, method_prompt(row, method.prompt_style)) for row in rows]
+            logits[method] = choice_logits(lm, prompts, answers, batch_size=batch_size)
+    return [_predictions(instances, logits[m], [LOCAL_READ_OUT] * instances.num_rows, name) for m, name in zip(methods, model_names)]
 
 
 def arbitration_conversations(instances: pa.Table) -> list[list[dict]]:

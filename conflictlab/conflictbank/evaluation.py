@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from conflictlab.conflictbank.dataset import LETTERS
 from conflictlab.conflictbank.prompts import SETTINGS_BY_NAME, Setting, render_prompt
-from conflictlab.lm.choices import choice_logits, contrastive_choice_logits
+from conflictlab.lm.choices import choice_logits, choice_logits_under
 from conflictlab.lm.loading import LoadedModel
 from conflictlab.lm.methods import GREEDY, as_method
 
@@ -73,17 +73,27 @@ def read_out(
 def read_out_with_method(
     lm: LoadedModel, records: pa.Table, settings: Sequence[Setting], method, *, model_name: str, batch_size: int = 8
 ) -> pa.Table:
-    """:func:`read_out` under a conflict-resolution method
-    (:class:`conflictlab.lm.methods.Method` or its spelling).
+    """:func:`read_out` under one conflict-resolution method (:func:`read_out_with_methods`)."""
+    return read_out_with_methods(lm, records, settings, [method], model_names=[model_name], batch_size=batch_size)[0]
+
+
+def read_out_with_methods(
+    lm: LoadedModel, records: pa.Table, settings: Sequence[Setting], methods: Sequence, *, model_names: Sequence[str], batch_size: int = 8
+) -> list[pa.Table]:
+    """:func:`read_out` under each conflict-resolution method
+    (:class:`conflictlab.lm.methods.Method` or its spelling), one table per
+    method, its rows' ``model`` from ``model_names``.
 
     CAD and AdaCAD contrast each prompt's letter logits with those of the
     same record's ``default`` prompt, the authors' prompt without evidence
     (its instruction is the no-evidence one, so that prompt is exactly what
     the benchmark asks a model that has no context); in ``default`` itself
-    the contrast changes nothing. A prompting method rewrites the prompt
-    (:func:`conflictlab.conflictbank.prompts.render_prompt`'s ``style``).
+    the contrast changes nothing. Greedy decoding and the contrastive
+    methods share one pass over the prompts and one over the context-free
+    ones (:func:`conflictlab.lm.choices.choice_logits_under`). A prompting
+    method rewrites the prompt (:func:`conflictlab.conflictbank.prompts.render_prompt`'s ``style``).
     """
-    method = as_method(method)
+    methods = [as_method(m) for m in methods]
     pairs = _pairs(records, settings)
 
     def encode(text: str) -> list[int]:
@@ -91,13 +101,17 @@ def read_out_with_method(
         return lm.tokenizer(text)["input_ids"]
 
     letters = letter_token_ids(lm.tokenizer)
-    prompts = [encode(render_prompt(row, setting, method.prompt_style)) for setting, row in pairs]
-    if method.contrastive:
-        context_free = [encode(render_prompt(row, SETTINGS_BY_NAME["default"])) for _, row in pairs]
-        logits = contrastive_choice_logits(lm, prompts, context_free, letters, method, batch_size=batch_size)
-    else:
-        logits = choice_logits(lm, prompts, letters, batch_size=batch_size)
-    return _predictions(pairs, softmax(logits), [LOCAL_READ_OUT] * len(pairs), model_name)
+    logits = {}
+    plain = [m for m in methods if m.prompt_style is None]
+    if plain:
+        prompts = [encode(render_prompt(row, setting)) for setting, row in pairs]
+        context_free = [encode(render_prompt(row, SETTINGS_BY_NAME["default"])) for _, row in pairs] if any(m.contrastive for m in plain) else prompts
+        logits.update(zip(plain, choice_logits_under(lm, prompts, context_free, letters, plain, batch_size=batch_size)))
+    for method in methods:
+        if method.prompt_style is not None:
+            prompts = [encode(render_prompt(row, setting, method.prompt_style)) for setting, row in pairs]
+            logits[method] = choice_logits(lm, prompts, letters, batch_size=batch_size)
+    return [_predictions(pairs, softmax(logits[m]), [LOCAL_READ_OUT] * len(pairs), name) for m, name in zip(methods, model_names)]
 
 
 def _pairs(records: pa.Table, settings: Sequence[Setting]) -> list[tuple[Setting, dict]]:
