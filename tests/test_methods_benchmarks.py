@@ -1,7 +1,6 @@
 """Conflict-resolution methods on each benchmark: their prompts, context-free
 prompts, read-outs and the methods table's cells."""
 
-import json
 from pathlib import Path
 
 import numpy as np
