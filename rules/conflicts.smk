@@ -51,6 +51,9 @@ rule conflicts_data:
     params:
         options=subset(config["conflicts"], "on_error", "check_release", "max_per_category", "seed"),
         code=code_hash("conflicts_data.py"),
+    # the head of the CONFLICTS chain (responses, methods, judge): at default priority it
+    # ran 13 minutes into the default run and the judge ended it alone (15 min 27 s)
+    priority: CHAIN_HEAD_PRIORITY
     log:
         "results/logs/conflicts_data.log",
     benchmark:
