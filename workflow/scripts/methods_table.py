@@ -32,7 +32,7 @@ def label(run: str) -> tuple[str, str]:
 
 
 cc_runs = {run: label(run) for run in params.cc_runs}
-other_runs = {MethodRun(model, method).format(): label(MethodRun(model, method).format()) for model in params.models for method in params.methods}
+other_runs = {run: label(run) for run in (MethodRun(model, method).format() for model in params.models for method in params.methods)}
 greedy = {model: MethodRun(model, GREEDY).format() for model in params.models}
 read = {key: read_tables(paths) for key, paths in inputs.items()}
 
