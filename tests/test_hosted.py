@@ -214,6 +214,8 @@ def hosted_overlay(base_url: str) -> dict:
         "arbitration": {"models": ["fake-chat"]},
         "mechanistic": {"models": []},
         "steering": {"models": []},
+        # the local model's method reruns ask the endpoint nothing; they only made each run longer
+        "methods": {"models": []},
         "conflictbank": {"models": ["fake-chat"], "embedded": {"models": []}},
         "conflicts": {"models": ["fake-chat"]},
         "judges": {"model": "fake-judge", "backend": "openai"},

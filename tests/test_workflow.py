@@ -191,7 +191,7 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     # every interval honest: inside its value, none on n < 2, p-values not below their floor
     assert audit_folder(results) == []
     methods = (results / "tables" / "methods.md").read_text()
-    for row in ("base", "all_tokens-a1", "cas-a1", "cad-a1", "adacad", "cfp-opinion"):
+    for row in ("base", "all_tokens-a1", "cas-a1", "adacad", "cfp-opinion"):
         assert f"| smollm2-135m-instruct | {row} |" in methods, row
     for column in ("ContextConflict Acc (reasoning)", "ContextConflict Bal (summarization)", "CONFLICTS Expected behaviour",
                    "ConflictBank MR misinformation", "Arbitration Text followed"):
