@@ -40,3 +40,10 @@ def _logging_excepthook(logger: logging.Logger):
         logger.critical("failed: %s: %s", kind.__name__, value, exc_info=(kind, value, traceback))
 
     return log_uncaught
+
+
+def value_counts(column) -> dict:
+    """``{value: count}`` of a pyarrow (chunked) array, values sorted: a
+    compact summary for a log line, counted by pyarrow rather than row by row."""
+    counts = column.value_counts()
+    return dict(sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())))

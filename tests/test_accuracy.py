@@ -160,6 +160,37 @@ def test_missing_response_row_is_an_error():
         score_responses(samples, _responses([]), "m")
 
 
+def test_score_responses_matches_scoring_each_sample_alone_whatever_the_response_order():
+    """The columnar join gives each sample its own response: rows in the
+    samples' order, equal to scoring each (sample, response) by itself, with
+    the responses shuffled, in several chunks, and one for an unknown sample."""
+    golds = [["True"], ["Paris"], ["INSUFFICIENT_INFORMATION"], ["seven"], ["No"]]
+    texts = ["<answer>True</answer>", "It is Lyon.", None, "<answer>insufficient information</answer>", "No, never."]
+    statuses = ["ok", "ok", "too_long", "ok", "ok"]
+    samples = _samples([{"sample_id": f"temporal/root/{i}", "conflict_type": "temporal", "subset": "root", "question": "q", "answer": g}
+                        for i, g in enumerate(golds)])
+    rows = [{"sample_id": f"temporal/root/{i}", "response": t, "status": s} for i, (t, s) in enumerate(zip(texts, statuses))]
+    rows.append({"sample_id": "temporal/root/unknown", "response": "x", "status": "ok"})
+    shuffled = _responses(rows[::-1])
+    scored = score_responses(samples, pa.concat_tables([shuffled.slice(0, 2), shuffled.slice(2)]), "m").to_pylist()
+    assert [r["sample_id"] for r in scored] == samples.column("sample_id").to_pylist()
+    for row, gold, text, status in zip(scored, golds, texts, statuses):
+        if status != "ok":
+            assert (row["status"], row["rule"], row["correct"], row["tag_found"], row["extracted"]) == (status, "not_generated", False, False, None)
+            continue
+        extracted, tag_found = extract_answer(text)
+        expected = score_answer(extracted, gold)
+        assert (row["extracted"], row["tag_found"], row["rule"], row["correct"]) == (extracted, tag_found, expected.rule, expected.correct)
+    assert [r["correct"] for r in scored] == [True, False, False, False, True]
+
+
+def test_a_repeated_response_row_is_an_error():
+    samples = _samples([{"sample_id": "temporal/root/1", "conflict_type": "temporal", "subset": "root", "question": "q", "answer": ["x"]}])
+    responses = _responses([{"sample_id": "temporal/root/1", "response": "x", "status": "ok"}] * 2)
+    with pytest.raises(ValueError, match="duplicate sample_id 'temporal/root/1'"):
+        score_responses(samples, responses, "m")
+
+
 @pytest.mark.parametrize(
     "answer,gold,correct",
     [

@@ -202,6 +202,17 @@ def test_mean_over_seeds_on_hand_made_cells():
     assert numbers["ci_high"] == 1.0 and numbers["ci_low"] == pytest.approx(wilson_interval(4, 4)[1]) and numbers["ci_low"] < 0.6
 
 
+def test_a_prediction_is_correct_only_when_its_larger_logit_is_the_gold_letter():
+    from conflictlab.arbitration.evaluation import _predictions
+
+    instances = pa.table({"instance_id": ["a", "b", "c", "d"], "answer_letter": ["A", "B", "A", "B"]})
+    logits = np.array([[2.0, 1.0], [2.0, 1.0], [0.5, 0.5], [-1.0, 3.0]])
+    table = _predictions(instances, logits, ["logits"] * 4, "m")
+    assert table.schema == PREDICTION_SCHEMA
+    assert table.column("predicted_letter").to_pylist() == ["A", "A", "tie", "B"]
+    assert table.column("correct").to_pylist() == [True, False, False, True]  # a tie is wrong
+
+
 def test_sensitivity_table_on_hand_made_predictions():
     from conflictlab.arbitration.report import sensitivity_table
 

@@ -225,6 +225,19 @@ def test_table1_statistics_on_hand_made_rows():
     assert row["release_size"] == 776 and row["release_implicit_proportion"] == pytest.approx(200 / 776)
 
 
+def test_table1_lists_base_sources_in_order_of_first_appearance():
+    """pyarrow's group_by (even single-threaded) can return groups out of
+    that order ("8", "3", "2" comes back as 8, 2, 3); the base sources must not."""
+    from conflictlab.contextconflict.dataset import dataset_statistics
+
+    base = {"task_family": "reasoning", "question": "q", "answer": ["a"], "accuracy_labels": None, "extras": "{}", "source_path": "x",
+            "implicit": False, "evidence": ["a"], "n_evidence": 1}
+    subsets = ["8", "3", "8", "2"]
+    rows = [{**base, "sample_id": str(i), "conflict_type": "temporal", "subset": s} for i, s in enumerate(subsets)]
+    row = dataset_statistics(pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)).to_pylist()[0]
+    assert (row["size"], row["base_sources"]) == (4, "8, 3, 2")
+
+
 def test_table5_lists_the_ten_base_datasets_with_the_samples_read_from_their_subsets():
     from conflictlab.contextconflict.conflict_types import BASE_DATASETS, RELEASE_FILES
     from conflictlab.contextconflict.dataset import base_dataset_table

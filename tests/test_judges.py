@@ -307,6 +307,7 @@ def test_cohen_kappa_on_a_known_table_and_degenerate_cases():
     b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
     assert cohen_kappa(a, b) == pytest.approx(0.4)
     assert math.isnan(cohen_kappa([2, 2, 2], [2, 2, 2]))  # chance agreement is 1
+    assert cohen_kappa(np.array(a, dtype=np.int8), np.array(b, dtype=np.int8)) == cohen_kappa(a, b)  # arrays, as Table 2 passes them
     with pytest.raises(ValueError):
         cohen_kappa([1, 2], [1])
 

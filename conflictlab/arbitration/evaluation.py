@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.arbitration.prompts import context_free_prompt, encode_arbitration_prompt, method_prompt
 from conflictlab.lm.choices import choice_logits, choice_logits_under, single_token_ids
@@ -94,16 +95,15 @@ def evaluate_instances_hosted(backend, instances: pa.Table, *, model_name: str, 
 
 
 def _predictions(instances: pa.Table, logits: np.ndarray, read_outs: list[str], model_name: str) -> pa.Table:
-    letters = np.where(logits[:, 0] > logits[:, 1], "A", np.where(logits[:, 1] > logits[:, 0], "B", "tie"))
-    gold = instances.column("answer_letter").to_pylist()
+    letters = pa.array(np.where(logits[:, 0] > logits[:, 1], "A", np.where(logits[:, 1] > logits[:, 0], "B", "tie")), pa.string())
     return pa.table(
         {
             "instance_id": instances.column("instance_id"),
             "model": [model_name] * instances.num_rows,
             "logit_a": logits[:, 0],
             "logit_b": logits[:, 1],
-            "predicted_letter": letters.tolist(),
-            "correct": [p == g for p, g in zip(letters.tolist(), gold)],
+            "predicted_letter": letters,
+            "correct": pc.fill_null(pc.equal(letters, instances.column("answer_letter")), False),
             "read_out": read_outs,
         },
         schema=PREDICTION_SCHEMA,

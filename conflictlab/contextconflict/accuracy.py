@@ -175,7 +175,8 @@ ACCURACY_SCHEMA = pa.schema(
 
 
 def score_responses(samples: pa.Table, responses: pa.Table, model: str, *, judged: dict[str, bool | None] | None = None) -> pa.Table:
-    """Per-sample accuracy rows for every sample of ``samples``.
+    """Per-sample accuracy rows (:data:`ACCURACY_SCHEMA`), one per row of
+    ``samples`` in its order.
 
     ``judged`` maps sample ids to a judge's equivalence verdict; it decides
     the samples whose rule would be ``free_text_long`` (None: unreadable,
@@ -185,42 +186,51 @@ def score_responses(samples: pa.Table, responses: pa.Table, model: str, *, judge
     ``too_long`` or ``error``, which scores as wrong); a sample without one is
     an error rather than a silently smaller denominator.
     """
-    by_id = {}
-    for row in responses.to_pylist():
-        if row["sample_id"] in by_id:
-            raise ValueError(f"responses of {model}: duplicate sample_id {row['sample_id']!r}")
-        by_id[row["sample_id"]] = row
-    rows = []
-    for sample in samples.to_pylist():
-        if sample["answer"] is None:
-            raise ValueError(f"sample {sample['sample_id']}: field 'answer' is missing; accuracy needs a gold answer")
-        response = by_id.get(sample["sample_id"])
-        if response is None:
-            raise ValueError(f"responses of {model}: no row for sample {sample['sample_id']!r}")
-        if response["status"] == "ok":
-            extracted, tag_found = extract_answer(response["response"] or "")
-            score = score_answer(extracted, sample["answer"])
-            verdict = (judged or {}).get(sample["sample_id"])
-            if score.rule == "free_text_long" and verdict is not None:
-                score = Score(verdict, "free_text_judged")
-        else:
-            extracted, tag_found, score = None, False, Score(False, "not_generated")
-        rows.append(
-            {
-                "sample_id": sample["sample_id"],
-                "model": model,
-                "conflict_type": sample["conflict_type"],
-                "subset": sample["subset"],
-                "implicit": sample["implicit"],
-                "status": response["status"],
-                "tag_found": tag_found,
-                "extracted": extracted,
-                "gold": sample["answer"],
-                "rule": score.rule,
-                "correct": score.correct,
-            }
-        )
-    return pa.Table.from_pylist(rows, schema=ACCURACY_SCHEMA)
+    response_ids = responses.column("sample_id")
+    if pc.count_distinct(response_ids, mode="all").as_py() != len(response_ids):
+        counts = pc.value_counts(response_ids)
+        repeated = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+        raise ValueError(f"responses of {model}: duplicate sample_id {repeated[0].as_py()!r}")
+    sample_ids, golds = samples.column("sample_id"), samples.column("answer")
+    at = pc.index_in(sample_ids, value_set=response_ids)  # each sample's response row
+    unusable = pc.or_(pc.is_null(golds), pc.is_null(at))
+    if pc.any(unusable).as_py():
+        first = pc.index(unusable, True).as_py()
+        if not golds[first].is_valid:
+            raise ValueError(f"sample {sample_ids[first].as_py()}: field 'answer' is missing; accuracy needs a gold answer")
+        raise ValueError(f"responses of {model}: no row for sample {sample_ids[first].as_py()!r}")
+    status = responses.column("status").take(at)
+    generated = pc.equal(status, "ok").combine_chunks()
+    verdicts = pa.nulls(len(sample_ids), pa.bool_())
+    if judged:
+        verdicts = pa.array(list(judged.values()), pa.bool_()).take(pc.index_in(sample_ids, value_set=pa.array(list(judged), pa.string())))
+    # per generated response: answer extraction and string matching, inherently one at a time
+    scored = []
+    for text, gold, verdict in zip(*(c.filter(generated).to_pylist() for c in (responses.column("response").take(at), golds, verdicts))):
+        extracted, tag_found = extract_answer(text or "")
+        score = score_answer(extracted, gold)
+        if score.rule == "free_text_long" and verdict is not None:
+            score = Score(verdict, "free_text_judged")
+        scored.append((extracted, tag_found, score.rule, score.correct))
+    extracted, tag_found, rule, correct = zip(*scored) if scored else ((), (), (), ())
+
+    def spread(values: tuple, default, kind: pa.DataType) -> pa.Array:
+        """``values`` at the generated rows, ``default`` elsewhere."""
+        return pc.replace_with_mask(pa.repeat(pa.scalar(default, kind), len(sample_ids)), generated, pa.array(values, kind))
+
+    return pa.table(
+        {
+            "sample_id": sample_ids,
+            "model": pa.repeat(pa.scalar(model, pa.string()), len(sample_ids)),
+            **{name: samples.column(name) for name in ("conflict_type", "subset", "implicit")},
+            "status": status,
+            "tag_found": spread(tag_found, False, pa.bool_()),
+            "extracted": spread(extracted, None, pa.string()),
+            "gold": golds,
+            "rule": spread(rule, "not_generated", pa.string()),
+            "correct": spread(correct, False, pa.bool_()),
+        }
+    ).cast(ACCURACY_SCHEMA).combine_chunks()
 
 
 SUMMARY_SCHEMA = pa.schema(

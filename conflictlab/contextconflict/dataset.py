@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.contextconflict.conflict_types import BASE_DATASETS, CONFLICT_TYPES, RELEASE_FILES, ROOT_SUBSET, SUBSETS, TASK_FAMILY, Subset
 
@@ -461,20 +462,22 @@ def dataset_statistics(samples: pa.Table) -> pa.Table:
     any number of types), its size, mean number of evidence pieces, share of
     implicit samples and base sources (subsets), beside the full release's
     size and implicit share from :data:`RELEASE_FILES`."""
+    counts = samples.group_by("conflict_type").aggregate([("conflict_type", "count"), ("n_evidence", "sum"), ("implicit", "sum")])
+    found = {row["conflict_type"]: row for row in counts.to_pylist()}  # one per conflict type
     rows = []
-    data = samples.select(["conflict_type", "subset", "implicit", "n_evidence"]).to_pylist()
-    for conflict_type in [t for t in CONFLICT_TYPES if any(r["conflict_type"] == t for r in data)]:
-        members = [r for r in data if r["conflict_type"] == conflict_type]
+    for conflict_type in [t for t in CONFLICT_TYPES if t in found]:
+        size = found[conflict_type]["conflict_type_count"]
         release = {s.name: RELEASE_FILES[(conflict_type, s.name)] for s in SUBSETS[conflict_type]}
         implicit = sum(n for name, n in release.items() if next(s for s in SUBSETS[conflict_type] if s.name == name).implicit)
         rows.append(
             {
                 "conflict_type": conflict_type,
                 "task_family": TASK_FAMILY[conflict_type],
-                "size": len(members),
-                "mean_evidence": float(sum(r["n_evidence"] for r in members) / len(members)),
-                "implicit_proportion": float(sum(r["implicit"] for r in members) / len(members)),
-                "base_sources": ", ".join(dict.fromkeys(r["subset"] for r in members)),
+                "size": size,
+                "mean_evidence": float(found[conflict_type]["n_evidence_sum"] / size),
+                "implicit_proportion": float(found[conflict_type]["implicit_sum"] / size),
+                # pc.unique keeps the order of first appearance (a group_by does not, past a few groups)
+                "base_sources": ", ".join(pc.unique(samples.column("subset").filter(pc.equal(samples.column("conflict_type"), conflict_type))).to_pylist()),
                 "release_size": sum(release.values()),
                 "release_implicit_proportion": implicit / sum(release.values()),
             }
@@ -502,7 +505,8 @@ def base_dataset_table(samples: pa.Table) -> pa.Table:
     :data:`~conflictlab.contextconflict.conflict_types.BASE_DATASETS`, with
     the samples of ``samples`` (``SAMPLE_SCHEMA`` rows) that came from its
     subsets (``n``) beside the release's file count of those subsets."""
-    read = Counter(zip(samples.column("conflict_type").to_pylist(), samples.column("subset").to_pylist()))
+    counts = samples.group_by(["conflict_type", "subset"]).aggregate([("subset", "count")])
+    read = Counter({(t, s): n for t, s, n in zip(*(counts.column(c).to_pylist() for c in counts.column_names))})  # one per subset
     rows = [
         {
             "dataset": d.name,

@@ -121,11 +121,14 @@ def score_response_sets(
     one table this is the single-response path. Every sample goes to
     :meth:`~conflictlab.lm.subsets.SubsetScorer.score` in one call, longest
     first."""
-    by_id = {row["sample_id"]: row for row in samples.to_pylist()}
+    # One game per (sample, response) is built and tokenised below, so the rows
+    # are read one by one; only the columns a game needs become Python objects
+    # (not, e.g., the responses' token ids).
+    by_id = {row["sample_id"]: row for row in samples.select(["sample_id", "question", "evidence", "n_evidence"]).to_pylist()}
     per_sample: dict[str, list[tuple[int, str]]] = {}
     skipped: list[list[dict]] = [[] for _ in response_sets]
     for t, responses in enumerate(response_sets):
-        for response in responses.to_pylist():
+        for response in responses.select(["sample_id", "status", "response"]).to_pylist():
             sample = by_id.get(response["sample_id"])
             if sample is None:
                 raise ValueError(f"response for unknown sample {response['sample_id']!r}")

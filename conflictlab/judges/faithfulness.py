@@ -250,7 +250,8 @@ def faithfulness_notes(results: pa.Table) -> list[str]:
     """One line per (model, method) of a steering results table: the
     Faithfulness cells' NaN rates (responses without a score), by type."""
     notes = []
-    rows = [r for r in results.to_pylist() if r["metric"] == "faithfulness"]
+    faithfulness = results.filter(pc.equal(results.column("metric"), "faithfulness"))
+    rows = faithfulness.select(["model", "variant", "conflict_type", "nan_rate"]).to_pylist()  # one per (model, method, type)
     for model, variant in dict.fromkeys((r["model"], r["variant"]) for r in rows):
         cells = [f"{r['conflict_type']} {100 * r['nan_rate']:.0f}%" for r in rows if (r["model"], r["variant"]) == (model, variant)]
         notes.append(f"{model}@{variant}, Fth NaN rate (not generated, empty, refusal, truncated, unparseable or no statement): " + ", ".join(cells))

@@ -132,17 +132,20 @@ def cohen_kappa(a: Sequence, b: Sequence, *, weights: str | None = None, labels:
     neighbours. NaN when the expected disagreement is 0 (both raters give
     one and the same label).
     """
-    a, b = list(a), list(b)
-    if len(a) != len(b) or not a:
-        raise ValueError(f"cohen_kappa needs two equally long, non-empty label lists (got {len(a)} and {len(b)})")
-    labels = sorted(set(a) | set(b)) if labels is None else list(labels)
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or not a.size:
+        raise ValueError(f"cohen_kappa needs two equally long, non-empty label lists (got {a.size} and {b.size})")
+    seen, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
+    seen = seen.tolist()
+    labels = seen if labels is None else list(labels)
     index = {label: i for i, label in enumerate(labels)}
-    unknown = (set(a) | set(b)) - set(index)
+    unknown = set(seen) - set(index)
     if unknown:
         raise ValueError(f"cohen_kappa: labels {sorted(map(str, unknown))} are not among {labels}")
-    table = np.zeros((len(labels), len(labels)))
-    for x, y in zip(a, b):
-        table[index[x], index[y]] += 1
+    # label positions of a's items then b's, mapped once per distinct label
+    codes = np.array([index[label] for label in seen], dtype=np.int64)[inverse.reshape(-1)]
+    size = len(labels)
+    table = np.bincount(codes[: a.size] * size + codes[a.size :], minlength=size * size).reshape(size, size).astype(float)
     table /= table.sum()
     expected = np.outer(table.sum(axis=1), table.sum(axis=0))
     positions = np.arange(len(labels))
@@ -233,12 +236,12 @@ def agreement_table(ratings: pa.Table, attributions: pa.Table, *, scorer: str) -
     rows = []
     for conflict_type, n_evidence, chosen in groups:  # a handful: pooled, per type, per n
         members = np.flatnonzero(chosen)
-        pieces = pc.list_flatten(judged.column("ratings").take(members)).to_pylist()
-        shapley_pieces = pc.list_flatten(shapley.take(members)).to_pylist()
+        pieces = pc.list_flatten(judged.column("ratings").take(members)).to_numpy()
+        shapley_pieces = pc.list_flatten(shapley.take(members)).to_numpy()
         rhos = rho[members]
         rhos = rhos[~np.isnan(rhos)]
         kappas = {
-            name: cohen_kappa(pieces, shapley_pieces, weights=weights, labels=RATING_SCALE) if pieces else None
+            name: cohen_kappa(pieces, shapley_pieces, weights=weights, labels=RATING_SCALE) if pieces.size else None
             for name, weights in (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic"))
         }
         rows.append(
@@ -247,7 +250,7 @@ def agreement_table(ratings: pa.Table, attributions: pa.Table, *, scorer: str) -
                 "conflict_type": conflict_type,
                 "n_evidence": n_evidence,
                 **kappas,
-                "n_pieces": len(pieces),
+                "n_pieces": pieces.size,
                 "n_samples": members.size,
                 "mean_spearman": float(np.mean(rhos)) if rhos.size else None,
                 "n_spearman": len(rhos),

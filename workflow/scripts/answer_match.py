@@ -1,6 +1,7 @@
 """Rule answer_match: the judge decides long free-text golds of one generator's reasoning responses."""
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.contextconflict.answer_match import ANSWER_MATCH_SCHEMA, judged_answer_matches
 from conflictlab.io import read_tables, write_parquet
@@ -20,4 +21,4 @@ with judge_session(params.judge_settings, inputs.get("judge_model"), cache_dir=i
     )
 write_parquet(table, snakemake.output.matches, ANSWER_MATCH_SCHEMA)
 write_parquet(process_usage(f"judges/{writer}"), snakemake.output.usage, USAGE_SCHEMA)
-log.info("%d long free-text answers judged, %d equivalent", table.num_rows, sum(v is True for v in table.column("equivalent").to_pylist()))
+log.info("%d long free-text answers judged, %d equivalent", table.num_rows, pc.sum(pc.fill_null(table.column("equivalent"), False)).as_py() or 0)

@@ -1,6 +1,8 @@
 """Rule arbitration_evaluate: one model's A/B read-out on every arbitration prompt,
 and the job's endpoint usage."""
 
+import pyarrow.compute as pc
+
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA, evaluate_instances, evaluate_instances_hosted
 from conflictlab.io import read_tables, write_parquet
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
@@ -24,5 +26,5 @@ write_parquet(predictions, snakemake.output.predictions, PREDICTION_SCHEMA)
 write_parquet(process_usage(f"arbitration_evaluate/{name}"), snakemake.output.usage, USAGE_SCHEMA)
 log.info(
     "%d prompts read out, accuracy %.3f; read-outs %s", predictions.num_rows,
-    sum(predictions.column("correct").to_pylist()) / max(predictions.num_rows, 1), predictions.column("read_out").value_counts().to_pylist(),
+    (pc.sum(predictions.column("correct")).as_py() or 0) / max(predictions.num_rows, 1), predictions.column("read_out").value_counts().to_pylist(),
 )

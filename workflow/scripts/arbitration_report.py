@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from conflictlab.arbitration.prompts import ORDERS, SETTINGS
@@ -17,8 +16,7 @@ out = snakemake.output
 main = read_tables(snakemake.input.main)
 sensitivity = read_tables(snakemake.input.sensitivity)
 predictions = read_tables(snakemake.input.predictions)
-ids = set(main.column("instance_id").to_pylist())
-is_main = pa.array([i in ids for i in predictions.column("instance_id").to_pylist()])
+is_main = pc.is_in(predictions.column("instance_id"), value_set=main.column("instance_id"))
 
 summary = mean_over_seeds(accuracy_by_cell(main, predictions.filter(is_main)))
 save(arbitration_panels(summary, settings=list(SETTINGS), orders=list(ORDERS)), Path(out.fig4_png).with_suffix(""))

@@ -1,5 +1,7 @@
 """Rule attributions: coalition values -> Shapley values, shares and Balance per sample."""
 
+import pyarrow.compute as pc
+
 from conflictlab.contextconflict.balance import ATTRIBUTION_SCHEMA, attributions
 from conflictlab.io import read_tables, write_parquet
 from conflictlab.logs import configure_logging
@@ -11,5 +13,5 @@ table = attributions(
     model=snakemake.wildcards.model,
 )
 write_parquet(table, snakemake.output.attributions, ATTRIBUTION_SCHEMA)
-undefined = sum(table.column("undefined").to_pylist())
+undefined = pc.sum(table.column("undefined")).as_py() or 0
 log.info("%d samples attributed, %d with undefined shares (every phi <= 0)", table.num_rows, undefined)

@@ -1,5 +1,7 @@
 """Rule conflictbank_data: ConflictBank QA records -> one Parquet table (and the rejections)."""
 
+import pyarrow.compute as pc
+
 from conflictlab.conflictbank.dataset import RECORD_SCHEMA, REJECTION_SCHEMA, build_records, read_jsonl
 from conflictlab.conflictbank.hub import hub_records
 from conflictlab.io import write_parquet
@@ -18,6 +20,6 @@ build = build_records(records, source=source, on_error=data["on_error"], max_per
 table, rejected = build.tables()
 write_parquet(table, snakemake.output.records, RECORD_SCHEMA)
 write_parquet(rejected, snakemake.output.rejected, REJECTION_SCHEMA)
-log.info("wrote %d records over %d relations, rejected %d", table.num_rows, len(set(table.column("relation").to_pylist())), rejected.num_rows)
+log.info("wrote %d records over %d relations, rejected %d", table.num_rows, pc.count_distinct(table.column("relation")).as_py(), rejected.num_rows)
 for row in build.rejections:
     log.warning("rejected record %d: %s: %s", row["record_id"], row["field"], row["reason"])

@@ -3,6 +3,8 @@ and the job's endpoint usage."""
 
 import contextlib
 
+import pyarrow.compute as pc
+
 from conflictlab.conflicts.responses import RESPONSE_SCHEMA, TYPE_PREDICTION_SCHEMA, answer_queries, answer_queries_hosted
 from conflictlab.io import read_tables, write_parquet
 from conflictlab.lm.chat import ChatBackend, hosted_client
@@ -26,7 +28,7 @@ def main() -> None:
     write_parquet(types, snakemake.output.types, TYPE_PREDICTION_SCHEMA)
     write_parquet(responses, snakemake.output.responses, RESPONSE_SCHEMA)
     write_parquet(process_usage(f"conflicts_respond/{model}"), snakemake.output.usage, USAGE_SCHEMA)
-    correct = sum(p == g for p, g in zip(types.column("predicted").to_pylist(), types.column("conflict_type").to_pylist()))
+    correct = pc.sum(pc.equal(types.column("predicted"), types.column("conflict_type"))).as_py() or 0
     log.info("Task 1: %d of %d types right; Task 2 statuses %s", correct, types.num_rows, responses.column("status").value_counts().to_pylist())
 
 

@@ -4,7 +4,7 @@ from conflictlab.io import read_tables, write_parquet
 from conflictlab.judges.backends import judge_session
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA, faithfulness_rows, first_by_id
-from conflictlab.logs import configure_logging
+from conflictlab.logs import configure_logging, value_counts
 
 log = configure_logging(snakemake.log[0], "judge_faithfulness")
 params, inputs = snakemake.params, snakemake.input
@@ -17,5 +17,4 @@ with judge_session(params.judge_settings, inputs.get("judge_model"), cache_dir=i
     table = faithfulness_rows(groups, session.ask, judge=session.cache.judge, max_statement_tokens=params.max_statement_tokens)
 write_parquet(table, snakemake.output.faithfulness, FAITHFULNESS_SCHEMA)
 write_parquet(process_usage("judges/faithfulness"), snakemake.output.usage, USAGE_SCHEMA)
-statuses = table.column("status").to_pylist()
-log.info("%d responses judged: %s", table.num_rows, {s: statuses.count(s) for s in sorted(set(statuses))})
+log.info("%d responses judged: %s", table.num_rows, value_counts(table.column("status")))

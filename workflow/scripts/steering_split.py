@@ -1,9 +1,7 @@
 """Rule steering_split: one type's samples -> calibration and test splits."""
 
-from collections import Counter
-
 from conflictlab.io import read_tables, write_parquet
-from conflictlab.logs import configure_logging
+from conflictlab.logs import configure_logging, value_counts
 from conflictlab.contextconflict.steering import steering_split
 
 log = configure_logging(snakemake.log[0], f"steering_split.{snakemake.wildcards.conflict_type}")
@@ -17,7 +15,7 @@ log.info(
     "%d samples: %d calibration %s, %d test %s",
     samples.num_rows,
     calibration.num_rows,
-    dict(Counter(calibration.column("subset").to_pylist())),
+    value_counts(calibration.column("subset")),
     test.num_rows,
-    dict(Counter(test.column("subset").to_pylist())),
+    value_counts(test.column("subset")),
 )

@@ -1,5 +1,7 @@
 """Rule table1: dataset statistics of the data this run read, beside the full release's (Table 1), and the base datasets (Table 5)."""
 
+import pyarrow.compute as pc
+
 from conflictlab.contextconflict.dataset import base_dataset_table, dataset_statistics
 from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
@@ -24,4 +26,4 @@ write_markdown_and_csv(
         "queries; the samples are search results).",
     ],
 )
-log.info("%d types, %d samples", table.num_rows, sum(table.column("size").to_pylist()))
+log.info("%d types, %d samples", table.num_rows, pc.sum(table.column("size")).as_py() or 0)

@@ -14,4 +14,4 @@ write_markdown_and_csv(
     "given up, and the endpoint's token counts; cost in US dollars at the config's prices (models.*.prices; empty: no price). "
     "Jobs that ran local models send nothing and have no rows.",
 )
-log.info("%d jobs with endpoint usage; total %s", summary.num_rows - 1, summary.to_pylist()[-1])
+log.info("%d jobs with endpoint usage; total %s", summary.num_rows - 1, summary.slice(summary.num_rows - 1).to_pylist()[0])  # the total row
