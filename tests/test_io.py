@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conflictlab.io import read_tables, write_parquet
+from conflictlab.io import group_in_order, read_tables, write_parquet
 
 SCHEMA = pa.schema(
     [
@@ -74,3 +74,12 @@ def test_columns_are_read_in_the_order_asked(tmp_path):
     assert read_tables([a, b], columns=["sample_id"], schema=SCHEMA).schema.equals(pa.schema([SCHEMA.field("sample_id")]))
     with pytest.raises(Exception, match="nope"):
         read_tables([a], columns=["nope"])
+
+
+def test_group_in_order_keeps_first_appearance_where_pyarrows_group_by_does_not():
+    table = pa.table({"key": ["8", "3", "2", "3", "8", "10"], "x": [1, 2, 3, 4, 5, 6]})
+    grouped = group_in_order(table, ["key"], [("x", "sum"), ("x", "list")])
+    assert grouped.column_names == ["key", "x_sum", "x_list"]
+    assert grouped.column("key").to_pylist() == ["8", "3", "2", "10"]
+    assert grouped.column("x_sum").to_pylist() == [6, 6, 3, 6]
+    assert grouped.column("x_list").to_pylist() == [[1, 5], [2, 4], [3], [6]]

@@ -48,6 +48,7 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from conflictlab.io import group_in_order
 from conflictlab.stats import wilson_interval
 
 _ANSWER_SPAN = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
@@ -273,8 +274,7 @@ def summarize_accuracy(per_sample: pa.Table) -> pa.Table:
         """(model, type) -> its groups' counts by ``column`` (None: the type), in order of first appearance."""
         found = defaultdict(list)
         keys = ["model", "conflict_type"] + ([column] if column else [])
-        # use_threads=False: groups in order of first appearance
-        grouped = frame.group_by(keys, use_threads=False).aggregate([(name, "sum") for name in flags] + [("model", "count")])
+        grouped = group_in_order(frame, keys, [(name, "sum") for name in flags] + [("model", "count")])
         for group in grouped.rename_columns([name.removesuffix("_sum") for name in grouped.column_names]).to_pylist():  # one per group
             found[group["model"], group["conflict_type"]].append({**group, "n": group["model_count"]})
         return found

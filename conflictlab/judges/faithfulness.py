@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from conflictlab.io import group_in_order
 from conflictlab.judges.prompts.ragas import statements_request, verdict_request
 from conflictlab.judges.requests import JudgeRequest, read_choices, read_json_object
 from conflictlab.stats import bootstrap_mean_ci, wilson_interval
@@ -210,7 +211,7 @@ def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int
     scored = pc.is_valid(rows.column("faithfulness")).to_numpy(zero_copy_only=False)
     status = rows.column("status").to_numpy(zero_copy_only=False)
     keys = rows.select(["model", "conflict_type"]).append_column("row", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
-    groups = keys.group_by(["model", "conflict_type"], use_threads=False).aggregate([("row", "list")])  # in order of first appearance
+    groups = group_in_order(keys, ["model", "conflict_type"], [("row", "list")])
     out = []
     for model, conflict_type, members in zip(*(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))):  # per (model, type)
         members = np.asarray(members, dtype=np.int64)

@@ -52,6 +52,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from conflictlab.io import group_in_order
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.requests import JudgeRequest, read_choices
 from conflictlab.stats import balance, bootstrap_mean_ci
@@ -311,7 +312,7 @@ def judge_balance_table(ratings: pa.Table, attributions: pa.Table, *, n_resample
     shapley_defined[has_attribution] = pc.invert(attributions.column("undefined").take(found[has_attribution])).to_numpy(zero_copy_only=False)
     sizes = pc.fill_null(pc.list_value_length(ratings.column("ratings")), 0).to_numpy(zero_copy_only=False)
     keys = ratings.select(["model", "conflict_type"]).append_column("row", pa.array(np.arange(ratings.num_rows, dtype=np.int64)))
-    groups = keys.group_by(["model", "conflict_type"], use_threads=False).aggregate([("row", "list")])  # in order of first appearance
+    groups = group_in_order(keys, ["model", "conflict_type"], [("row", "list")])
     rows = []
     for model, conflict_type, members in zip(*(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))):  # per (model, type)
         members = np.asarray(members, dtype=np.int64)
