@@ -4,6 +4,7 @@ scale): runs of random-syllable words, never real content."""
 from __future__ import annotations
 
 import random
+import zlib
 
 _SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "an", "el", "or", "un", "bri", "dra", "ste", "pla", "qui", "mon", "ter")
 
@@ -46,3 +47,18 @@ class Words:
     def weighted(self, weights: dict):
         """One key of ``weights`` ({value: weight})."""
         return self.rng.choices(list(weights), weights=list(weights.values()))[0]
+
+
+class WordTokenizer:
+    """A stand-in tokenizer for planted model outputs (README, Paper scale):
+    one token per whitespace-separated word, its id a hash of the word. No
+    chat template, so :func:`conflictlab.contextconflict.prompts.encode_messages`
+    renders its plain-text format; the prompt lengths it gives have the right
+    shape (they grow with the evidence) without loading any model's tokenizer."""
+
+    name_or_path = "planted-words"
+    vocab_size = 1 << 15
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> dict:
+        ids = [zlib.crc32(word.encode("utf-8")) % self.vocab_size for word in text.split()]
+        return {"input_ids": ([0] if add_special_tokens else []) + ids}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
 from conflictlab.contextconflict.prompts import build_messages, encode_messages, get_template
@@ -177,6 +178,13 @@ INDEX_SCHEMA = pa.schema(
         pa.field("ambiguous", pa.bool_(), nullable=False),
     ]
 )
+
+
+# How each analysis' states are stored (rule activations, and the planted
+# ones of conflictlab.contextconflict.synthetic): the probes and projections
+# read float16 states; steering directions are means of differences, kept in
+# float32 so they equal a direct computation.
+STORED_DTYPE = {"pairs": np.float16, "projection": np.float16, "directions": np.float32}
 
 
 def activation_index(prompts: list[dict]) -> pa.Table:

@@ -3,16 +3,12 @@ and steering-direction prompts of every type, each distinct prompt forwarded onc
 
 import numpy as np
 
-from conflictlab.contextconflict.pairs import INDEX_SCHEMA, activation_index, pair_prompts, projection_prompts
+from conflictlab.contextconflict.pairs import INDEX_SCHEMA, STORED_DTYPE, activation_index, pair_prompts, projection_prompts
 from conflictlab.contextconflict.steering import direction_prompts
 from conflictlab.io import atomic_path, read_tables, write_parquet
 from conflictlab.lm.hidden import ExtractionStats, hidden_states_of_sets
 from conflictlab.lm.loading import load
 from conflictlab.logs import configure_logging
-
-# The probes and projections read float16 states; steering directions are
-# means of differences, kept in float32 so they equal a direct computation.
-STORED_DTYPE = {"pairs": np.float16, "projection": np.float16, "directions": np.float32}
 
 log = configure_logging(snakemake.log[0], f"activations.{snakemake.wildcards.model}")
 settings, inputs, outputs, templates = snakemake.params.settings, snakemake.input, snakemake.output, snakemake.params.templates

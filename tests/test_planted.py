@@ -1,0 +1,94 @@
+"""Planted model outputs (README, Paper scale): each planter writes its model
+rule's schema, and the analysis functions recover the truth it planted."""
+
+from functools import lru_cache
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from conflictlab.contextconflict import synthetic as cc
+from conflictlab.contextconflict.accuracy import score_responses, summarize_accuracy
+from conflictlab.contextconflict.balance import attributions, summarize_balance, summarize_causal
+from conflictlab.contextconflict.causal import CAUSAL_SCHEMA
+from conflictlab.contextconflict.dataset import load_released
+from conflictlab.contextconflict.mechanistic import pair_analysis
+from conflictlab.contextconflict.pairs import INDEX_SCHEMA
+from conflictlab.contextconflict.scoring import SKIP_SCHEMA, VALUE_SCHEMA
+from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA, summarize_faithfulness
+from conflictlab.lm.shards import RESPONSE_SCHEMA
+
+TEMPLATES = {"reasoning": "reasoning_combined", "summarization": "summarization_simple"}
+FRACTION = 1 / 64
+
+
+@lru_cache(maxsize=None)
+def samples(conflict_type: str) -> pa.Table:
+    """One type's samples from the synthetic release at FRACTION (built once per session)."""
+    import tempfile
+
+    root = tempfile.mkdtemp(prefix="planted-")
+    cc.write_release(root, FRACTION)
+    return load_released(root, conflict_type, seed=0).tables()[0]
+
+
+@pytest.mark.parametrize("conflict_type", ["inferential", "misinformation", "temporal"])
+def test_planted_responses_are_right_for_exactly_the_planted_share(conflict_type):
+    table = samples(conflict_type)
+    responses, correct = cc.plant_responses(table, TEMPLATES, model="m", correct_share=0.3, seed=1)
+    assert responses.schema == RESPONSE_SCHEMA
+    assert responses.column("sample_id").to_pylist() == table.column("sample_id").to_pylist()
+    assert correct.sum() == round(0.3 * table.num_rows)
+    scored = score_responses(table, responses, "m")
+    assert scored.column("correct").to_pylist() == correct.tolist()  # sample by sample, not only on average
+    summary = summarize_accuracy(scored).filter(pc.equal(pc.field("level"), "type")).to_pylist()[0]
+    assert summary["accuracy"] == correct.sum() / table.num_rows and summary["n"] == table.num_rows
+
+
+@pytest.mark.parametrize("exact_max_n", [10, 3])  # 3: the games of more pieces take the sampled path
+def test_planted_values_give_the_planted_shapley_values_and_balance(exact_max_n):
+    table = samples("granularity")
+    responses, _ = cc.plant_responses(table, TEMPLATES, model="m", seed=0)
+    values, skipped, truth = cc.plant_values(table, responses, scorer="s", seed=2, exact_max_n=exact_max_n, n_permutations=8)
+    assert (values.schema, skipped.schema) == (VALUE_SCHEMA, SKIP_SCHEMA)
+    attr = attributions(values, table, model="m")
+    assert attr.num_rows == truth.num_rows == table.num_rows - skipped.num_rows
+    got, want = attr.sort_by("sample_id").to_pydict(), truth.sort_by("sample_id").to_pydict()
+    if exact_max_n == 3:
+        assert "sampled" in got["method"]
+    np.testing.assert_allclose(got["balance"], want["balance"], atol=1e-9)
+    for phi, planted in zip(got["phi"], want["phi"]):
+        np.testing.assert_allclose(phi, planted, atol=1e-9)
+    summary = summarize_balance(attr, n_resamples=50).filter(pc.equal(pc.field("group"), "all")).to_pylist()[0]
+    assert summary["balance"] == pytest.approx(np.mean(want["balance"]), abs=1e-12)
+
+    causal = cc.plant_causal(attr, model="m")
+    assert causal.schema == CAUSAL_SCHEMA
+    by_id = dict(zip(want["sample_id"], want["dominant"]))
+    assert all(high == by_id[s] + 1 for s, high in zip(*(causal.column(c).to_pylist() for c in ("sample_id", "high_piece"))))
+    table3 = summarize_causal(causal, n_resamples=50).to_pylist()[0]
+    assert table3["delta_high"] == pytest.approx(np.mean([max(p) for p in want["phi"]]))
+    assert table3["delta_low"] == pytest.approx(np.mean([min(p) for p in want["phi"]]))
+
+
+def test_planted_faithfulness_is_the_supported_share():
+    table = samples("temporal")
+    responses, _ = cc.plant_responses(table, TEMPLATES, model="m")
+    judged = cc.plant_faithfulness(table, responses, model="m", judge="j", supported_share=0.75, statements=4)
+    assert judged.schema == FAITHFULNESS_SCHEMA
+    assert set(judged.column("faithfulness").to_pylist()) == {0.75}
+    assert summarize_faithfulness(judged, n_resamples=50).column("faithfulness").to_pylist()[0] == pytest.approx(0.75)
+
+
+def test_planted_activations_separate_conflict_prompts_from_the_planted_layer_on():
+    table = samples("misinformation")
+    planted = cc.plant_activations(table, TEMPLATES, n_layers=4, hidden_size=16, separation=6.0, from_layer=2, seed=0)
+    for analysis, (states, index) in planted.items():
+        assert index.schema == INDEX_SCHEMA and states.shape == (index.num_rows, 4, 16), analysis
+    assert planted["pairs"][0].dtype == np.float16 and planted["directions"][0].dtype == np.float32
+    states, index = planted["pairs"]
+    probes, _, _ = pair_analysis(states.astype(np.float32), index.to_pylist(), cv_folds=3, energy_k=2, svd="exact",
+                                 bootstrap_resamples=20, seed=0)
+    auc = {row["layer"]: row["probe_auc"] for row in probes}  # layers 1-based: the planted shift is in layers 3 and 4
+    assert max(auc[1], auc[2]) < 0.8 and min(auc[3], auc[4]) >= 0.95
