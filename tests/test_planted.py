@@ -92,3 +92,49 @@ def test_planted_activations_separate_conflict_prompts_from_the_planted_layer_on
                                  bootstrap_resamples=20, seed=0)
     auc = {row["layer"]: row["probe_auc"] for row in probes}  # layers 1-based: the planted shift is in layers 3 and 4
     assert max(auc[1], auc[2]) < 0.8 and min(auc[3], auc[4]) >= 0.95
+
+
+def test_planted_conflictbank_read_out_gives_the_planted_rates_per_setting(tmp_path):
+    from conflictlab.conflictbank import synthetic as cb
+    from conflictlab.conflictbank.dataset import build_records, read_jsonl
+    from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
+    from conflictlab.conflictbank.metrics import scan_predictions, setting_metrics
+    from conflictlab.conflictbank.prompts import SETTINGS
+    from conflictlab.io import write_parquet
+
+    cb.write_release(tmp_path / "qa.jsonl", 1 / 2000)
+    records = build_records(read_jsonl(tmp_path / "qa.jsonl"), source="planted").tables()[0]
+    settings = [s.name for s in SETTINGS]
+    answers = {"misinformation": (0.2, 0.6, 0.1, 0.1), "temporal": (0.7, 0.1, 0.2, 0.0)}
+    predictions = cb.planted_predictions(records, settings, model="m", scored_share=0.5, answers=answers, seed=3)
+    assert predictions.schema == PREDICTION_SCHEMA and predictions.num_rows == records.num_rows * len(settings)
+    write_parquet(predictions, tmp_path / "p.parquet", PREDICTION_SCHEMA)
+    metrics = {row["setting"]: row for row in setting_metrics(scan_predictions(tmp_path / "p.parquet"), n_resamples=20).to_pylist()}
+    n_scored = round(0.5 * records.num_rows)
+    for setting in settings:
+        row = metrics[setting]
+        assert row["n_scored"] == n_scored, setting
+        shares = (1.0, 0.0, 0.0, 0.0) if setting in ("default", "correct") else answers.get(setting, (0.5, 0.3, 0.1, 0.1))
+        bounds = [round(sum(shares[:j]) * n_scored) for j in range(4)]  # cumulative rounding: the counts add up
+        counts = [b - a for a, b in zip(bounds, bounds[1:])]
+        assert (row["oar"], row["car"], row["uncertain"]) == pytest.approx([c / n_scored for c in counts], abs=1e-12), setting
+        if counts[0] + counts[1]:
+            assert row["mr"] == pytest.approx(counts[0] / (counts[0] + counts[1]))
+    # every read-out is (0.7, 0.1, 0.1, 0.1): one entropy
+    assert metrics["temporal"]["entropy"] == pytest.approx(-(0.7 * np.log2(0.7) + 3 * 0.1 * np.log2(0.1)))
+
+
+def test_planted_arbitration_read_out_gives_the_planted_accuracy_per_cell():
+    from conflictlab.arbitration import synthetic as arb
+    from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA
+    from conflictlab.arbitration.prompts import SETTINGS, ArbitrationConfig, generate_instances
+    from conflictlab.arbitration.report import accuracy_by_cell
+
+    instances = generate_instances(ArbitrationConfig(n_per_setting=10, seeds=(0, 1)))
+    accuracy = {setting: 0.1 * (k + 3) for k, setting in enumerate(SETTINGS)}
+    predictions = arb.planted_predictions(instances, model="m", accuracy=accuracy, seed=0)
+    assert predictions.schema == PREDICTION_SCHEMA
+    cells = accuracy_by_cell(instances, predictions)
+    assert cells
+    for cell in cells:
+        assert cell["n_correct"] == round(accuracy[cell["setting"]] * cell["n"]), cell

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Mapping, Sequence
 
+import numpy as np
+import pyarrow as pa
+
+from conflictlab.conflictbank.dataset import LETTERS
+from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
 from conflictlab.fake_text import Words, scaled
 
 QA_PAIRS = 553_117
@@ -63,3 +69,71 @@ def write_release(path: str | Path, fraction: float, seed: int = 0) -> int:
         for k in range(count):
             out.write(json.dumps(record(words, f"P{k % RELATIONS + 1}")) + "\n")
     return count
+
+
+# --------------------------------------------------------------------------
+# Planted read-outs (rules conflictbank_evaluate and
+# conflictbank_embedded_evaluate) with known metrics, so conflictbank_report
+# can run at full size without a model (benchmarks/scale.py run --planted).
+
+PLANTED_READ_OUT = "planted"
+# The planted answer's probability; the other three letters share the rest.
+PLANTED_CONFIDENCE = 0.7
+# The answers a planted read-out gives, in the order of planted_predictions' ``answers``.
+ANSWERS = ("correct", "replaced", "uncertain", "other")
+
+
+def planted_counts(shares: Sequence[float], n: int) -> list[int]:
+    """``n`` cut by ``shares`` (summing to 1): answer j for the records from
+    round(n · Σ_{i<j} share_i) to round(n · Σ_{i<=j} share_i), so the counts
+    always add up to ``n`` (rounding each share alone may not)."""
+    bounds = np.round(np.cumsum([0.0, *shares]) * n).astype(int)
+    bounds[-1] = n
+    return np.diff(bounds).tolist()
+
+
+def planted_predictions(records: pa.Table, settings: Sequence[str], *, model: str, scored_share: float = 0.6,
+                        answers: Mapping[str, Sequence[float]] | None = None, seed: int = 0) -> pa.Table:
+    """One :data:`conflictlab.conflictbank.evaluation.PREDICTION_SCHEMA` row per
+    (setting, record), settings outer as the real read-out orders them.
+
+    Planted truth: exactly ``round(scored_share * n)`` records (chosen with
+    ``seed``) answer correctly under ``default`` and ``correct``, the rest
+    give the replaced option there, so they are the scored subset. In every
+    other setting, of the scored records exactly :func:`planted_counts` give
+    each answer of :data:`ANSWERS`, ``answers[setting]`` its four shares
+    (default: (0.5, 0.3, 0.1, 0.1));
+    records outside the subset answer at random. The planted answer has
+    probability :data:`PLANTED_CONFIDENCE`, the other letters a third of the
+    rest each, so every entropy is the same known value.
+    """
+    rng = np.random.default_rng(seed)
+    n = records.num_rows
+    letters = {key: np.array(records.column(f"{key}_letter").to_pylist()) for key in ("correct", "replaced", "uncertain")}
+    # the fourth letter: the one of A-D that none of the three names
+    taken = np.stack([np.array([LETTERS.index(x) for x in column]) for column in letters.values()], axis=1)
+    letters["other"] = np.array(LETTERS)[6 - taken.sum(axis=1)]
+    scored = np.zeros(n, dtype=bool)
+    scored[rng.permutation(n)[: round(scored_share * n)]] = True
+    parts = []
+    for setting in settings:
+        if setting in ("default", "correct"):
+            answer = np.where(scored, 0, 1)
+        else:
+            shares = (answers or {}).get(setting, (0.5, 0.3, 0.1, 0.1))
+            planted = np.repeat(np.arange(len(ANSWERS)), planted_counts(shares, int(scored.sum())))
+            answer = rng.integers(len(ANSWERS), size=n)
+            answer[scored] = rng.permutation(planted)
+        predicted = np.choose(answer, [letters[key] for key in ANSWERS])
+        probabilities = np.full((n, len(LETTERS)), (1 - PLANTED_CONFIDENCE) / 3)
+        probabilities[np.arange(n), [LETTERS.index(x) for x in predicted]] = PLANTED_CONFIDENCE
+        parts.append(pa.table({
+            "record_id": records.column("record_id"),
+            "setting": pa.repeat(pa.scalar(setting), n),
+            "model": pa.repeat(pa.scalar(model), n),
+            "probabilities": pa.FixedSizeListArray.from_arrays(pa.array(probabilities.ravel()), len(LETTERS)),
+            "predicted_letter": pa.array(predicted),
+            **{f"{key}_letter": records.column(f"{key}_letter") for key in ("correct", "replaced", "uncertain")},
+            "read_out": pa.repeat(pa.scalar(PLANTED_READ_OUT), n),
+        }))
+    return pa.concat_tables(parts).cast(PREDICTION_SCHEMA)
