@@ -89,20 +89,64 @@ def run(args) -> None:
             "--cores", str(args.cores), "--keep-going", "--configfile", str(REPO / "config.yaml"), str(REPO / "config" / "scale.yaml"),
             str(wd / "fraction.yaml"),
         ]
-        if args.data_only:  # and SmolLM2's folder, whose tokenizer `project` counts with
-            command += ["--until", "table1", "conflicts_data", "conflictbank_data", "shuffle_evidence", "arbitration_generate", "resources/models/smollm2-135m-instruct"]
         models = wd / "resources" / "models"
         if args.reuse_model and not (models / "smollm2-135m-instruct").exists():  # a prepared folder without provenance counts as up to date
             models.mkdir(parents=True, exist_ok=True)
             (models / "smollm2-135m-instruct").symlink_to(Path(args.reuse_model).resolve(), target_is_directory=True)
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+        record = {"fraction": str(f), "cores": args.cores, "data_only": args.data_only, "planted": args.planted}
+        if args.planted:  # the data rules and the models' folders (the planted activations take tiny's shape), then plant
+            data = subprocess.run(command + ["--until", *DATA_RULES, "resources/models/tiny"], stdout=open(wd / "data.log", "w"),
+                                  stderr=subprocess.STDOUT, env=env)
+            if data.returncode:
+                raise SystemExit(f"data rules failed: {wd / 'data.log'}")
+            start = time.time()
+            plan = plant_outputs(wd, command[2:], env)
+            record["plant_s"] = round(time.time() - start, 1)
+            command += ["--rerun-triggers", "mtime", "--allowed-rules", *plan["analysis_rules"], "--", *plan["targets"]]
+        elif args.data_only:  # and SmolLM2's folder, whose tokenizer `project` counts with
+            command += ["--until", *DATA_RULES, "resources/models/smollm2-135m-instruct"]
         start = time.time()
         with open(wd / "run.log", "w") as log:
             done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-        record = {"fraction": str(f), "wall_s": round(time.time() - start, 1), "returncode": done.returncode,
-                  "peak_rss_mb": peak_rss_mb((wd / "run.log").read_text()), "cores": args.cores, "data_only": args.data_only}
+        record.update(wall_s=round(time.time() - start, 1), returncode=done.returncode, peak_rss_mb=peak_rss_mb((wd / "run.log").read_text()))
         (wd / "run.json").write_text(json.dumps(record))
         print(record)
+
+
+# The rules that need no model and feed the model rules (run --data-only).
+DATA_RULES = ["table1", "conflicts_data", "conflictbank_data", "shuffle_evidence", "arbitration_generate"]
+
+
+def merged_config(paths) -> dict:
+    """The config Snakemake builds from ``--configfile`` ``paths``: later files update earlier ones, key by key."""
+    import yaml
+
+    def update(base: dict, other: dict) -> dict:
+        for key, value in other.items():
+            base[key] = update(dict(base.get(key) or {}), value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+        return base
+
+    config: dict = {}
+    for path in paths:
+        config = update(config, yaml.safe_load(Path(path).read_text()) or {})
+    return config
+
+
+def plant_outputs(wd: Path, snakemake: list[str], env: dict) -> dict:
+    """Plant every model rule's outputs in ``wd`` (benchmarks/planted.py) and
+    write what was planted, with its truth, to ``planted.json``; returns the
+    analysis rules and targets that can run on them. ``snakemake``: the
+    Snakemake command line after /usr/bin/time -v, without targets."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    os.environ.update(env)  # the dry runs the planter starts
+    import planted
+
+    configs = snakemake[snakemake.index("--configfile") + 1 :]
+    configs = configs[: next((k for k, a in enumerate(configs) if a.startswith("-")), len(configs))]
+    plan = planted.plant_all(wd, snakemake, merged_config(configs), log=print)
+    (wd / "planted.json").write_text(json.dumps(plan, indent=1))
+    return plan
 
 
 def rule_of(path: Path, root: Path) -> str:
@@ -308,6 +352,8 @@ def main(argv=None):
     run_parser.add_argument("--conflictbank-fraction", default=None, help="of ConflictBank's 553,117 records in the inputs (default: the fraction)")
     run_parser.add_argument("--cores", type=int, default=2)
     run_parser.add_argument("--data-only", action="store_true", help="only the rules that need no model")
+    run_parser.add_argument("--planted", action="store_true",
+                            help="the data rules, then planted outputs of every model rule, then only the analysis rules on them")
     run_parser.add_argument("--reuse-model", default=None, help="a prepared smollm2-135m-instruct folder to link instead of preparing it again")
     report_parser = sub.add_parser("report")
     report_parser.add_argument("--base", required=True)
