@@ -3,7 +3,7 @@ Paper scale): run it, then read every job's Snakemake benchmark record and
 print per rule the wall time and peak RSS at each fraction, the growth
 exponent, and the projected cost of config/paper.yaml's model rules.
 
-    python benchmarks/scale.py run --base /tmp/scale --fractions 1/64 1/16 [--cores 2] [--allowed-rules R ...]
+    python benchmarks/scale.py run --base /tmp/scale --fractions 1/64 1/16 [--cores 2] [--data-only | --planted]
     python benchmarks/scale.py report --base /tmp/scale
     python benchmarks/scale.py project --inputs /tmp/scale/f1
 
@@ -21,6 +21,19 @@ in ``synthetic/``, the fraction's sizes in ``fraction.yaml`` over
 config/scale.yaml, and ``run.json`` with the whole run's wall time and peak RSS
 (``/usr/bin/time -v``). ``--data-only`` runs only the rules that need no model
 (their inputs at that fraction; 1 is the papers' size).
+
+``--planted`` runs every analysis rule on planted model outputs: the data
+rules and the models' folders first (``data.log``), then
+benchmarks/planted.py writes what each model rule would (the planters of
+``conflictlab.{contextconflict,conflictbank,arbitration}.synthetic``, with a
+known truth: accuracy, Balance, per-setting rates) at the paths a dry run of
+the DAG names, recording it in ``planted.json``; then Snakemake runs with
+``--allowed-rules`` the analysis rules not downstream of an unplanted model
+rule (steering, methods, most judges, CONFLICTS, training) and
+``--rerun-triggers mtime`` (planted files have no Snakemake metadata), so no
+model rule runs. ``run.json`` times that last run (``plant_s``: the
+planting, analysis jobs it needed included); at ``--fractions 1`` it is the
+papers' size.
 
 ``report`` sums a rule's jobs' wall seconds (``s``) and CPU seconds
 (``cpu_time``) and takes their largest ``max_rss`` (MB) per fraction, fits the
@@ -192,7 +205,8 @@ def report(args) -> list[dict]:
     fractions = sorted(runs)
     print("runs: " + "; ".join(
         (f"{f}: {m['wall_s']:.0f} s wall, peak {m['peak_rss_mb'] or 0:.0f} MB, exit {m['returncode']}" if m["wall_s"] is not None else f"{f}: stopped before the end")
-        + (" (data rules only)" if m.get("data_only") else "") for f, (m, _) in runs.items()))
+        + (" (data rules only)" if m.get("data_only") else "") + (" (analysis on planted outputs)" if m.get("planted") else "")
+        for f, (m, _) in runs.items()))
     rules = sorted({rule for _, (_, r) in runs.items() for rule in r})
     header = ["rule (benchmark folder)"] + [f"wall s @{f}" for f in fractions] + [f"CPU s @{f}" for f in fractions] + [f"MB @{f}" for f in fractions]
     header += ["b (all)", "b (last two)", ""]

@@ -138,3 +138,56 @@ def test_planted_arbitration_read_out_gives_the_planted_accuracy_per_cell():
     assert cells
     for cell in cells:
         assert cell["n_correct"] == round(accuracy[cell["setting"]] * cell["n"]), cell
+
+
+PLAN = """
+[Fri Dec  4 19:47:20 2026]
+rule generate:
+    input: resources/models/tiny, results/data/temporal.parquet
+    output: results/responses/tiny/temporal.parquet, results/usage/generate/tiny.parquet
+    jobid: 1
+    wildcards: model=tiny
+
+[Fri Dec  4 19:47:20 2026]
+rule steered_generate:
+    input: resources/models/tiny, results/steering/split/temporal.test.parquet
+    output: results/responses/tiny@base/temporal.parquet
+    jobid: 2
+    wildcards: model=tiny
+
+[Fri Dec  4 19:47:20 2026]
+rule judge_faithfulness:
+    input: resources/models/tiny, results/judges/cache, results/data/temporal.parquet, results/responses/tiny/temporal.parquet, results/responses/tiny@base/temporal.parquet
+    output: results/judges/faithfulness.parquet, results/usage/judges/faithfulness.parquet
+    jobid: 3
+
+[Fri Dec  4 19:47:20 2026]
+localrule accuracy:
+    input: results/data/temporal.parquet, results/responses/tiny@base/temporal.parquet
+    output: results/metrics/tiny@base/accuracy.parquet
+    jobid: 4
+    wildcards: model=tiny@base
+
+[Fri Dec  4 19:47:20 2026]
+rule conflictbank_report:
+    input: results/conflictbank/tiny/predictions.parquet, resources/models/tiny
+    output: results/tables/conflictbank_mr.md
+    jobid: 5
+"""
+
+
+def test_the_plan_reader_plants_model_jobs_and_blocks_what_needs_an_unplanted_one():
+    import sys
+
+    from .conftest import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import planted
+
+    jobs = planted.parse_plan(PLAN)
+    assert [job.rule for job in jobs] == ["generate", "steered_generate", "judge_faithfulness", "accuracy", "conflictbank_report"]
+    assert jobs[0].wildcards == {"model": "tiny"} and jobs[2].outputs[0] == "results/judges/faithfulness.parquet"
+    assert [planted.is_model_job(job) for job in jobs] == [True, True, True, False, False]  # the report reads the folder's config only
+    # Faithfulness is planted on the generator's responses, not the unplanted steered ones
+    assert planted.required(jobs[2]) == ["results/judges/cache", "results/data/temporal.parquet", "results/responses/tiny/temporal.parquet"]
+    assert planted.blocked_jobs(jobs) == {1, 3}
