@@ -6,12 +6,23 @@ from __future__ import annotations
 import random
 import zlib
 
+import numpy as np
+
 _SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "an", "el", "or", "un", "bri", "dra", "ste", "pla", "qui", "mon", "ter")
 
 
 def scaled(count: int, fraction: float) -> int:
     """``count`` at ``fraction`` of a paper's size: at least 1."""
     return max(1, round(count * fraction))
+
+
+def chosen(n: int, share: float, rng: np.random.Generator) -> np.ndarray:
+    """A boolean mask of exactly ``round(share * n)`` of ``n`` rows, seeded:
+    how a planted model output (README, Paper scale) is right, supported or
+    adhering for a known share of its rows."""
+    mask = np.zeros(n, dtype=bool)
+    mask[rng.permutation(n)[: round(share * n)]] = True
+    return mask
 
 
 # Word frequencies fall with rank as 1/rank^ZIPF, the shortest words most

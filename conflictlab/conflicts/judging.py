@@ -78,6 +78,27 @@ def _binary(choice: str | None) -> tuple[int | None, str]:
     return (None, "unreadable") if choice is None else (int(choice == "yes"), "ok")
 
 
+def unjudged_row(query: dict, response: dict, *, judge: str) -> tuple[dict, list[str]]:
+    """(a :data:`JUDGED_SCHEMA` row of one response before any verdict, the
+    response's sentences): its citation quality counted, every verdict null
+    and every status ``not_generated`` (``no_gold`` for recall without a gold
+    answer). Also the start of a planted row (:mod:`conflictlab.conflicts.synthetic`)."""
+    text = response["response"]
+    generated = response["status"] == "ok"
+    parts = sentences(text) if generated else []
+    quality = citation_quality(text, query["n_results"]) if generated else None
+    row = {
+        "query_id": query["query_id"], "model": response["model"], "strategy": response["strategy"],
+        "conflict_type": query["conflict_type"], "judge": judge, "status": response["status"],
+        "adheres": None, "behaviour_status": "not_generated", "answer_recall": None,
+        "recall_status": "not_generated" if query["correct_answer"] else "no_gold",
+        "sentence_labels": None, "grounding": None, "grounding_status": "not_generated",
+        "n_sentences": len(parts), "n_cited_sentences": quality.n_cited if quality else 0,
+        "n_citations": quality.n_citations if quality else 0, "n_invalid_citations": quality.n_invalid if quality else 0,
+    }
+    return row, parts
+
+
 def judge_responses(queries: Sequence[dict], responses: Sequence[dict], ask: Callable[[list[JudgeRequest]], list[str]], *, judge: str) -> pa.Table:
     """One :data:`JUDGED_SCHEMA` row per response; every judge request goes
     through ``ask`` in one call."""
@@ -86,20 +107,9 @@ def judge_responses(queries: Sequence[dict], responses: Sequence[dict], ask: Cal
     for response in responses:
         query = by_id[response["query_id"]]
         text = response["response"]
-        generated = response["status"] == "ok"
-        parts = sentences(text) if generated else []
-        quality = citation_quality(text, query["n_results"]) if generated else None
-        row = {
-            "query_id": query["query_id"], "model": response["model"], "strategy": response["strategy"],
-            "conflict_type": query["conflict_type"], "judge": judge, "status": response["status"],
-            "adheres": None, "behaviour_status": "not_generated", "answer_recall": None,
-            "recall_status": "not_generated" if query["correct_answer"] else "no_gold",
-            "sentence_labels": None, "grounding": None, "grounding_status": "not_generated",
-            "n_sentences": len(parts), "n_cited_sentences": quality.n_cited if quality else 0,
-            "n_citations": quality.n_citations if quality else 0, "n_invalid_citations": quality.n_invalid if quality else 0,
-        }
+        row, parts = unjudged_row(query, response, judge=judge)
         rows.append(row)
-        if not generated:
+        if response["status"] != "ok":
             continue
         slots.append((row, "behaviour", len(requests)))
         requests.append(behaviour_request(query["conflict_type"], query["question"], text))

@@ -27,7 +27,7 @@ from conflictlab.contextconflict.pairs import STORED_DTYPE, activation_index, pa
 from conflictlab.contextconflict.prompts import build_messages, encode_messages
 from conflictlab.contextconflict.scoring import SKIP_SCHEMA, VALUE_SCHEMA, coalitions, response_sha256
 from conflictlab.contextconflict.steering import direction_prompts
-from conflictlab.fake_text import WordTokenizer, Words, scaled
+from conflictlab.fake_text import WordTokenizer, Words, chosen, scaled
 from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA
 from conflictlab.lm.shards import RESPONSE_SCHEMA
 
@@ -118,13 +118,6 @@ PLANTED = "planted"
 _WRONG = "<answer>insufficient information</answer>"
 
 
-def _chosen(n: int, share: float, rng: np.random.Generator) -> np.ndarray:
-    """A boolean mask of exactly ``round(share * n)`` of ``n`` rows, seeded."""
-    mask = np.zeros(n, dtype=bool)
-    mask[rng.permutation(n)[: round(share * n)]] = True
-    return mask
-
-
 def plant_responses(samples: pa.Table, templates: dict[str, str], *, model: str, correct_share: float = 0.5,
                     seed: int = 0) -> tuple[pa.Table, np.ndarray]:
     """One :data:`conflictlab.lm.shards.RESPONSE_SCHEMA` row per sample (rule
@@ -143,7 +136,7 @@ def plant_responses(samples: pa.Table, templates: dict[str, str], *, model: str,
     golds = samples.column("answer").to_pylist()
     graded = np.array([gold is not None for gold in golds])
     correct = np.zeros(samples.num_rows, dtype=bool)
-    correct[graded] = _chosen(int(graded.sum()), correct_share, rng)
+    correct[graded] = chosen(int(graded.sum()), correct_share, rng)
     rows = []
     for sample, gold, right in zip(samples.select(["sample_id", "task_family", "question", "evidence"]).to_pylist(), golds, correct):
         template = templates[sample["task_family"]]
@@ -260,7 +253,7 @@ def plant_faithfulness(samples: pa.Table, responses: pa.Table, *, model: str, ju
     type_of = dict(zip(*(samples.column(c).to_pylist() for c in ("sample_id", "conflict_type"))))
     rows = []
     for sample_id in responses.column("sample_id").to_pylist():
-        verdicts = _chosen(statements, supported_share, rng).astype(int).tolist()
+        verdicts = chosen(statements, supported_share, rng).astype(int).tolist()
         rows.append({
             "sample_id": sample_id, "model": model, "conflict_type": type_of[sample_id], "judge": judge, "status": "ok",
             "statements": [words.sized((8, 3)) for _ in range(statements)], "verdicts": verdicts,
