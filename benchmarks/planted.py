@@ -31,6 +31,10 @@ from conflictlab.arbitration.synthetic import planted_predictions as arbitration
 from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA as CONFLICTBANK_SCHEMA
 from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
 from conflictlab.conflictbank.synthetic import planted_predictions as conflictbank_predictions
+from conflictlab.conflicts import synthetic as cf
+from conflictlab.conflicts.judging import JUDGED_SCHEMA as CONFLICTS_JUDGED_SCHEMA
+from conflictlab.conflicts.responses import RESPONSE_SCHEMA as CONFLICTS_RESPONSE_SCHEMA
+from conflictlab.conflicts.responses import TYPE_PREDICTION_SCHEMA
 from conflictlab.contextconflict import synthetic as cc
 from conflictlab.contextconflict.causal import CAUSAL_SCHEMA
 from conflictlab.contextconflict.pairs import INDEX_SCHEMA
@@ -38,6 +42,7 @@ from conflictlab.contextconflict.scoring import SKIP_SCHEMA, VALUE_SCHEMA
 from conflictlab.io import atomic_path, read_tables, write_parquet
 from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA
 from conflictlab.lm.endpoint import USAGE_SCHEMA
+from conflictlab.lm.methods import GREEDY, MethodRun
 from conflictlab.lm.shards import RESPONSE_SCHEMA
 
 # Analysis rules with a model folder among their inputs: they read its
@@ -48,6 +53,8 @@ MODEL_INPUT = re.compile(r"^(resources/models/|results/conflictbank/trained/)")
 # The planted truth, one seed per rule (recorded in planted.json).
 CORRECT_SHARE = 0.6
 SUPPORTED_SHARE = 0.75
+ADHERENCE_SHARE = 0.7
+RECALL_SHARE = 0.8
 
 
 @dataclass
@@ -215,6 +222,39 @@ def plant_arbitration(wd: Path, job: Job, config: dict) -> dict:
     return {"rows": table.num_rows, "accuracy": CORRECT_SHARE}
 
 
+def _conflicts_queries(wd: Path) -> pa.Table:
+    return read_tables(wd / "results/conflicts/data.parquet")
+
+
+def plant_conflicts_respond(wd: Path, job: Job, config: dict) -> dict:
+    queries, (types_path, responses_path, _) = _conflicts_queries(wd), job.outputs
+    types = cf.plant_types(queries, model=job.wildcards["model"], accuracy=CORRECT_SHARE)
+    responses = cf.plant_responses(queries, types, model=job.wildcards["model"], strategies=config["conflicts"]["strategies"], seed=1)
+    write_parquet(types, wd / types_path, TYPE_PREDICTION_SCHEMA)
+    write_parquet(responses, wd / responses_path, CONFLICTS_RESPONSE_SCHEMA)
+    _usage(wd, job)
+    return {"queries": queries.num_rows, "responses": responses.num_rows, "type_accuracy": CORRECT_SHARE}
+
+
+def plant_conflicts_methods(wd: Path, job: Job, config: dict) -> dict:
+    # The rule's runs: greedy first, then every configured method (rules/methods.smk, METHODS_WITH_GREEDY).
+    methods = list(dict.fromkeys([GREEDY, *config["methods"]["list"]]))
+    queries, model = _conflicts_queries(wd), job.wildcards["model"]
+    table = pa.concat_tables([cf.plant_responses(queries, None, model=MethodRun(model, method).format(), strategies=("vanilla",), seed=k)
+                              for k, method in enumerate(methods)])
+    write_parquet(table, wd / job.outputs[0], CONFLICTS_RESPONSE_SCHEMA)
+    return {"runs": len(methods), "responses": table.num_rows}
+
+
+def plant_conflicts_judge(wd: Path, job: Job, config: dict) -> dict:
+    responses = read_tables([wd / path for path in job.inputs if path.startswith("results/conflicts/") and "responses" in Path(path).name])
+    table = cf.plant_judged(_conflicts_queries(wd), responses, judge=cf.PLANTED, adherence=ADHERENCE_SHARE, recall=RECALL_SHARE,
+                            grounding=SUPPORTED_SHARE)
+    write_parquet(table, wd / job.outputs[0], CONFLICTS_JUDGED_SCHEMA)
+    _usage(wd, job)
+    return {"rows": table.num_rows, "adherence": ADHERENCE_SHARE, "recall": RECALL_SHARE, "grounding": SUPPORTED_SHARE}
+
+
 PLANTERS = {
     "generate": plant_generate,
     "shapley_values": plant_shapley,
@@ -225,6 +265,9 @@ PLANTERS = {
     "conflictbank_evaluate": plant_conflictbank,
     "conflictbank_embedded_evaluate": plant_conflictbank,
     "arbitration_evaluate": plant_arbitration,
+    "conflicts_respond": plant_conflicts_respond,
+    "conflicts_methods_respond": plant_conflicts_methods,
+    "conflicts_judge": plant_conflicts_judge,
 }
 
 

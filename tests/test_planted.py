@@ -191,3 +191,84 @@ def test_the_plan_reader_plants_model_jobs_and_blocks_what_needs_an_unplanted_on
     # Faithfulness is planted on the generator's responses, not the unplanted steered ones
     assert planted.required(jobs[2]) == ["results/judges/cache", "results/data/temporal.parquet", "results/responses/tiny/temporal.parquet"]
     assert planted.blocked_jobs(jobs) == {1, 3}
+
+
+@lru_cache(maxsize=None)
+def conflicts_queries() -> pa.Table:
+    """The synthetic CONFLICTS release at full size (458 queries), read as rule conflicts_data reads it."""
+    import tempfile
+    from pathlib import Path
+
+    from conflictlab.conflicts import synthetic as cf
+    from conflictlab.conflicts.dataset import read_conflicts
+
+    path = Path(tempfile.mkdtemp(prefix="planted-")) / "conflicts.jsonl"
+    cf.write_release(path, 1.0)
+    return read_conflicts(path)[0]
+
+
+def _planted_count(shares_by_cell: dict, sizes: dict) -> int:
+    return sum(round(shares_by_cell[key] * n) for key, n in sizes.items())
+
+
+def test_planted_conflicts_answers_and_verdicts_give_the_planted_tables():
+    from conflictlab.conflicts import synthetic as cf
+    from conflictlab.conflicts.citations import sentences
+    from conflictlab.conflicts.evaluation import ORDER, confusion_matrix
+    from conflictlab.conflicts.judging import JUDGED_SCHEMA
+    from conflictlab.conflicts.methods import method_cells
+    from conflictlab.conflicts.prompts import STRATEGIES, TASK1_PREFIX, parse_taxonomy_aware
+    from conflictlab.conflicts.responses import RESPONSE_SCHEMA, TYPE_PREDICTION_SCHEMA
+    from conflictlab.conflicts.tables import CATEGORY_GROUPS, RECALL_CATEGORIES, table4, table5, table6
+
+    queries = conflicts_queries()
+    accuracy = {name: 0.1 * (k + 3) for k, name in enumerate(ORDER)}
+    adherence = {strategy: 0.2 * (k + 1) for k, strategy in enumerate(STRATEGIES)}
+    types = cf.plant_types(queries, model="m", accuracy=accuracy, seed=1)
+    responses = cf.plant_responses(queries, types, model="m", seed=2)
+    methods = pa.concat_tables([cf.plant_responses(queries, None, model=run, strategies=("vanilla",), seed=3) for run in ("m@greedy", "m@cad-a1")])
+    judged = cf.plant_judged(queries, pa.concat_tables([responses, methods]), judge="j", adherence=adherence, recall=0.8, seed=4)
+    assert (types.schema, responses.schema, methods.schema, judged.schema) == (TYPE_PREDICTION_SCHEMA, RESPONSE_SCHEMA, RESPONSE_SCHEMA, JUDGED_SCHEMA)
+    assert responses.num_rows == len(STRATEGIES) * queries.num_rows and set(responses.column("status").to_pylist()) == {"ok"}
+
+    gold = queries.column("conflict_type").to_pylist()
+    size = {name: gold.count(name) for name in ORDER}
+    with_gold = {name: sum(g == name and a is not None for g, a in zip(gold, queries.column("correct_answer").to_pylist())) for name in ORDER}
+    # Table 4: the planted accuracy per category, summed; every wrong type is the next category's
+    row = table4(types).to_pylist()[0]
+    assert (row["readout"], row["n"], row["n_unparseable"]) == (cf.PLANTED, queries.num_rows, 0)
+    assert row["accuracy"] == _planted_count(accuracy, size) / queries.num_rows
+    matrix = confusion_matrix(types.column("predicted").to_pylist(), gold)
+    for i, name in enumerate(ORDER):
+        assert matrix[i, i] == round(accuracy[name] * size[name])
+        assert matrix[i, ORDER.index(cf.WRONG_TYPE[name])] == size[name] - matrix[i, i]
+
+    # The responses read back: four cited sentences; Taxonomy-aware names the planted type
+    text = responses.column("response")[0].as_py()
+    assert len(sentences(text)) == 4
+    aware = responses.filter(pc.equal(responses.column("strategy"), "taxonomy_aware")).slice(0, 20).to_pylist()
+    predicted = dict(zip(types.column("query_id").to_pylist(), types.column("predicted").to_pylist()))
+    assert all(parse_taxonomy_aware(TASK1_PREFIX + r["reply"]) == (predicted[r["query_id"]], r["response"]) for r in aware)
+
+    # Table 5: expected behaviour, answer recall (the paper's categories), grounding 3 of 4, every sentence cited
+    recall_sizes = {name: with_gold[name] for name in RECALL_CATEGORIES}
+    for row in table5(judged, n_resamples=50).filter(pc.equal(pc.field("source"), "this run")).to_pylist():
+        if row["model"] != "m":
+            continue
+        share = adherence[row["strategy"]]
+        assert row["expected_behaviour"] == _planted_count(dict.fromkeys(ORDER, share), size) / queries.num_rows, row["strategy"]
+        assert row["answer_recall"] == _planted_count(dict.fromkeys(RECALL_CATEGORIES, 0.8), recall_sizes) / sum(recall_sizes.values())
+        assert row["grounding"] == pytest.approx(0.75) and row["cited_sentences"] == 1.0
+        assert (row["n_sentences"], row["n_invalid_citations"], row["n_unparseable"], row["n_unreadable"]) == (4 * queries.num_rows, 0, 0, 0)
+    # Table 6: the same planted counts per category group
+    for row in table6(judged).filter(pc.equal(pc.field("source"), "this run")).to_pylist():
+        if row["model"] != "m":
+            continue
+        members = {name: size[name] for name in CATEGORY_GROUPS[row["category"]]}
+        for strategy in STRATEGIES:
+            want = _planted_count(dict.fromkeys(members, adherence[strategy]), members) / sum(members.values())
+            assert row[strategy] == pytest.approx(want, abs=1e-12), (row["category"], strategy)
+    # The methods table's CONFLICTS cells: the Vanilla share for each run
+    cells = {(c["method"], c["metric"]): c["value"] for c in method_cells(judged, {"m@greedy": ("m", "greedy"), "m@cad-a1": ("m", "cad-a1")})}
+    for method in ("greedy", "cad-a1"):
+        assert cells[(method, "Expected behaviour")] == pytest.approx(_planted_count(dict.fromkeys(ORDER, adherence["vanilla"]), size) / queries.num_rows)
