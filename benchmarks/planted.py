@@ -87,11 +87,8 @@ def is_model_job(job: Job) -> bool:
 
 
 def required(job: Job) -> list[str]:
-    """The inputs a planter reads: never a model folder; for Faithfulness only the generators' responses."""
-    inputs = [path for path in job.inputs if not MODEL_INPUT.match(path)]
-    if job.rule == "judge_faithfulness":
-        inputs = [path for path in inputs if not (path.startswith("results/responses/") and "@" in path)]
-    return inputs
+    """The inputs a planter reads: never a model folder."""
+    return [path for path in job.inputs if not MODEL_INPUT.match(path)]
 
 
 def blocked_jobs(jobs: list[Job]) -> set[int]:
@@ -133,15 +130,23 @@ def _samples_for(job: Job, stem: str) -> str:
     raise KeyError(f"{job.rule}: no samples input for {stem}")
 
 
+def _run_and_stem(path: str) -> str:
+    """``model/stem`` of a per-type output: a steered or method rerun's
+    folder (``tiny@cas-a1``) is the ``model`` its rows name."""
+    return f"{Path(path).parent.name}/{Path(path).stem}"
+
+
 def plant_generate(wd: Path, job: Job, config: dict) -> dict:
+    """generate, steered_generate (every variant) and method_generate: each
+    rerun's responses to its samples (the steering test split), right for CORRECT_SHARE."""
     truth = {}
     for path in job.outputs:
         if path.startswith("results/responses/"):
             stem = Path(path).stem
             responses, correct = cc.plant_responses(read_tables(wd / _samples_for(job, stem)), config["generation"]["templates"],
-                                                    model=job.wildcards["model"], correct_share=CORRECT_SHARE, seed=len(truth))
+                                                    model=Path(path).parent.name, correct_share=CORRECT_SHARE, seed=len(truth))
             write_parquet(responses, wd / path, RESPONSE_SCHEMA)
-            truth[stem] = {"n": responses.num_rows, "n_graded": int(correct.size), "n_correct": int(correct.sum())}
+            truth[_run_and_stem(path)] = {"n": responses.num_rows, "n_graded": int(correct.size), "n_correct": int(correct.sum())}
     _usage(wd, job)
     return truth
 
@@ -159,7 +164,7 @@ def plant_shapley(wd: Path, job: Job, config: dict) -> dict:
                                                    shapley_seed=settings["seed"])
         write_parquet(values, wd / path, VALUE_SCHEMA)
         write_parquet(skipped, wd / path.replace(".parquet", ".skipped.parquet"), SKIP_SCHEMA)
-        truth[stem] = {"games": planted.num_rows, "mean_balance": float(np.mean(planted.column("balance").to_numpy()))}
+        truth[_run_and_stem(path)] = {"games": planted.num_rows, "mean_balance": float(np.mean(planted.column("balance").to_numpy()))}
     return truth
 
 
@@ -259,6 +264,10 @@ PLANTERS = {
     "generate": plant_generate,
     "shapley_values": plant_shapley,
     "shapley_values_shuffled": plant_shapley,
+    "steered_generate": plant_generate,
+    "shapley_values_steered": plant_shapley,
+    "method_generate": plant_generate,
+    "shapley_values_method": plant_shapley,
     "causal_intervention": plant_causal,
     "judge_faithfulness": plant_faithfulness,
     "activations": plant_activations,

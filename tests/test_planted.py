@@ -173,6 +173,19 @@ rule conflictbank_report:
     input: results/conflictbank/tiny/predictions.parquet, resources/models/tiny
     output: results/tables/conflictbank_mr.md
     jobid: 5
+
+[Fri Dec  4 19:47:20 2026]
+rule unplanted_model_rule:
+    input: results/conflictbank/data.parquet, resources/models/tiny
+    output: results/unplanted/tiny.parquet
+    jobid: 6
+    wildcards: model=tiny
+
+[Fri Dec  4 19:47:20 2026]
+localrule profile:
+    input: results/unplanted/tiny.parquet, results/tables/conflictbank_mr.md
+    output: results/profile.md
+    jobid: 7
 """
 
 
@@ -185,12 +198,16 @@ def test_the_plan_reader_plants_model_jobs_and_blocks_what_needs_an_unplanted_on
     import planted
 
     jobs = planted.parse_plan(PLAN)
-    assert [job.rule for job in jobs] == ["generate", "steered_generate", "judge_faithfulness", "accuracy", "conflictbank_report"]
+    assert [job.rule for job in jobs] == ["generate", "steered_generate", "judge_faithfulness", "accuracy", "conflictbank_report",
+                                          "unplanted_model_rule", "profile"]
     assert jobs[0].wildcards == {"model": "tiny"} and jobs[2].outputs[0] == "results/judges/faithfulness.parquet"
-    assert [planted.is_model_job(job) for job in jobs] == [True, True, True, False, False]  # the report reads the folder's config only
-    # Faithfulness is planted on the generator's responses, not the unplanted steered ones
-    assert planted.required(jobs[2]) == ["results/judges/cache", "results/data/temporal.parquet", "results/responses/tiny/temporal.parquet"]
-    assert planted.blocked_jobs(jobs) == {1, 3}
+    # the report reads the folder's config only
+    assert [planted.is_model_job(job) for job in jobs] == [True, True, True, False, False, True, False]
+    # Faithfulness is planted on the generator's and the (planted) steered responses, never waiting for a model folder
+    assert planted.required(jobs[2]) == ["results/judges/cache", "results/data/temporal.parquet", "results/responses/tiny/temporal.parquet",
+                                         "results/responses/tiny@base/temporal.parquet"]
+    # a model rule without a planter and what reads its output stay pending; the steered rerun's accuracy runs
+    assert planted.blocked_jobs(jobs) == {5, 6}
 
 
 @lru_cache(maxsize=None)
@@ -272,3 +289,24 @@ def test_planted_conflicts_answers_and_verdicts_give_the_planted_tables():
     cells = {(c["method"], c["metric"]): c["value"] for c in method_cells(judged, {"m@greedy": ("m", "greedy"), "m@cad-a1": ("m", "cad-a1")})}
     for method in ("greedy", "cad-a1"):
         assert cells[(method, "Expected behaviour")] == pytest.approx(_planted_count(dict.fromkeys(ORDER, adherence["vanilla"]), size) / queries.num_rows)
+
+
+def test_planted_steered_reruns_give_table4_the_planted_accuracy_and_faithfulness_per_variant():
+    from conflictlab.contextconflict.steering import steering_results
+
+    table = samples("temporal")  # a type's samples, standing in for its test split
+    variants, shares = {"base": ("base", 0.0), "cas-a1": ("cas", 1.0)}, {"base": 0.4, "cas-a1": 0.7}
+    scored, judged = [], []
+    for k, (variant, share) in enumerate(shares.items()):
+        run = f"m@{variant}"  # a steered rerun's rows name it (its responses folder)
+        responses, correct = cc.plant_responses(table, TEMPLATES, model=run, correct_share=share, seed=k)
+        assert correct.sum() == round(share * table.num_rows)
+        scored.append(score_responses(table, responses, run))
+        judged.append(cc.plant_faithfulness(table, responses, model=run, judge="j", supported_share=0.75, seed=k))
+    accuracy = summarize_accuracy(pa.concat_tables(scored))
+    faithfulness = summarize_faithfulness(pa.concat_tables(judged), n_resamples=50)
+    results = steering_results(variants, accuracy, None, faithfulness)
+    got = {(r["variant"], r["metric"]): (r["value"], r["n"]) for r in results.to_pylist() if r["conflict_type"] == "temporal"}
+    for variant, share in shares.items():
+        assert got[(variant, "accuracy")] == (round(share * table.num_rows) / table.num_rows, table.num_rows)
+        assert got[(variant, "faithfulness")][0] == pytest.approx(0.75)
