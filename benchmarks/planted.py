@@ -2,17 +2,18 @@
 run --planted): read the DAG's pending jobs from a Snakemake dry run, write
 each model job's outputs with the library's planters
 (``conflictlab.{contextconflict,conflictbank,arbitration}.synthetic``) at the
-paths the job would write, and name the analysis jobs that can then run on
-them.
+paths the job would write (``conflictlab.conflicts.synthetic`` too), and
+name the analysis jobs that can then run on them.
 
 A model job is a job of a rule that needs a model folder
 (``resources/models/...`` or a trained ``results/conflictbank/trained/...``),
 except the reports that only read a folder's config (:data:`READS_MODEL_CONFIG`).
-Those with a planter in :data:`PLANTERS` are planted; the others (steering,
-methods, judges other than Faithfulness, CONFLICTS, training) stay pending,
-and so does every job downstream of one (``blocked``). A planter never waits
-for a model folder, and Faithfulness not for the steered responses it is
-not planted for.
+Those with a planter in :data:`PLANTERS` are planted; the others (the
+ratings and gold-set judges, the ConflictBank and arbitration methods,
+training) stay pending, and so does every job downstream of one
+(``blocked``). A planter never waits for a model folder; it waits for the
+other inputs it reads (the steered reruns wait for the steering split and
+directions, Faithfulness for every rerun's planted responses).
 """
 
 from __future__ import annotations
@@ -308,7 +309,12 @@ def plant_all(wd: Path, snakemake: list[str], config: dict, log) -> dict:
         analysis = sorted({job.rule for k, job in enumerate(jobs) if k not in blocked and not is_model_job(job) and job.rule != "all"})
         if ready:
             continue
-        missing = sorted({path for job in todo for path in required(job) if path in pending})
+        # Only analysis jobs can run here: what a planter waits for from another
+        # planter (Faithfulness on the steered reruns) comes once that one is planted.
+        to_plant = {path for job in todo for path in job.outputs}
+        missing = sorted({path for job in todo for path in required(job) if path in pending and path not in to_plant})
+        if todo and not missing:
+            raise RuntimeError(f"planters wait on each other: {sorted({job.rule for job in todo})}")
         if todo:  # run the analysis jobs the remaining planters wait for, then plant again
             log(f"running {len(missing)} analysis inputs of {sorted({job.rule for job in todo})} first")
             done = subprocess.run([*snakemake, "--rerun-triggers", "mtime", "--allowed-rules", *analysis, "--", *missing], cwd=wd)
