@@ -8,10 +8,11 @@ name the analysis jobs that can then run on them.
 A model job is a job of a rule that needs a model folder
 (``resources/models/...`` or a trained ``results/conflictbank/trained/...``),
 except the reports that only read a folder's config (:data:`READS_MODEL_CONFIG`).
-Those with a planter in :data:`PLANTERS` are planted; the others (the
-ratings and gold-set judges, the ConflictBank and arbitration methods,
-training) stay pending, and so does every job downstream of one
-(``blocked``). A planter never waits for a model folder; it waits for the
+Those with a planter in :data:`PLANTERS` are planted (the judges'
+planters in ``conflictlab.judges.synthetic``); the others (training) stay
+pending, and so does every job downstream of one (``blocked``). The trained
+folder blocks nothing: only conflictbank_embedded_evaluate reads it, and that
+one is planted without it (:func:`required`). A planter never waits for a model folder; it waits for the
 other inputs it reads (the steered reruns wait for the steering split and
 directions, Faithfulness for every rerun's planted responses).
 """
@@ -28,11 +29,14 @@ import numpy as np
 import pyarrow as pa
 
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA as ARBITRATION_SCHEMA
+from conflictlab.arbitration.synthetic import planted_method_predictions as arbitration_method_predictions
 from conflictlab.arbitration.synthetic import planted_predictions as arbitration_predictions
 from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA as CONFLICTBANK_SCHEMA
 from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
+from conflictlab.conflictbank.synthetic import planted_method_predictions as conflictbank_method_predictions
 from conflictlab.conflictbank.synthetic import planted_predictions as conflictbank_predictions
 from conflictlab.conflicts import synthetic as cf
+from conflictlab.conflicts.gold import GOLD_KINDS as CONFLICTS_GOLD_KINDS
 from conflictlab.conflicts.judging import JUDGED_SCHEMA as CONFLICTS_JUDGED_SCHEMA
 from conflictlab.conflicts.responses import RESPONSE_SCHEMA as CONFLICTS_RESPONSE_SCHEMA
 from conflictlab.conflicts.responses import TYPE_PREDICTION_SCHEMA
@@ -41,7 +45,10 @@ from conflictlab.contextconflict.causal import CAUSAL_SCHEMA
 from conflictlab.contextconflict.pairs import INDEX_SCHEMA
 from conflictlab.contextconflict.scoring import SKIP_SCHEMA, VALUE_SCHEMA
 from conflictlab.io import atomic_path, read_tables, write_parquet
+from conflictlab.judges import synthetic as judges
 from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA
+from conflictlab.judges.gold import GOLD_KINDS, GOLD_SCHEMA, read_gold
+from conflictlab.judges.ratings import RATING_SCHEMA
 from conflictlab.lm.endpoint import USAGE_SCHEMA
 from conflictlab.lm.methods import GREEDY, MethodRun
 from conflictlab.lm.shards import RESPONSE_SCHEMA
@@ -56,6 +63,8 @@ CORRECT_SHARE = 0.6
 SUPPORTED_SHARE = 0.75
 ADHERENCE_SHARE = 0.7
 RECALL_SHARE = 0.8
+GOLD_AGREEMENT = 0.8
+EVEN_SHARE = 0.5  # of the rated samples, rated evenly (judge Balance 0); the rest 1
 
 
 @dataclass
@@ -242,14 +251,53 @@ def plant_conflicts_respond(wd: Path, job: Job, config: dict) -> dict:
     return {"queries": queries.num_rows, "responses": responses.num_rows, "type_accuracy": CORRECT_SHARE}
 
 
+def _method_runs(job: Job, config: dict) -> list[str]:
+    """The run names of a methods rule's job: greedy first, then every
+    configured method (rules/methods.smk, METHODS_WITH_GREEDY)."""
+    return [MethodRun(job.wildcards["model"], method).format() for method in dict.fromkeys([GREEDY, *config["methods"]["list"]])]
+
+
 def plant_conflicts_methods(wd: Path, job: Job, config: dict) -> dict:
-    # The rule's runs: greedy first, then every configured method (rules/methods.smk, METHODS_WITH_GREEDY).
-    methods = list(dict.fromkeys([GREEDY, *config["methods"]["list"]]))
-    queries, model = _conflicts_queries(wd), job.wildcards["model"]
-    table = pa.concat_tables([cf.plant_responses(queries, None, model=MethodRun(model, method).format(), strategies=("vanilla",), seed=k)
-                              for k, method in enumerate(methods)])
+    runs, queries = _method_runs(job, config), _conflicts_queries(wd)
+    table = pa.concat_tables([cf.plant_responses(queries, None, model=run, strategies=("vanilla",), seed=k) for k, run in enumerate(runs)])
     write_parquet(table, wd / job.outputs[0], CONFLICTS_RESPONSE_SCHEMA)
-    return {"runs": len(methods), "responses": table.num_rows}
+    return {"runs": len(runs), "responses": table.num_rows}
+
+
+def plant_conflictbank_methods(wd: Path, job: Job, config: dict) -> dict:
+    runs = _method_runs(job, config)
+    table = conflictbank_method_predictions(read_tables(wd / "results/conflictbank/data.parquet"), runs, greedy=runs[0])
+    write_parquet(table, wd / job.outputs[0], CONFLICTBANK_SCHEMA)
+    return {"runs": len(runs), "rows": table.num_rows}
+
+
+def plant_arbitration_methods(wd: Path, job: Job, config: dict) -> dict:
+    runs = _method_runs(job, config)
+    table = arbitration_method_predictions(read_tables(wd / "results/arbitration/instances.parquet"), runs, accuracy=CORRECT_SHARE)
+    write_parquet(table, wd / job.outputs[0], ARBITRATION_SCHEMA)
+    return {"runs": len(runs), "rows": table.num_rows, "accuracy": CORRECT_SHARE}
+
+
+def plant_judge_gold(wd: Path, job: Job, config: dict) -> dict:
+    kinds = {**GOLD_KINDS, **CONFLICTS_GOLD_KINDS}  # what rule judge_gold reads
+    items = read_gold(wd / next(path for path in job.inputs if path.endswith(".jsonl")), kinds)
+    table = judges.plant_gold(items, kinds=kinds, agreement=GOLD_AGREEMENT)
+    write_parquet(table, wd / job.outputs[0], GOLD_SCHEMA)
+    _usage(wd, job)
+    return {"items": table.num_rows, "agreement": GOLD_AGREEMENT}
+
+
+def plant_judge_ratings(wd: Path, job: Job, config: dict) -> dict:
+    parts = []
+    for path in required(job):
+        if path.startswith("results/responses/"):
+            table, _ = judges.plant_ratings(read_tables(wd / _samples_for(job, Path(path).stem)), read_tables(wd / path),
+                                            model=Path(path).parent.name, even_share=EVEN_SHARE, seed=len(parts))
+            parts.append(table)
+    table = pa.concat_tables(parts)
+    write_parquet(table, wd / job.outputs[0], RATING_SCHEMA)
+    _usage(wd, job)
+    return {"rows": table.num_rows, "judge_balance": 1 - EVEN_SHARE}
 
 
 def plant_conflicts_judge(wd: Path, job: Job, config: dict) -> dict:
@@ -278,6 +326,10 @@ PLANTERS = {
     "conflicts_respond": plant_conflicts_respond,
     "conflicts_methods_respond": plant_conflicts_methods,
     "conflicts_judge": plant_conflicts_judge,
+    "conflictbank_methods": plant_conflictbank_methods,
+    "arbitration_methods": plant_arbitration_methods,
+    "judge_gold": plant_judge_gold,
+    "judge_ratings": plant_judge_ratings,
 }
 
 

@@ -25,12 +25,11 @@ config/scale.yaml, and ``run.json`` with the whole run's wall time and peak RSS
 ``--planted`` runs every analysis rule on planted model outputs: the data
 rules and the models' folders first (``data.log``), then
 benchmarks/planted.py writes what each model rule would (the planters of
-``conflictlab.{contextconflict,conflictbank,arbitration,conflicts}.synthetic``,
+``conflictlab.{contextconflict,conflictbank,arbitration,conflicts,judges}.synthetic``,
 with a known truth: accuracy, Balance, per-setting rates, CONFLICTS types and
-verdicts) at the paths a dry run of the DAG names, recording it in
+verdicts, the judges' gold agreement and ratings) at the paths a dry run of the DAG names, recording it in
 ``planted.json``; then Snakemake runs with ``--allowed-rules`` the analysis
-rules not downstream of an unplanted model rule (the ratings and gold-set
-judges, the ConflictBank and arbitration methods, training) and
+rules not downstream of an unplanted model rule (training only) and
 ``--rerun-triggers mtime`` (planted files have no Snakemake metadata), so no
 model rule runs. ``run.json`` times that last run (``plant_s``: the
 planting, analysis jobs it needed included); at ``--fractions 1`` it is the

@@ -310,3 +310,110 @@ def test_planted_steered_reruns_give_table4_the_planted_accuracy_and_faithfulnes
     for variant, share in shares.items():
         assert got[(variant, "accuracy")] == (round(share * table.num_rows) / table.num_rows, table.num_rows)
         assert got[(variant, "faithfulness")][0] == pytest.approx(0.75)
+
+
+METHOD_RUNS = {"m@greedy": ("m", "base"), "m@cad-a1": ("m", "cad-a1")}  # run -> (model, row label), as methods_table labels them
+
+
+def test_planted_conflictbank_methods_give_the_planted_mr_per_run_and_kind(tmp_path):
+    from conflictlab.conflictbank import synthetic as cb
+    from conflictlab.conflictbank.dataset import build_records, read_jsonl
+    from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
+    from conflictlab.conflictbank.methods import method_cells
+    from conflictlab.conflictbank.prompts import METHOD_SETTINGS
+
+    cb.write_release(tmp_path / "qa.jsonl", 1 / 2000)
+    records = build_records(read_jsonl(tmp_path / "qa.jsonl"), source="planted").tables()[0]
+    answers = {"m@greedy": {"misinformation": (0.2, 0.6, 0.1, 0.1)}, "m@cad-a1": {"temporal": (0.7, 0.1, 0.2, 0.0)}}
+    predictions = cb.planted_method_predictions(records, list(METHOD_RUNS), greedy="m@greedy", scored_share=0.5, answers=answers, seed=3)
+    assert predictions.schema == PREDICTION_SCHEMA and predictions.num_rows == records.num_rows * (3 * len(METHOD_RUNS) + 2)
+    cells = {(c["method"], c["metric"]): c for c in method_cells(predictions, METHOD_RUNS, greedy={"m": "m@greedy"})}
+    n_scored = round(0.5 * records.num_rows)
+    for run, (_, method) in METHOD_RUNS.items():
+        for setting in METHOD_SETTINGS:
+            shares = answers[run].get(setting, (0.5, 0.3, 0.1, 0.1))
+            oar, car = cb.planted_counts(shares, n_scored)[:2]
+            mr, share_oar = cells[(method, f"MR {setting}")], cells[(method, f"OAR {setting}")]
+            # every run is scored on the greedy run's subset, where its planted counts hold exactly
+            assert (mr["n"], share_oar["n"]) == (oar + car, n_scored), (run, setting)
+            assert mr["value"] == pytest.approx(oar / (oar + car)) and share_oar["value"] == pytest.approx(oar / n_scored), (run, setting)
+
+
+def test_planted_arbitration_methods_give_the_planted_conflict_accuracy_per_run():
+    import polars as pl
+
+    from conflictlab.arbitration import synthetic as arb
+    from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA
+    from conflictlab.arbitration.methods import method_cells
+    from conflictlab.arbitration.prompts import ArbitrationConfig, generate_instances
+
+    instances = generate_instances(ArbitrationConfig(n_per_setting=10, seeds=(0, 1)))
+    accuracy = {"m@greedy": 0.3, "m@cad-a1": 0.8}
+    predictions = arb.planted_method_predictions(instances, list(METHOD_RUNS), accuracy=accuracy, seed=0)
+    conflict = pl.from_arrow(instances).filter(pl.col("condition") == "conflict")
+    assert predictions.schema == PREDICTION_SCHEMA and predictions.num_rows == len(METHOD_RUNS) * conflict.height
+    sizes = conflict.group_by(arb.CELL).len()["len"].to_list()
+    cells = {(c["method"], c["metric"]): c for c in method_cells(instances, predictions, METHOD_RUNS)}
+    for run, (_, method) in METHOD_RUNS.items():
+        cell = cells[(method, "Acc (conflict)")]
+        assert cell["n"] == conflict.height
+        assert cell["value"] == pytest.approx(sum(round(accuracy[run] * n) for n in sizes) / conflict.height), run
+
+
+def _gold_items():
+    from conflictlab.conflicts.gold import GOLD_KINDS as CONFLICTS_GOLD_KINDS
+    from conflictlab.judges.gold import GOLD_KINDS, read_gold
+
+    from .conftest import REPO
+
+    kinds = {**GOLD_KINDS, **CONFLICTS_GOLD_KINDS}  # what rule judge_gold reads
+    return read_gold(REPO / "resources/judges/gold.jsonl", kinds), kinds
+
+
+def test_planted_gold_labels_give_the_planted_agreement_per_kind():
+    from conflictlab.judges import synthetic as js
+    from conflictlab.judges.gold import GOLD_SCHEMA, gold_agreement
+
+    items, kinds = _gold_items()
+    names = list(dict.fromkeys(item["kind"] for item in items))
+    agreement = {kind: 0.1 * (k + 4) for k, kind in enumerate(names)}
+    judged = js.plant_gold(items, kinds=kinds, agreement=agreement, seed=1)
+    assert judged.schema == GOLD_SCHEMA and judged.column("id").to_pylist() == [item["id"] for item in items]
+    rows = {row["kind"]: row for row in gold_agreement(judged).to_pylist()}
+    assert list(rows) == names
+    for kind, row in rows.items():
+        n_labels = sum(len(kinds[kind].labels(item)) for item in items if item["kind"] == kind)
+        assert (row["n_labels"], row["n_unparseable"]) == (n_labels, 0), kind
+        assert row["agreement"] == round(agreement[kind] * n_labels) / n_labels, kind
+    # a judge that agrees on every label: kappa 1 and no Balance gap
+    perfect = {row["kind"]: row for row in gold_agreement(js.plant_gold(items, kinds=kinds, agreement=1.0)).to_pylist()}
+    assert all(row["agreement"] == 1.0 and row["kappa"] == pytest.approx(1.0) for row in perfect.values())
+    assert perfect["rating"]["balance_mae"] == 0.0
+
+
+def test_planted_ratings_give_table7_the_planted_judge_balance_and_table2_every_rated_piece():
+    from conflictlab.judges import synthetic as js
+    from conflictlab.judges.ratings import RATING_SCHEMA, agreement_table, judge_balance_table
+
+    table = samples("granularity")
+    responses, _ = cc.plant_responses(table, TEMPLATES, model="m", seed=0)
+    ratings, even = js.plant_ratings(table, responses, model="m", judge="j", even_share=0.3, seed=2)
+    assert ratings.schema == RATING_SCHEMA and ratings.num_rows == table.num_rows
+    ok = np.array([s == "ok" for s in ratings.column("status").to_pylist()])
+    assert even.sum() == round(0.3 * ok.sum())
+    # each rated sample's judge Balance is exactly 0 (even) or 1 (one piece)
+    got = ratings.column("balance").to_pylist()
+    assert [b is None for b in got] == (~ok).tolist()
+    np.testing.assert_allclose([b for b in got if b is not None], np.where(even[ok], 0.0, 1.0), atol=1e-12)
+
+    values, _, _ = cc.plant_values(table, responses, scorer="s", seed=2, exact_max_n=10, n_permutations=8)
+    attr = attributions(values, table, model="m")
+    defined = dict(zip(attr.column("sample_id").to_pylist(), pc.invert(attr.column("undefined")).to_pylist()))
+    both = np.array([o and defined.get(s, False) for s, o in zip(table.column("sample_id").to_pylist(), ok)])
+    row = judge_balance_table(ratings, attr, n_resamples=20).to_pylist()[0]
+    assert row["n"] == both.sum() and row["judge_balance"] == pytest.approx(100 * np.mean(~even[both]))
+
+    paired = np.array([o and s in defined for s, o in zip(table.column("sample_id").to_pylist(), ok)])
+    pooled = agreement_table(ratings, attr, scorer="s").to_pylist()[0]
+    n_pieces = sum(len(e) for e, p in zip(table.column("evidence").to_pylist(), paired) if p)
+    assert (pooled["n_samples"], pooled["n_pieces"]) == (paired.sum(), n_pieces) and pooled["kappa"] is not None

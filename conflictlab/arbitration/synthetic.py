@@ -5,11 +5,12 @@ The instances themselves are already synthetic (``arbitration_generate``)."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA
 
@@ -51,3 +52,21 @@ def planted_predictions(instances: pa.Table, *, model: str, accuracy: float | Ma
         },
         schema=PREDICTION_SCHEMA,
     )
+
+
+def planted_method_predictions(instances: pa.Table, runs: Sequence[str], *, accuracy: float | Mapping[str, float] = 0.6, seed: int = 0) -> pa.Table:
+    """Rule arbitration_methods' read-out, planted: for every run of ``runs``
+    (method run names, ``model@method``) one :func:`planted_predictions` row
+    per conflict prompt (``condition == "conflict"``, what the rule reads
+    out), runs outer. Shape: n_conflict × len(runs) rows of ``PREDICTION_SCHEMA``.
+
+    Planted truth: in every cell of :data:`CELL` run ``runs[k]`` predicts the
+    answer for exactly ``round(share · n)`` instances (seed ``seed + k``);
+    ``share`` is ``accuracy`` or ``accuracy[run]``, so the methods table's
+    "Acc (conflict)" of a run is the sum of those counts over its conflict prompts.
+    """
+    conflict = instances.filter(pc.equal(instances.column("condition"), "conflict"))
+    return pa.concat_tables([
+        planted_predictions(conflict, model=run, accuracy=accuracy if isinstance(accuracy, float) else accuracy[run], seed=seed + k)
+        for k, run in enumerate(runs)
+    ])

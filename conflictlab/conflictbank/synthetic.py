@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from conflictlab.conflictbank.dataset import LETTERS
 from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
+from conflictlab.conflictbank.prompts import METHOD_SETTINGS, SUBSET_SETTINGS
 from conflictlab.fake_text import Words, scaled
 
 QA_PAIRS = 553_117
@@ -137,3 +138,27 @@ def planted_predictions(records: pa.Table, settings: Sequence[str], *, model: st
             "read_out": pa.repeat(pa.scalar(PLANTED_READ_OUT), n),
         }))
     return pa.concat_tables(parts).cast(PREDICTION_SCHEMA)
+
+
+def planted_method_predictions(records: pa.Table, runs: Sequence[str], *, greedy: str, scored_share: float = 0.6,
+                               answers: Mapping[str, Mapping[str, Sequence[float]]] | None = None, seed: int = 0) -> pa.Table:
+    """Rule conflictbank_methods' read-out, planted: for every run of
+    ``runs`` (method run names, ``model@method``) the :func:`planted_predictions`
+    rows of the single-evidence conflict settings
+    (:data:`~conflictlab.conflictbank.prompts.METHOD_SETTINGS`), and for the
+    ``greedy`` run also those of ``default`` and ``correct``, which fix the
+    scored subset. Shape: records × (3 · len(runs) + 2) rows of ``PREDICTION_SCHEMA``.
+
+    Planted truth: every run draws its scored records with the same ``seed``,
+    so the greedy run's scored subset (the one
+    :func:`conflictlab.conflictbank.methods.method_cells` scores every run on)
+    is each run's planted subset, and in each conflict setting exactly
+    :func:`planted_counts` of those records give each answer of
+    :data:`ANSWERS` (``answers[run][setting]``, default (0.5, 0.3, 0.1, 0.1)):
+    MR = OAR / (OAR + CAR) of those counts per run and kind.
+    """
+    return pa.concat_tables([
+        planted_predictions(records, [*METHOD_SETTINGS, *(SUBSET_SETTINGS if run == greedy else ())], model=run,
+                            scored_share=scored_share, answers=(answers or {}).get(run), seed=seed)
+        for run in runs
+    ])
