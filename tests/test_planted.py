@@ -1,7 +1,9 @@
 """Planted model outputs (README, Paper scale): each planter writes its model
 rule's schema, and the analysis functions recover the truth it planted."""
 
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -21,14 +23,14 @@ from conflictlab.lm.shards import RESPONSE_SCHEMA
 
 TEMPLATES = {"reasoning": "reasoning_combined", "summarization": "summarization_simple"}
 FRACTION = 1 / 64
+# The synthetic releases the tests read, built once per session and removed at exit.
+SCRATCH = tempfile.TemporaryDirectory(prefix="planted-")
 
 
 @lru_cache(maxsize=None)
 def samples(conflict_type: str) -> pa.Table:
     """One type's samples from the synthetic release at FRACTION (built once per session)."""
-    import tempfile
-
-    root = tempfile.mkdtemp(prefix="planted-")
+    root = Path(SCRATCH.name) / "contextconflict"
     cc.write_release(root, FRACTION)
     return load_released(root, conflict_type, seed=0).tables()[0]
 
@@ -213,13 +215,10 @@ def test_the_plan_reader_plants_model_jobs_and_blocks_what_needs_an_unplanted_on
 @lru_cache(maxsize=None)
 def conflicts_queries() -> pa.Table:
     """The synthetic CONFLICTS release at full size (458 queries), read as rule conflicts_data reads it."""
-    import tempfile
-    from pathlib import Path
-
     from conflictlab.conflicts import synthetic as cf
     from conflictlab.conflicts.dataset import read_conflicts
 
-    path = Path(tempfile.mkdtemp(prefix="planted-")) / "conflicts.jsonl"
+    path = Path(SCRATCH.name) / "conflicts.jsonl"
     cf.write_release(path, 1.0)
     return read_conflicts(path)[0]
 
