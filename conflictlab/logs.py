@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import re
+import resource
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -30,7 +34,36 @@ def configure_logging(log_path: str | os.PathLike | None, name: str) -> logging.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logger = logging.getLogger(name)
     sys.excepthook = _logging_excepthook(logger)
+    atexit.register(lambda: logger.info(JobUsage.measure().format()))
     return logger
+
+
+@dataclass(frozen=True)
+class JobUsage:
+    """What a job's script used, logged as its last line: exact CPU seconds,
+    where Snakemake's benchmark record samples them (every 0.5 s for 15 s,
+    then every 30 s) and so misses up to 30 s of a job's end
+    (benchmarks/scale.py reads this line instead)."""
+
+    cpu_s: float  # user + system, this process and the children it waited for
+    peak_rss_mb: float  # this process's high-water mark
+
+    PATTERN = re.compile(r"job usage: ([0-9.]+) CPU s, peak RSS ([0-9.]+) MB")
+
+    @classmethod
+    def measure(cls) -> "JobUsage":
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+        return cls(cpu_s=cpu, peak_rss_mb=own.ru_maxrss / 1024)  # Linux reports kilobytes
+
+    def format(self) -> str:
+        return f"job usage: {self.cpu_s:.2f} CPU s, peak RSS {self.peak_rss_mb:.0f} MB"
+
+    @classmethod
+    def parse(cls, log_text: str) -> "JobUsage | None":
+        """The last usage line of a job's log text, or None where there is none."""
+        found = cls.PATTERN.findall(log_text)
+        return cls(cpu_s=float(found[-1][0]), peak_rss_mb=float(found[-1][1])) if found else None
 
 
 def _logging_excepthook(logger: logging.Logger):

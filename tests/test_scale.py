@@ -81,12 +81,47 @@ def test_report_sums_jobs_and_flags_a_rule_growing_faster_than_its_work(tmp_path
         (bench / "linear").mkdir(parents=True)
         for job in ("a", "b"):  # two jobs of one rule: seconds add up, RSS is the larger
             (bench / "linear" / f"{job}.tsv").write_text(header + f"9\t0\t{100 if job == 'a' else 300}\t0\t0\t0\t0\t0\t0\t{seconds / 2}\n")
-        (bench / "quadratic.tsv").write_text(header + f"9\t0\t50\t0\t0\t0\t0\t0\t0\t{seconds * seconds}\n")
+        (bench / "quadratic.tsv").write_text(header + f"{2 * seconds * seconds}\t0\t50\t0\t0\t0\t0\t0\t0\t{seconds * seconds}\n")
+        # quadratic in CPU seconds alone (a sampled record), linear in wall seconds: not flagged
+        (bench / "sampled.tsv").write_text(header + f"{2 * seconds}\t0\t50\t0\t0\t0\t0\t0\t0\t{seconds * seconds}\n")
         (wd / "run.json").write_text(json.dumps({"fraction": str(f), "wall_s": 1, "returncode": 0, "peak_rss_mb": 1}))
     rows = {row["rule"]: row for row in scale.report(type("A", (), {"base": str(tmp_path)}))}
-    # CPU seconds are fitted (wall seconds, 9 per job here, depend on what ran beside the job)
     assert rows["linear"]["cpu"][Fraction(1, 4)] == pytest.approx(16.0) and rows["linear"]["seconds"][Fraction(1, 4)] == 18
     assert rows["linear"]["rss"][Fraction(1, 4)] == 300
     assert rows["linear"]["b_all"] == pytest.approx(1.0) and not rows["linear"]["flag"]
-    assert rows["quadratic"]["b_last"] == pytest.approx(2.0) and rows["quadratic"]["flag"] == "superlinear"
+    assert rows["quadratic"]["b_last"] == pytest.approx(2.0) and rows["quadratic"]["b_wall"] == pytest.approx(2.0)
+    assert rows["quadratic"]["flag"] == "superlinear"
+    assert rows["sampled"]["b_last"] == pytest.approx(2.0) and rows["sampled"]["b_wall"] == pytest.approx(1.0) and not rows["sampled"]["flag"]
     assert "| quadratic |" in capsys.readouterr().out
+
+
+def test_a_jobs_logged_usage_is_its_exact_cpu_time_and_report_prefers_it_to_the_sampled_record(tmp_path):
+    """Snakemake samples CPU time (a 38 s job recorded 15.0 s); the scripts log theirs at exit."""
+    import subprocess
+
+    log = tmp_path / "job.log"
+    child = (
+        "import time; from conflictlab.logs import configure_logging; configure_logging(%r, 'job')\n"
+        "end = time.process_time() + 0.4\n"
+        "while time.process_time() < end: pass\n"
+        "print(time.process_time())" % str(log)
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env={**OFFLINE, "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    from conflictlab.logs import JobUsage
+
+    usage = JobUsage.parse(log.read_text())
+    used = float(done.stdout.split()[-1])  # the child's own CPU seconds just before exit
+    assert used >= 0.4 and used - 0.005 <= usage.cpu_s <= used + 0.2 and usage.peak_rss_mb > 10  # logged to 0.01 s
+    # report's reader takes the log's seconds over the benchmark record's sampled ones
+    wd = tmp_path / "wd"
+    (wd / "results" / "benchmarks" / "rule").mkdir(parents=True)
+    (wd / "results" / "logs" / "rule").mkdir(parents=True)
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for job, logged in (("a", True), ("b", False)):
+        (wd / "results" / "benchmarks" / "rule" / f"{job}.tsv").write_text(header + "38.4\t0\t100\t0\t0\t0\t0\t0\t0\t15.0\n")
+        if logged:
+            (wd / "results" / "logs" / "rule" / f"{job}.log").write_text("x INFO job: done\n" + JobUsage(37.5, 90).format() + "\n")
+    entry = scale.read_benchmarks(wd)["rule"]
+    assert entry["cpu"] == pytest.approx(37.5 + 15.0) and entry["exact"] == 1 and entry["jobs"] == 2
+    assert entry["rss"] == 100  # the logged peak (the records say 100 MB too, for the unlogged job)
