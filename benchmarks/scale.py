@@ -138,17 +138,13 @@ DATA_RULES = ["table1", "conflicts_data", "conflictbank_data", "shuffle_evidence
 
 
 def merged_config(paths) -> dict:
-    """The config Snakemake builds from ``--configfile`` ``paths``: later files update earlier ones, key by key."""
+    """The config Snakemake builds from ``--configfile`` ``paths`` (its own merge: later files update earlier ones, key by key)."""
     import yaml
-
-    def update(base: dict, other: dict) -> dict:
-        for key, value in other.items():
-            base[key] = update(dict(base.get(key) or {}), value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
-        return base
+    from snakemake.utils import update_config
 
     config: dict = {}
     for path in paths:
-        config = update(config, yaml.safe_load(Path(path).read_text()) or {})
+        update_config(config, yaml.safe_load(Path(path).read_text()) or {})
     return config
 
 
