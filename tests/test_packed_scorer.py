@@ -100,3 +100,27 @@ def test_modes():
     assert resolve_mode("auto", torch.device("cuda")) == "packed" and resolve_mode("auto", torch.device("cpu")) == "walk"
     with pytest.raises(ValueError, match="mode"):
         resolve_mode("fast")
+
+
+def test_walk_workers_score_jobs_at_once_with_the_serial_values(model):
+    """workers=2 (a CPU's jobs on two single-threaded streams) gives the
+    serial walk's values to the bit and the same token counts, restores
+    torch's thread count, and re-raises a job's error."""
+    import torch
+
+    rng = np.random.default_rng(2)
+    base = random_game(rng, 2, piece_len=(3, 8), response_len=5)
+    shared = [base, Game(base.prefix, base.pieces, base.suffix, rng.integers(3, 300, size=7).tolist())]
+    jobs = [([random_game(rng, n, piece_len=(2, 9), response_len=6)], None) for n in (1, 3, 4, 2)]
+    jobs.insert(2, (shared, None))
+    jobs.append(([random_game(rng, 3, piece_len=(2, 5), response_len=4)], {0, 0b101}))
+    serial = SubsetScorer(model, mode="walk", workers=1)
+    parallel = SubsetScorer(model, mode="walk", workers=2)
+    threads = torch.get_num_threads()
+    assert parallel.score(jobs) == serial.score(jobs)
+    assert vars(parallel.stats) == vars(serial.stats) and serial.stats.forwards > len(jobs)
+    assert torch.get_num_threads() == threads
+    broken = Game(base.prefix, base.pieces, base.suffix, [])
+    with pytest.raises(ValueError, match="empty response"):
+        parallel.score(jobs + [([broken], None)])
+    assert torch.get_num_threads() == threads

@@ -31,6 +31,8 @@ children; :meth:`SubsetScorer.score` takes many jobs (games) in one call.
 from __future__ import annotations
 
 import copy
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -116,7 +118,9 @@ class SubsetScorer:
     shared cache is not counted); it halves on out-of-memory. ``mode``:
     :func:`resolve_mode`; ``row_width`` and ``kv_bytes`` size the packed
     path's rows and KV store (defaults per device: :data:`ROW_WIDTH`,
-    :data:`KV_BYTES`).
+    :data:`KV_BYTES`). ``workers``: how many jobs the walk scores at once on
+    a CPU, each in a thread of its own with one intra-op thread (None:
+    torch's thread count; 1 on a GPU); see :meth:`_walk_jobs`.
     """
 
     model: object
@@ -125,6 +129,7 @@ class SubsetScorer:
     mode: str = "auto"  # "walk", "packed" or "auto" (see resolve_mode)
     row_width: int | None = None  # packed rows' new tokens (and context tokens); None: per device
     kv_bytes: int | None = None  # the packed path's KV store for one group of games; None: per device
+    workers: int | None = None  # walk jobs scored at once on a CPU; None: torch.get_num_threads()
 
     def __post_init__(self):
         import torch
@@ -138,13 +143,15 @@ class SubsetScorer:
             self.row_width = ROW_WIDTH[on_gpu]
         if self.kv_bytes is None:
             self.kv_bytes = KV_BYTES[on_gpu]
+        if self.workers is None:
+            self.workers = 1 if on_gpu else torch.get_num_threads()
 
     def score(self, jobs: Sequence[tuple[Sequence[Game], Iterable[int] | None]]) -> list[list[dict[int, float]]]:
         """:meth:`values_shared` of many jobs (games, masks) at once: per job,
         per game, {mask: v}. The packed path puts games of different jobs in
         the same forwards; the walk scores them one job after another."""
         if self.mode == "walk":
-            return [self._walk_shared(games, masks) for games, masks in jobs]
+            return self._walk_jobs(jobs)
         from conflictlab.lm.packed_subsets import PackedRunner, make_job
 
         planned = [make_job(games, masks, _walk_plan) for games, masks in jobs]
@@ -156,7 +163,58 @@ class SubsetScorer:
             for g in planned[k].games:
                 self.stats.naive_tokens += g.naive_tokens(planned[k].wanted)
         results = dict(zip(packed, PackedRunner(self, self.row_width, budget).run([planned[k] for k in packed])))
-        return [results[k] if k in results else self._walk_shared(games, masks) for k, (games, masks) in enumerate(jobs)]
+        walked = [k for k in range(len(jobs)) if k not in results]
+        results.update(zip(walked, self._walk_jobs([jobs[k] for k in walked])))
+        return [results[k] for k in range(len(jobs))]
+
+    def _walk_jobs(self, jobs) -> list[list[dict[int, float]]]:
+        """:meth:`_walk_shared` of every job; on a CPU with ``workers`` > 1,
+        that many jobs at once, each in a thread with one intra-op thread,
+        largest job first.
+
+        Why: the walk's forwards are small (one trie node's children), and on
+        2 cores a float32 product of a few hundred rows by SmolLM2's 576-wide
+        attention projections runs at ~160 GFLOP/s on two threads against
+        ~150 on one (``benchmarks/shapley.py`` prints the whole scorer's
+        gain). Independent jobs on single-threaded streams keep both cores in
+        their efficient range; the kernels release the GIL. Values are those
+        of the serial walk to the bit (each job's forwards are unchanged).
+        """
+        streams = min(self.workers, len(jobs))
+        if streams <= 1:
+            return [self._walk_shared(games, masks) for games, masks in jobs]
+        torch = self._torch
+        order = sorted(range(len(jobs)), key=lambda k: -_walk_cost(jobs[k]))
+        pending, lock, failed = iter(order), threading.Lock(), threading.Event()
+        results: list = [None] * len(jobs)
+        scorers = [copy.copy(self) for _ in range(streams)]
+        for scorer in scorers:
+            scorer.stats = ScoreStats()
+
+        def work(scorer):
+            while not failed.is_set():
+                with lock:
+                    k = next(pending, None)
+                if k is None:
+                    return
+                try:
+                    results[k] = scorer._walk_shared(*jobs[k])
+                except BaseException:
+                    failed.set()
+                    raise
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # read by each new thread at its first parallel op
+        try:
+            with ThreadPoolExecutor(streams, thread_name_prefix="walk") as pool:
+                for future in [pool.submit(work, scorer) for scorer in scorers]:
+                    future.result()
+        finally:
+            torch.set_num_threads(threads)
+        for scorer in scorers:
+            for name, value in vars(scorer.stats).items():
+                setattr(self.stats, name, getattr(self.stats, name) + value)
+        return results
 
     # -- one batched forward over rows sharing a cache ---------------------
     def _forward_rows(self, cache, rows: list[_Row], game: Game):
@@ -363,6 +421,14 @@ def resolve_mode(mode: str, device=None) -> str:
     if mode != "auto":
         return mode
     return "packed" if getattr(device, "type", None) == "cuda" else "walk"
+
+
+def _walk_cost(job) -> int:
+    """Tokens one full forward per wanted subset would take for a job
+    (games, masks): the order in which :meth:`SubsetScorer._walk_jobs` hands jobs out."""
+    games, masks = job
+    wanted, _ = _walk_plan(games[0].n, masks)
+    return sum(game.naive_tokens(wanted) for game in games)
 
 
 def _walk_plan(n: int, masks: Iterable[int] | None) -> tuple[set[int], set[int]]:
