@@ -3,12 +3,24 @@ kernel (MKL's sgemm) against the same layer packed for oneDNN
 (:class:`conflictlab.lm.packed_linear.PackedLinear`), side by side.
 
     python benchmarks/linear_kernels.py [--model resources/models/smollm2-135m-instruct]
-        [--rows 256 1024 2048 4096]
+        [--rows 256 1024 2048 4096] [--threads N] [--bf16]
 
 The layer shapes come from the model's ``config.json`` (attention, MLP, and
 one 2,048-row block of the LM head); weights and inputs are random. Prints
 GFLOP/s of each kernel and their ratio per shape and row count, and the
 largest difference between the two outputs.
+
+``--bf16`` (a CPU with native bfloat16: avx512_bf16 or AMX) adds two ways
+of using it, each against the oneDNN float32 kernel: plain bfloat16 (inputs,
+weights and outputs rounded), and three bfloat16 products that keep nearly
+float32 accuracy, x_hi·W_hi + x_hi·W_lo + x_lo·W_hi (a = a_hi + a_lo, both
+bfloat16; :class:`SplitBF16Linear`), summed in float32. PyTorch returns a
+bfloat16 product in bfloat16, so the split runs as one float32 product over
+the three stacked pairs under oneDNN's ``fp32_precision = "bf16"``, which
+rounds its exactly representable inputs losslessly and accumulates and
+returns float32. Its GFLOP/s are those of the float32 product it stands for,
+splitting included. (README, Shapley attribution: why the scorer keeps
+float32.)
 """
 
 from __future__ import annotations
@@ -31,13 +43,60 @@ def gflops(layer, x, seconds_target: float = 0.5) -> float:
     return 2 * x.shape[0] * layer.in_features * layer.out_features / seconds / 1e9
 
 
+class SplitBF16Linear:
+    """y = x_hi·W_hi + x_hi·W_lo + x_lo·W_hi for a float32 (in_features,
+    out_features) layer: one float32 product of (rows, 3·in) by (3·in, out),
+    every operand a bfloat16 value, under oneDNN's bfloat16 math mode."""
+
+    def __init__(self, linear):
+        import torch
+
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        w = linear.weight.detach()
+        w_hi = w.bfloat16().float()
+        w_lo = (w - w_hi).bfloat16().float()
+        with bf16_math():
+            self.weight = torch.ops.mkldnn._reorder_linear_weight(torch.cat([w_hi, w_lo, w_hi], dim=1), None)
+
+    def __call__(self, x):
+        import torch
+
+        x_hi = x.bfloat16()
+        x_lo = (x - x_hi.float()).bfloat16()
+        stacked = torch.cat([x_hi, x_hi, x_lo], dim=1).float()
+        with bf16_math():
+            return torch.ops.mkldnn._linear_pointwise(stacked, self.weight, None, "none", [], "")
+
+
+class bf16_math:
+    """oneDNN's float32 matrix products in its bfloat16 math mode, inside the block."""
+
+    def __enter__(self):
+        import torch
+
+        self.before = torch.backends.mkldnn.matmul.fp32_precision
+        torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+
+    def __exit__(self, *exc):
+        import torch
+
+        torch.backends.mkldnn.matmul.fp32_precision = self.before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="resources/models/smollm2-135m-instruct")
     parser.add_argument("--rows", type=int, nargs="+", default=[256, 1024, 2048, 4096])
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--bf16", action="store_true", help="add plain bfloat16 and the three-product split (CPUs with native bfloat16)")
     args = parser.parse_args()
 
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.bf16 and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        raise SystemExit("--bf16: this CPU has no native bfloat16 for oneDNN (avx512_bf16 or AMX)")
     from transformers import AutoConfig
 
     from conflictlab.lm.packed_linear import PackedLinear
@@ -55,16 +114,32 @@ def main() -> None:
     }
     torch.manual_seed(0)
     print(f"{args.model}: {torch.get_num_threads()} threads")
-    print(f"{'layer':<15}{'in x out':>12}{'rows':>7}{'MKL GFLOP/s':>13}{'oneDNN GFLOP/s':>16}{'ratio':>7}{'max |dy|':>10}")
+    extra = f"{'bf16 x3 GFLOP/s':>17}{'ratio':>7}{'max |dy|':>10}{'bf16 GFLOP/s':>14}{'ratio':>7}{'max |dy|':>10}" if args.bf16 else ""
+    print(f"{'layer':<15}{'in x out':>12}{'rows':>7}{'MKL GFLOP/s':>13}{'oneDNN GFLOP/s':>16}{'ratio':>7}{'max |dy|':>10}" + extra)
     for name, (n_in, n_out) in shapes.items():
         plain = torch.nn.Linear(n_in, n_out, bias=False)
         packed = PackedLinear(plain)
+        if args.bf16:
+            split = SplitBF16Linear(plain)
+            half_linear = torch.nn.Linear(n_in, n_out, bias=False, dtype=torch.bfloat16)
+            with torch.no_grad():
+                half_linear.weight.copy_(plain.weight)
+            half = PackedLinear(half_linear)
         for rows in args.rows:
             x = torch.randn(rows, n_in)
             with torch.inference_mode():
                 dy = (plain(x) - packed(x)).abs().max().item()
             mkl, onednn = gflops(plain, x), gflops(packed, x)
-            print(f"{name:<15}{f'{n_in}x{n_out}':>12}{rows:>7}{mkl:>13.0f}{onednn:>16.0f}{onednn / mkl:>7.2f}{dy:>10.1e}")
+            line = f"{name:<15}{f'{n_in}x{n_out}':>12}{rows:>7}{mkl:>13.0f}{onednn:>16.0f}{onednn / mkl:>7.2f}{dy:>10.1e}"
+            if args.bf16:
+                exact = x.double() @ plain.weight.detach().double().T
+                x_half = x.bfloat16()
+                with torch.inference_mode():
+                    dy_split = (split(x).double() - exact).abs().max().item()
+                    dy_half = (half(x_half).double() - exact).abs().max().item()
+                split_rate, half_rate = gflops(split, x), gflops(half, x_half)
+                line += f"{split_rate:>17.0f}{split_rate / onednn:>7.2f}{dy_split:>10.1e}{half_rate:>14.0f}{half_rate / onednn:>7.2f}{dy_half:>10.1e}"
+            print(line)
 
 
 if __name__ == "__main__":

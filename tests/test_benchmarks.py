@@ -46,3 +46,29 @@ Finished jobid: 7 (Rule: generate)
     jobs, wall = module.job_times(log)
     assert jobs == [("build_subset", "conflict_type=misinformation", 5.0), ("generate", "model=m", 160.0)]
     assert wall == 161.0
+
+
+def test_three_bfloat16_products_keep_float32_accuracy_where_one_does_not():
+    """benchmarks/linear_kernels.py --bf16's split (README: why the Shapley
+    scorer stays float32): x_hi·W_hi + x_hi·W_lo + x_lo·W_hi lands within a
+    few 1e-5 of the exact product, plain bfloat16 a hundred times further."""
+    import importlib.util
+
+    import torch
+
+    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        pytest.skip("this CPU has no native bfloat16 for oneDNN (avx512_bf16 or AMX), which the split's math mode needs")
+    spec = importlib.util.spec_from_file_location("linear_kernels", REPO / "benchmarks" / "linear_kernels.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(576, 192, bias=False)
+    x = torch.randn(64, 576)
+    exact = x.double() @ linear.weight.detach().double().T
+    before = torch.backends.mkldnn.matmul.fp32_precision
+    split = module.SplitBF16Linear(linear)(x)
+    assert torch.backends.mkldnn.matmul.fp32_precision == before  # the math mode is the block's alone
+    plain = torch.nn.functional.linear(x.bfloat16(), linear.weight.detach().bfloat16())
+    assert split.dtype == torch.float32
+    split_error, plain_error = (split.double() - exact).abs().max().item(), (plain.double() - exact).abs().max().item()
+    assert split_error < 1e-4 < 1e-3 < plain_error and 100 * split_error < plain_error
