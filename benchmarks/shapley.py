@@ -197,12 +197,17 @@ def run_method(args) -> None:
                       "device": device, "linear_flops": flops}))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_game_arguments(parser) -> None:
+    """The demo's games (:func:`load_games`): scorer, responses, samples, how many."""
     parser.add_argument("--scorer", default="resources/models/smollm2-135m-instruct")
     parser.add_argument("--responses", default="results/responses/smollm2-135m-instruct")
     parser.add_argument("--data", default="results/data")
     parser.add_argument("--max-games", type=int, default=15)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_game_arguments(parser)
     parser.add_argument("--synthetic", type=int, default=0, metavar="N", help="N paper-shaped synthetic games, random-weight --shape model")
     parser.add_argument("--shape", choices=sorted(LLAMA_SHAPES), default="cpu-small")
     parser.add_argument("--dtype", default="float32")

@@ -149,7 +149,8 @@ class SubsetScorer:
     def score(self, jobs: Sequence[tuple[Sequence[Game], Iterable[int] | None]]) -> list[list[dict[int, float]]]:
         """:meth:`values_shared` of many jobs (games, masks) at once: per job,
         per game, {mask: v}. The packed path puts games of different jobs in
-        the same forwards; the walk scores them one job after another."""
+        the same forwards; the walk scores them one job after another, or
+        several at once on a CPU (:meth:`_walk_jobs`)."""
         if self.mode == "walk":
             return self._walk_jobs(jobs)
         from conflictlab.lm.packed_subsets import PackedRunner, make_job
@@ -172,13 +173,14 @@ class SubsetScorer:
         that many jobs at once, each in a thread with one intra-op thread,
         largest job first.
 
-        Why: the walk's forwards are small (one trie node's children), and on
-        2 cores a float32 product of a few hundred rows by SmolLM2's 576-wide
-        attention projections runs at ~160 GFLOP/s on two threads against
-        ~150 on one (``benchmarks/shapley.py`` prints the whole scorer's
-        gain). Independent jobs on single-threaded streams keep both cores in
-        their efficient range; the kernels release the GIL. Values are those
-        of the serial walk to the bit (each job's forwards are unchanged).
+        Why: the walk's forwards are small (one trie node's children), and
+        about a quarter of their time goes outside the linear layers
+        (attention, norms, rotary and other element-wise work, the LM head's
+        reductions), which a second intra-op thread speeds little.
+        Independent jobs on single-threaded streams keep both cores busy; the
+        kernels release the GIL. README, Shapley attribution, gives the
+        measured gain. Values are those of the serial walk to the bit (each
+        job's forwards are unchanged).
         """
         streams = min(self.workers, len(jobs))
         if streams <= 1:
