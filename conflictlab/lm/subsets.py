@@ -68,7 +68,19 @@ class Game:
         return ids + self.suffix + self.response
 
     def naive_tokens(self, masks: Iterable[int]) -> int:
-        return sum(len(self.sequence(m)) for m in masks)
+        """Tokens of :meth:`sequence` summed over ``masks``, counted from the
+        segments' lengths (the scheduler of :meth:`SubsetScorer._walk_jobs`
+        asks for it beside the stats)."""
+        fixed = len(self.prefix) + len(self.suffix) + len(self.response)
+        total = 0
+        for mask in masks:
+            total += fixed
+            rank = 0
+            for i in range(self.n):
+                if mask >> i & 1:
+                    rank += 1
+                    total += len(self.pieces[i][rank - 1])
+        return total
 
 
 @dataclass
@@ -174,9 +186,9 @@ class SubsetScorer:
         largest job first.
 
         Why: the walk's forwards are small (one trie node's children), and
-        about a quarter of their time goes outside the linear layers
-        (attention, norms, rotary and other element-wise work, the LM head's
-        reductions), which a second intra-op thread speeds little.
+        part of their time goes outside the linear layers (attention, norms,
+        rotary and other element-wise work, the LM head's reductions), which
+        a second intra-op thread speeds little.
         Independent jobs on single-threaded streams keep both cores busy; the
         kernels release the GIL. README, Shapley attribution, gives the
         measured gain. Values are those of the serial walk to the bit (each
