@@ -32,3 +32,7 @@ NUMBERS: tuple[PaperNumber, ...] = (
                 "domain, answer choices, T, σ, margin", None, "points", "Appendix E, Table A2 (cells lost in the text copy)",
                 note="this run: results/tables/arbitration_sensitivity.csv"),
 )
+
+# Result sentences (conflictlab.report.reproduction.Claim) and the numbers that are no row, with why.
+CLAIMS: tuple = ()
+EXCLUSIONS: tuple = ()

@@ -60,3 +60,7 @@ NUMBERS: tuple[PaperNumber, ...] = (
                                ("2:1 internal conflict, without a description", 55.37), ("2:1 internal conflict, with a description", 41.80))
     ),
 )
+
+# Result sentences (conflictlab.report.reproduction.Claim) and the numbers that are no row, with why.
+CLAIMS: tuple = ()
+EXCLUSIONS: tuple = ()

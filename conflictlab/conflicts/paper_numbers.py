@@ -65,3 +65,7 @@ NUMBERS: tuple[PaperNumber, ...] = (
                 "proportion", "§4 ('achieving an accuracy of 0.89')",
                 caveat="the paper's human judgments are not released", note="this run's judge on a team-written gold set: results/tables/judge_gold.csv"),
 )
+
+# Result sentences (conflictlab.report.reproduction.Claim) and the numbers that are no row, with why.
+CLAIMS: tuple = ()
+EXCLUSIONS: tuple = ()

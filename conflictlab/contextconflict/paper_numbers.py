@@ -114,3 +114,7 @@ NUMBERS: tuple[PaperNumber, ...] = (
                 "summarization types", None, "%", f"Appendix D.8, Tables 9 and 10 ({TEXT_COPY_LOST})",
                 note="this run: results/tables/shuffled_positions_<model>.csv"),
 )
+
+# Result sentences (conflictlab.report.reproduction.Claim) and the numbers that are no row, with why.
+CLAIMS: tuple = ()
+EXCLUSIONS: tuple = ()

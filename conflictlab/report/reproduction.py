@@ -87,6 +87,19 @@ class Instrument:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """This run's number computed from other rows of the same paper (by
+    :attr:`PaperNumber.key`): ``difference`` is ``of[0] - of[1]``, in the
+    rows' unit; ``paired`` when both rows are over the same items (a
+    steered and an unsteered run of one model), which the verdict uses for
+    the difference's interval."""
+
+    op: str  # "difference"
+    of: tuple[str, ...]
+    paired: bool = False
+
+
+@dataclass(frozen=True)
 class PaperNumber:
     """One headline number as the paper's text copy states it.
 
@@ -106,10 +119,90 @@ class PaperNumber:
     value: float | None
     unit: str
     source: str
-    ours: Ours | None = None
+    ours: Ours | Derived | None = None
     instrument: Instrument | None = None
     caveat: str | None = None
     note: str | None = None
+    # The sample behind the paper's value, for a verdict that accounts for
+    # both samples: its n (items the estimate is over), and for a mean its
+    # SD where the paper prints one.
+    paper_n: int | None = None
+    paper_sd: float | None = None
+    # Decimals as printed (None: those of the value's shortest repr, so
+    # 24.8 -> 1, 9.45 -> 2; set it where the paper prints a trailing zero).
+    decimals: int | None = None
+    # Where it stands in the paper, for grouping the report: "Table 5",
+    # "Figure 4", "§3.3 text".
+    table: str | None = None
+    # Unique within the paper; Derived rows and claims refer to rows by it.
+    key: str | None = None
+
+    @property
+    def id(self) -> str:
+        """The row's key, else ``metric | model | setting``."""
+        return self.key or f"{self.metric} | {self.model} | {self.setting}"
+
+
+HOLDS, FAILS = "holds", "fails"
+CLAIM_STATUSES = (HOLDS, FAILS, "not comparable")
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """A claim's outcome on this run: ``status`` one of :data:`CLAIM_STATUSES`;
+    ``numbers`` what it used (``{label: value}``, in the paper's unit);
+    ``why`` the reason for anything but ``holds``."""
+
+    status: str
+    numbers: Mapping[str, float | int | str | None] = field(default_factory=dict)
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimContext:
+    """What a claim's check reads: ``tables`` (``{table stem: rows}``, the
+    result CSVs), ``rows`` (the compared report rows by
+    :attr:`PaperNumber.id`, each a :func:`compare` dict), ``model_lists``
+    and ``sources`` as :func:`compare` takes them."""
+
+    tables: Mapping[str, Sequence[Mapping]]
+    rows: Mapping[str, Mapping]
+    model_lists: Mapping[str, Sequence[str]]
+    sources: Mapping[str, str]
+
+    def model(self, paper_name: str, model_list: str) -> str | None:
+        """This run's model (in config list ``model_list``) that the paper calls ``paper_name``."""
+        configured = self.model_lists.get(model_list, ())
+        return next((m for m in configured if paper_model_name(m, self.sources.get(m), [paper_name])), None)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A comparative or qualitative result sentence of a paper.
+
+    ``quote``: the sentence as the text copy has it; ``section`` and
+    ``page`` where (page None where the copy has no pages); ``check``: a
+    function of a :class:`ClaimContext` returning a :class:`ClaimCheck`,
+    or None with ``exclusion`` saying why no run can check it."""
+
+    paper: str
+    key: str
+    quote: str
+    section: str
+    page: str | None = None
+    check: Callable[[ClaimContext], ClaimCheck] | None = None
+    exclusion: str | None = None
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A number of a paper that is not a report row, and why (``reason``:
+    e.g. "human labels, unreleased", "an example in a figure, not a result")."""
+
+    paper: str
+    what: str
+    source: str
+    reason: str
 
 
 def _float(value) -> float | None:
