@@ -1,46 +1,55 @@
-"""The reproduction report: each paper's headline numbers beside this run's.
+"""The reproduction report: each paper's numbers and result sentences beside this run's.
 
 Each benchmark package types in its paper's numbers
-(``conflictlab.<benchmark>.paper_numbers``: a :class:`Paper` and its
-:class:`PaperNumber` rows), since a paper's particulars belong to its
+(``conflictlab.<benchmark>.paper_numbers``: a :class:`Paper`, its
+:class:`PaperNumber` rows, its :class:`Claim` sentences and its
+:class:`Exclusion` list), since a paper's particulars belong to its
 benchmark; this module, below the benchmarks, holds the record types,
 finds this run's number of each row in the result tables
-(``results/tables/*.csv``) and renders the report.
+(``results/tables/*.csv``), gives each row a verdict, evaluates the claims,
+plans which rows a config can compare (:func:`plan`) and renders the report.
 
-A row's verdict, from this run's estimate and its 95% interval (the one
-its table gives: Wilson for proportions, percentile bootstrap for means),
-converted to the paper's unit:
+A row's verdict (:mod:`conflictlab.report.verdicts` holds the statistics):
+the difference ours − paper with its 95% interval from both samples (ours:
+our table's n; the paper's: ``paper_n``, and ``paper_sd`` for a mean),
+widened by the paper's rounding, against the equivalence margin of the
+row's unit (config ``reproduction.margins``):
 
-- ``inside``: the paper's value, as printed, lies inside our interval:
-  sampling allows it;
-- ``outside``: it does not;
-- ``equal`` / ``differs``: a count (of samples, queries, records), which
-  has no interval;
+- ``equivalent``: the 90% interval lies within ± margin;
+- ``differs``: the 95% interval excludes 0;
+- ``inconclusive``: neither ("underpowered" where our n could not have
+  shown equivalence even with a perfect match);
+- ``equal`` / ``differs``: a count (of samples, queries, records);
 - ``not comparable``, with every reason that applies: the paper's text
-  copy gives no number; the number cannot be matched whatever the run
-  holds (``caveat``: unreleased human labels, a setting the text leaves
-  open, a difference of two rows); the paper's model is absent from this
-  config's model list; a judge or scorer other than the paper's (or one
-  the paper does not name); no table, no row, no value, or n < 2 (no
-  interval).
+  copy gives no number; ``caveat``; the paper's model is absent from this
+  config's model list; a judge or scorer other than the paper's; no table,
+  column, row or value; n < 2; no margin for the unit.
 
-Every row shows our n. Matching a paper's model name to a configured
-model is :func:`conflictlab.report.paper_models.paper_model_name`.
+Claims: ``holds`` / ``fails`` / ``not comparable``. Only ``equivalent``,
+``equal`` and ``holds`` are green. Matching a paper's model name to a
+configured model is :func:`conflictlab.report.paper_models.paper_model_name`.
 """
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
+from conflictlab.report import verdicts as V
 from conflictlab.report.paper_models import paper_model_name
 from conflictlab.stats import MIN_N_INTERVAL
 
-INSIDE, OUTSIDE, EQUAL, DIFFERS, NOT_COMPARABLE = "inside", "outside", "equal", "differs", "not comparable"
-VERDICTS = (INSIDE, OUTSIDE, EQUAL, DIFFERS, NOT_COMPARABLE)
+EQUIVALENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, EQUAL = V.EQUIVALENT, V.DIFFERS, V.INCONCLUSIVE, V.NOT_COMPARABLE, V.EQUAL
+VERDICTS = V.VERDICTS
 COUNT = "count"
+# The equivalence margin per unit where config gives none (config.yaml ``reproduction.margins``; docs/reproduction.md).
+DEFAULT_MARGINS = {"%": 3.0, "points": 3.0, "proportion": 0.03, "κ": 0.05, "1-5": 0.2, "log-likelihood": 0.1}
+# Tables whose value columns are means of graded scores, not proportions (Ours.kind None looks here).
+MEAN_TABLES = frozenset({"balance", "faithfulness", "table3", "table6"})
 # Decimals of this run's estimate by the paper's unit (others: one).
 DECIMALS = {"κ": 3, "proportion": 2, "log-likelihood": 3}
 
@@ -76,6 +85,15 @@ class Ours:
     scale: float = 100.0
     total: bool = False
     instrument_column: str | None = None
+    # "proportion" or "mean" (the verdict's interval depends on it); None: a mean where the unit is no rate
+    # ("%", "proportion") or the table is in MEAN_TABLES, else a proportion.
+    kind: str | None = None
+
+    def estimate_kind(self, unit: str) -> str:
+        """The kind of this run's estimate: "proportion" or "mean"."""
+        if self.kind:
+            return self.kind
+        return V.PROPORTION if unit in ("%", "proportion") and self.table not in MEAN_TABLES else V.MEAN
 
 
 @dataclass(frozen=True)
@@ -192,6 +210,8 @@ class Claim:
     page: str | None = None
     check: Callable[[ClaimContext], ClaimCheck] | None = None
     exclusion: str | None = None
+    # The rows (PaperNumber.key) the check reads, so that the plan can say whether a config can check it.
+    reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -221,46 +241,33 @@ def _listed(models: Sequence[str]) -> str:
     return ", ".join(models) or "none"
 
 
-def compare(
-    number: PaperNumber,
-    tables: Mapping[str, Sequence[Mapping]],
-    model_lists: Mapping[str, Sequence[str]],
-    sources: Mapping[str, str],
-    instruments: Mapping[str, Sequence[str]],
-) -> dict:
-    """``number`` beside this run's: one report row (a dict).
+def for_unreleased_human_labels(why: str) -> bool:
+    """Whether a reason is the paper's human labels being unreleased (no run can compare such a row)."""
+    text = why.lower()
+    return "human" in text and ("not released" in text or "unreleased" in text)
 
-    ``tables``: ``{table stem: rows}`` of the result tables this run made;
-    ``model_lists``: ``{config key: models}``; ``sources``: each configured
-    model's source (``hf:<repo>``, ``hosted:<id>``, ...); ``instruments``:
-    ``{"judge": [judges.model], "scorer": scorers}``. The row holds the
-    paper's value, ours (``our_model``, ``ours``, ``low``, ``high``, ``n``
-    in the paper's unit), ``verdict`` and ``why`` (the reasons, ``; ``-joined).
-    """
-    row = {"paper": number.paper, "metric": number.metric, "model": number.model, "setting": number.setting,
-           "value": number.value, "unit": number.unit, "source": number.source, "note": number.note,
-           "our_model": None, "ours": None, "low": None, "high": None, "n": None, "our_source": None}
+
+def _config_reasons(number: PaperNumber, model_lists, sources, instruments, margins) -> tuple[list[str], dict, str | None]:
+    """What this config alone decides about ``number``: the reasons it cannot be compared, the table filters
+    (its model and instrument), and our model's name."""
     reasons = []
     if number.value is None:
         reasons.append("no number in the paper's text copy")
     if number.caveat:
         reasons.append(number.caveat)
     ours = number.ours
-    if ours is None:
-        if not reasons:
-            raise ValueError(f"{number.paper}: '{number.metric}' of {number.model}: a paper number without ours needs a caveat")
-        return {**row, "verdict": NOT_COMPARABLE, "why": "; ".join(reasons)}
-
-    filters = dict(ours.where)
-    present = True
+    if ours is not None and number.value is not None and number.unit != COUNT and number.unit not in margins:
+        reasons.append(f"no equivalence margin for the unit '{number.unit}' (config reproduction.margins)")
+    if not isinstance(ours, Ours):
+        return reasons, {}, None
+    filters, found = dict(ours.where), None
     if ours.models is not None:
         configured = list(model_lists.get(ours.models, ()))
         found = next((m for m in configured if paper_model_name(m, sources.get(m), [number.model])), None)
         if found is None:
-            present = False
             reasons.append(f"model absent: {number.model} is not in {ours.models} (this run: {_listed(configured)})")
         else:
-            row["our_model"] = filters["model"] = found
+            filters["model"] = found
     if number.instrument is not None:
         role, wanted = number.instrument.role, number.instrument.name
         candidates = list(instruments.get(role, ()))
@@ -271,31 +278,162 @@ def compare(
                            else f"unknown {role}: the paper names none; this run's is {chosen or 'none'}")
         if ours.instrument_column and chosen:
             filters[ours.instrument_column] = chosen
-    row["our_source"] = f"results/tables/{ours.table}.csv: {ours.column}" + "".join(f", {k} = {v}" for k, v in filters.items())
+    return reasons, filters, found
 
-    if present:
+
+def _base_row(number: PaperNumber) -> dict:
+    return {"paper": number.paper, "key": number.id, "table": number.table or "", "metric": number.metric,
+            "model": number.model, "setting": number.setting, "value": number.value, "unit": number.unit,
+            "paper_n": number.paper_n, "source": number.source, "note": number.note, "our_model": None, "ours": None,
+            "low": None, "high": None, "n": None, "our_n": None, "our_source": None, "kind": None, "margin": None,
+            "difference": None, "difference_low": None, "difference_high": None, "_estimate": None}
+
+
+def _done(row: dict, verdict: str, reasons: Sequence[str]) -> dict:
+    row["our_n"] = row["n"]
+    return {**row, "verdict": verdict, "why": "; ".join(r for r in reasons if r)}
+
+
+def compare(
+    number: PaperNumber,
+    tables: Mapping[str, Sequence[Mapping]],
+    model_lists: Mapping[str, Sequence[str]],
+    sources: Mapping[str, str],
+    instruments: Mapping[str, Sequence[str]],
+    *,
+    margins: Mapping[str, float] = DEFAULT_MARGINS,
+    compared: Mapping[str, Mapping] | None = None,
+    registry: Mapping[str, PaperNumber] | None = None,
+) -> dict:
+    """``number`` beside this run's: one report row (a dict).
+
+    ``tables``: ``{table stem: rows}`` of the result tables this run made;
+    ``model_lists``: ``{config key: models}``; ``sources``: each configured
+    model's source (``hf:<repo>``, ``hosted:<id>``, ...); ``instruments``:
+    ``{"judge": [judges.model], "scorer": scorers}``; ``margins``: the
+    equivalence margin per unit; for a :class:`Derived` row, ``compared``
+    (the rows it is derived from, by :attr:`PaperNumber.id`) and
+    ``registry`` (the paper's rows by id, for their n). The row holds the
+    paper's value and n, ours (``our_model``, ``ours``, ``low``, ``high``,
+    ``our_n`` in the paper's unit), ``difference`` with its 95% interval
+    (``difference_low``/``_high``), ``margin``, ``verdict`` and ``why`` (the
+    reasons, ``; ``-joined). Never raises for a missing table, column or row.
+    """
+    row = _base_row(number)
+    reasons, filters, found = _config_reasons(number, model_lists, sources, instruments, margins)
+    ours = number.ours
+    if ours is None:
+        if not reasons:
+            raise ValueError(f"{number.paper}: '{number.metric}' of {number.model}: a paper number without ours needs a caveat")
+        return _done(row, NOT_COMPARABLE, reasons)
+    if isinstance(ours, Derived):
+        return _compare_derived(number, row, reasons, compared or {}, registry or {}, margins)
+    row["our_model"] = found
+    row["our_source"] = f"results/tables/{ours.table}.csv: {ours.column}" + "".join(f", {k} = {v}" for k, v in filters.items())
+    if "model absent" not in " ".join(reasons):
         rows = tables.get(ours.table)
         if rows is None:
             reasons.append(f"results/tables/{ours.table}.csv is not made in this run")
         else:
-            reasons += _read(row, [r for r in rows if _matches(r, filters)], ours)
+            reasons += _read(row, rows, filters, ours, number.unit)
     if reasons:
-        return {**row, "verdict": NOT_COMPARABLE, "why": "; ".join(reasons)}
+        return _done(row, NOT_COMPARABLE, reasons)
     if number.unit == COUNT:
-        return {**row, "verdict": EQUAL if round(row["ours"]) == round(number.value) else DIFFERS, "why": ""}
+        verdict = V.compare_counts(row["ours"], number.value)
+        row.update(difference=verdict.difference, difference_low=verdict.low, difference_high=verdict.high)
+        return _done(row, verdict.verdict, [verdict.why])
     if row["low"] is None:
-        return {**row, "verdict": NOT_COMPARABLE,
-                "why": f"no interval (n = {row['n']} < {MIN_N_INTERVAL})" if (row["n"] or 0) < MIN_N_INTERVAL else "no interval in the table"}
-    # the scaled bounds carry float error (100 * 0.14 is 14.000000000000002): a bound equal to the printed value counts as inside
-    slack = 1e-9 * max(1.0, abs(number.value))
-    inside = row["low"] - slack <= number.value <= row["high"] + slack
-    return {**row, "verdict": INSIDE if inside else OUTSIDE, "why": ""}
+        return _done(row, NOT_COMPARABLE, [f"no interval (n = {row['n']} < {MIN_N_INTERVAL})"
+                                           if (row["n"] or 0) < MIN_N_INTERVAL else "no interval in the table"])
+    row["_estimate"] = _our_estimate(row, ours.scale)
+    paper, notes = _paper_estimate(number, row["_estimate"], number.value)
+    return _decide(row, [V.Term(1, row["_estimate"], paper)], number, margins[number.unit], notes)
 
 
-def _read(row: dict, matching: Sequence[Mapping], ours: Ours) -> list[str]:
-    """Fill ``row`` from the ``matching`` table rows; the reasons it cannot be compared."""
+def _our_estimate(row: Mapping, scale: float) -> V.Estimate:
+    """This run's estimate from its table row: a proportion at its n, or a mean whose standard error is the
+    table's 95% interval over 2 × 1.96 (the tables' mean intervals are percentile bootstrap, near normal)."""
+    if row["kind"] == V.PROPORTION:
+        return V.Estimate(row["ours"], V.PROPORTION, n=row["n"], scale=scale)
+    se = (row["high"] - row["low"]) / (2 * 1.959963984540054)
+    return V.Estimate(row["ours"], V.MEAN, n=row["n"], se=se, df=row["n"] - 1, scale=scale)
+
+
+def _paper_estimate(number: PaperNumber, ours: V.Estimate, value: float) -> tuple[V.Estimate, list[str]]:
+    """The paper's ``value`` as an estimate of the same kind as ``ours`` (its n and SD as the row gives them),
+    and what the row must say about it."""
+    n = number.paper_n
+    if n is None or n < MIN_N_INTERVAL:
+        return V.Estimate(value, V.EXACT, scale=ours.scale), [
+            "the paper's n is not known: its sampling error could not be formed (the interval is ours, widened by its rounding)"]
+    if ours.kind == V.PROPORTION:
+        return V.Estimate(value, V.PROPORTION, n=n, scale=ours.scale), []
+    if number.paper_sd is not None:
+        return V.Estimate(value, V.MEAN, n=n, se=number.paper_sd / math.sqrt(n), df=n - 1, scale=ours.scale), []
+    # a faithful rerun has the paper's spread: our SD at the paper's n stands in for the SD it does not print
+    se = ours.se * math.sqrt(ours.n / n)
+    return V.Estimate(value, V.MEAN, n=n, se=se, df=ours.df, scale=ours.scale), [
+        f"the paper prints no SD: its sampling error is formed from this run's SD at the paper's n ({n:,})"]
+
+
+def _decide(row: dict, terms: Sequence[V.Term], number: PaperNumber, margin: float, notes: Sequence[str],
+            point: float | None = None) -> dict:
+    verdict = V.decide(terms, margin, V.rounding(number.value, number.decimals), point)
+    row.update(margin=margin, difference=verdict.difference, difference_low=verdict.low, difference_high=verdict.high)
+    return _done(row, verdict.verdict, [*notes, verdict.why])
+
+
+def _compare_derived(number: PaperNumber, row: dict, reasons: list[str], compared: Mapping[str, Mapping],
+                     registry: Mapping[str, PaperNumber], margins: Mapping[str, float]) -> dict:
+    """A difference of two of our rows (``Derived.of``) against the paper's printed difference."""
+    derived = number.ours
+    if derived.op != "difference" or len(derived.of) != 2:
+        raise ValueError(f"{number.paper}: {number.id}: a derived row is a difference of two rows, got {derived.op} of {derived.of}")
+    arms = [compared.get(key) for key in derived.of]
+    for key, arm in zip(derived.of, arms):
+        if arm is None:
+            reasons.append(f"row {key} is not in the report")
+        elif arm.get("_estimate") is None:
+            reasons.append(f"from {key}: {arm['why'] or 'no estimate'}")
+    row["our_source"] = " − ".join(derived.of)
+    if any(arm is None or arm.get("_estimate") is None for arm in arms):
+        if all(arm is not None and arm["ours"] is not None for arm in arms):
+            row["ours"] = arms[0]["ours"] - arms[1]["ours"]
+        return _done(row, NOT_COMPARABLE, reasons)
+    a, b = (arm["_estimate"] for arm in arms)
+    row.update(our_model=arms[0]["our_model"], ours=a.value - b.value, kind=a.kind, n=min(a.n, b.n))
+    if reasons:
+        return _done(row, NOT_COMPARABLE, reasons)
+    notes = []
+    if derived.paired:
+        notes.append("a paired difference computed unpaired (conservative): the result tables hold no pair-level data")
+    # the paper's arms: its printed rows where the registry has them, at its n; else exact around our second arm
+    paper_rows = [registry.get(key) for key in derived.of]
+    values = [p.value if p is not None else None for p in paper_rows]
+    if None in values:
+        values = [b.value + number.value, b.value]
+    with_n = [p if p is not None and p.paper_n else number for p in paper_rows]
+    paper = []
+    for source, value, ours in zip(with_n, values, (a, b)):
+        estimate, said = _paper_estimate(source, ours, value)
+        paper.append(estimate)
+        notes += [s for s in said if s not in notes]
+    terms = [V.Term(1, a, paper[0]), V.Term(-1, b, paper[1])]
+    return _decide(row, terms, number, margins[number.unit], notes, point=(a.value - b.value) - number.value)
+
+
+def _read(row: dict, rows: Sequence[Mapping], filters: Mapping[str, str], ours: Ours, unit: str) -> list[str]:
+    """Fill ``row`` from the table ``rows`` that match ``filters``; the reasons it cannot be compared
+    (a column the table lacks is named, never a KeyError)."""
+    present = set().union(*(r.keys() for r in rows)) if rows else set()
+    needed = [ours.column, ours.n, *filters, *(c for c in (ours.low, ours.high) if c)]
+    missing = [c for c in dict.fromkeys(needed) if c not in present]
+    if rows and missing:
+        return [f"column {', '.join(missing)} is not in results/tables/{ours.table}.csv"]
+    matching = [r for r in rows if _matches(r, filters)]
     if not matching:
         return ["no matching row in this run's table"]
+    row["kind"] = ours.estimate_kind(unit)
     values = [_float(r[ours.column]) for r in matching]
     if ours.total:
         if any(v is None for v in values):
@@ -324,8 +462,181 @@ def describe_run(model_lists: Mapping[str, Sequence[str]], instruments: Mapping[
 
 
 def compare_all(numbers: Sequence[PaperNumber], **context) -> list[dict]:
-    """:func:`compare` of every number, in order (``context``: its other arguments)."""
-    return [compare(number, **context) for number in numbers]
+    """:func:`compare` of every number, in order (``context``: its other arguments, ``margins`` among them);
+    derived rows after the rows they use."""
+    registry = {(n.paper, n.id): n for n in numbers}
+    done: dict[int, dict] = {}
+    for i, number in enumerate(numbers):
+        if not isinstance(number.ours, Derived):
+            done[i] = compare(number, **context)
+    for i, number in enumerate(numbers):
+        if isinstance(number.ours, Derived):
+            mine = {numbers[j].id: done[j] for j in done if numbers[j].paper == number.paper}
+            papers = {key: n for (paper, key), n in registry.items() if paper == number.paper}
+            done[i] = compare(number, **context, compared=mine, registry=papers)
+    return [done[i] for i in range(len(numbers))]
+
+
+# --------------------------------------------------------------------------
+# Claims and exclusions
+
+
+def evaluate_claims(claims: Sequence[Claim], context: ClaimContext) -> list[dict]:
+    """Each claim's check on this run: one row (``paper``, ``key``, ``quote``, ``section``, ``page``,
+    ``status``, ``numbers`` as ``label = value`` text, ``why``). A check that reads a table or column this run
+    lacks (a KeyError) is ``not comparable`` naming it."""
+    out = []
+    for claim in claims:
+        if claim.check is None:
+            if not claim.exclusion:
+                raise ValueError(f"{claim.paper}: claim {claim.key} has neither a check nor an exclusion")
+            result = ClaimCheck(NOT_COMPARABLE, why=claim.exclusion)
+        else:
+            try:
+                result = claim.check(context)
+            except KeyError as missing:
+                result = ClaimCheck(NOT_COMPARABLE, why=f"missing in this run's results: {missing.args[0]}")
+            if result.status not in CLAIM_STATUSES:
+                raise ValueError(f"{claim.paper}: claim {claim.key}: status {result.status!r} is none of {CLAIM_STATUSES}")
+        numbers = "; ".join(f"{label} = {_number(value)}" for label, value in result.numbers.items())
+        out.append({"paper": claim.paper, "key": claim.key, "quote": claim.quote, "section": claim.section,
+                    "page": claim.page or "", "status": result.status, "numbers": numbers,
+                    "why": "" if result.status == HOLDS else result.why})
+    return out
+
+
+def _number(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _for_paper(numbers: Sequence[PaperNumber], paper: str) -> dict[str, PaperNumber]:
+    return {n.id: n for n in numbers if n.paper == paper}
+
+
+# --------------------------------------------------------------------------
+# The plan: what a config can compare, before any model runs
+
+
+def _planned(number: PaperNumber, caps: Mapping[str, tuple[str, int | None]]) -> tuple[str, int | None]:
+    """Our n as configured: "all" (the paper's n: the config reads every item) or the cap's text; the n the
+    power is computed at (None where a cap makes it depend on the data)."""
+    table = number.ours.table if isinstance(number.ours, Ours) else None
+    key, cap = caps.get(table, (None, None))
+    if cap is None:
+        return "all", number.paper_n
+    return f"≤ {cap} per group ({key})", None
+
+
+def _plan_power(number: PaperNumber, registry: Mapping[str, PaperNumber], n: int | None,
+                margins: Mapping[str, float]) -> tuple[float | None, str]:
+    """The chance of ``equivalent`` for a faithful rerun at our planned ``n``, or None and why not."""
+    if number.unit == COUNT:
+        return None, "a count: equal or differs"
+    if n is None or not number.paper_n:
+        return None, "our n or the paper's is not known before the run"
+    ours = number.ours
+    kind = ours.estimate_kind(number.unit) if isinstance(ours, Ours) else None
+    arms = [(1, number)]
+    if isinstance(ours, Derived):
+        arms = [(1, registry.get(ours.of[0])), (-1, registry.get(ours.of[1]))]
+        if any(a is None or a.value is None or not isinstance(a.ours, Ours) for _, a in arms):
+            return None, "the rows it is derived from are not typed in with their values"
+        kind = arms[0][1].ours.estimate_kind(arms[0][1].unit)
+    scale = 1.0 if number.unit in ("proportion", "κ") else 100.0
+    terms = []
+    for sign, arm in arms:
+        if kind == V.PROPORTION:
+            ours_e = V.Estimate(arm.value, V.PROPORTION, n=n, scale=scale)
+            paper_e = V.Estimate(arm.value, V.PROPORTION, n=arm.paper_n or number.paper_n, scale=scale)
+        elif arm.paper_sd is not None:
+            paper_n = arm.paper_n or number.paper_n
+            ours_e = V.Estimate(arm.value, V.MEAN, n=n, se=arm.paper_sd / math.sqrt(n), df=n - 1)
+            paper_e = V.Estimate(arm.value, V.MEAN, n=paper_n, se=arm.paper_sd / math.sqrt(paper_n), df=paper_n - 1)
+        else:
+            return None, "a mean without the paper's SD: its power needs this run's SD"
+        terms.append(V.Term(sign, ours_e, paper_e))
+    return V.power_equivalent(terms, margins[number.unit], V.rounding(number.value, number.decimals)), ""
+
+
+def plan(
+    numbers: Sequence[PaperNumber],
+    claims: Sequence[Claim],
+    *,
+    tables_made: Sequence[str],
+    model_lists: Mapping[str, Sequence[str]],
+    sources: Mapping[str, str],
+    instruments: Mapping[str, Sequence[str]],
+    margins: Mapping[str, float] = DEFAULT_MARGINS,
+    caps: Mapping[str, tuple[str, int | None]] = {},
+) -> list[dict]:
+    """For every row and claim, what this config can compare, from the config alone (no table is read).
+
+    ``tables_made``: the table stems this config makes; ``caps``: ``{table
+    stem: (config key, cap)}`` of the sampling caps that bound a table's n
+    (cap None: every item). Each plan row: ``what`` ("row" or "claim"),
+    ``paper``, ``key``, ``table``, ``metric``, ``model``, ``setting``,
+    ``comparable`` (bool), ``why_not``, ``paper_n``, ``our_n`` ("all" or the
+    cap), ``power`` (the chance of ``equivalent`` for a faithful rerun, None
+    where it cannot be said before the run, with ``power_note``)."""
+    out, by_key = [], {}
+    for number in numbers:
+        reasons, _, _ = _config_reasons(number, model_lists, sources, instruments, margins)
+        ours = number.ours
+        if number.ours is None and not reasons:
+            reasons.append("no counterpart in this run and no caveat")
+        if isinstance(ours, Ours) and ours.table not in tables_made and "model absent" not in " ".join(reasons):
+            reasons.append(f"results/tables/{ours.table}.csv is not made by this config")
+        if isinstance(ours, Derived):
+            for key in ours.of:
+                arm = by_key.get((number.paper, key))
+                if arm is None:
+                    reasons.append(f"row {key} is not in the plan (derived rows follow the rows they use)")
+                elif not arm["comparable"]:
+                    reasons.append(f"from {key}: {arm['why_not']}")
+        our_n, n = _planned(number if not isinstance(ours, Derived) else _arm(numbers, number), caps)
+        power, note = (None, "not comparable") if reasons else _plan_power(number, _for_paper(numbers, number.paper), n, margins)
+        row = {"what": "row", "paper": number.paper, "key": number.id, "table": number.table or "", "metric": number.metric,
+               "model": number.model, "setting": number.setting, "comparable": not reasons, "why_not": "; ".join(reasons),
+               "paper_n": number.paper_n, "our_n": our_n, "power": power, "power_note": note}
+        by_key[(number.paper, number.id)] = row
+        out.append(row)
+    for claim in claims:
+        if claim.check is None:
+            ok, why = False, claim.exclusion or "neither a check nor an exclusion"
+        elif not claim.reads:
+            ok, why = None, "unknown before the run: the claim does not list the rows it reads (Claim.reads)"
+        else:
+            used = [by_key.get((claim.paper, key)) for key in claim.reads]
+            why = "; ".join(f"row {key}: " + (r["why_not"] if r else "not in the registry")
+                            for key, r in zip(claim.reads, used) if not (r and r["comparable"]))
+            ok = not why
+        out.append({"what": "claim", "paper": claim.paper, "key": claim.key, "table": claim.section, "metric": claim.quote,
+                    "model": None, "setting": "", "comparable": ok, "why_not": why, "paper_n": None, "our_n": "",
+                    "power": None, "power_note": ""})
+    return out
+
+
+def _arm(numbers: Sequence[PaperNumber], derived: PaperNumber) -> PaperNumber:
+    """The first row a derived row uses (its n is the derived row's), else the derived row itself."""
+    return _for_paper(numbers, derived.paper).get(derived.ours.of[0], derived)
+
+
+def plan_summary(rows: Sequence[Mapping]) -> list[str]:
+    """Lines: per paper and in all, "comparable share: x of y rows (excluding rows not comparable for unreleased
+    human labels)", and the claims a config can check."""
+    lines = []
+    for paper in [*dict.fromkeys(r["paper"] for r in rows), None]:
+        mine = [r for r in rows if paper is None or r["paper"] == paper]
+        counted = [r for r in mine if r["what"] == "row" and not for_unreleased_human_labels(r["why_not"])]
+        share = sum(r["comparable"] for r in counted)
+        claims = [r for r in mine if r["what"] == "claim"]
+        lines.append(f"{paper or 'all papers'}: comparable share: {share} of {len(counted)} rows "
+                     f"({100 * share / max(1, len(counted)):.0f}%; excluding rows not comparable for unreleased human labels); "
+                     f"claims checkable: {sum(r['comparable'] is True for r in claims)} of {len(claims)}"
+                     f" ({sum(r['comparable'] is None for r in claims)} unknown before the run)")
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -342,11 +653,15 @@ def format_value(value: float | None, unit: str) -> str:
     return f"{value:.1f}" if unit == "%" and value == round(value, 1) else f"{value:g}"
 
 
+def _decimals(unit: str) -> int:
+    return DECIMALS.get(unit, 1)
+
+
 def format_ours(row: Mapping) -> str:
     """``gpt-oss-20b: 34.1 [28.0, 40.2]`` in the paper's unit; ``–`` without a value."""
     if row["ours"] is None:
         return f"{row['our_model']}: –" if row["our_model"] else "–"
-    decimals = DECIMALS.get(row["unit"], 1)
+    decimals = _decimals(row["unit"])
     if row["unit"] == COUNT:
         text = f"{round(row['ours']):,}"
     else:
@@ -356,51 +671,88 @@ def format_ours(row: Mapping) -> str:
     return f"{row['our_model']}: {text}" if row["our_model"] else text
 
 
+def format_difference(row: Mapping) -> str:
+    """``+0.2 [−10.8, 15.5] (±3)``: ours − paper, its 95% interval with both samples and the paper's rounding,
+    and the margin; ``–`` where not compared."""
+    if row["difference"] is None:
+        return "–"
+    d = _decimals(row["unit"])
+    if row["unit"] == COUNT:
+        return f"{row['difference']:+,.0f}"
+    return (f"{row['difference']:+.{d}f} [{row['difference_low']:.{d}f}, {row['difference_high']:.{d}f}]"
+            f" (±{row['margin']:g})")
+
+
+def _n(value) -> str:
+    return "–" if value is None or value == "" else f"{int(value):,}"
+
+
 # The report's columns: (header, cell text of a row).
 COLUMNS: tuple[tuple[str, Callable[[Mapping], str]], ...] = (
     ("metric", lambda r: r["metric"]),
     ("model (paper's name)", lambda r: r["model"] or "–"),
     ("setting", lambda r: r["setting"]),
     ("paper", lambda r: format_value(r["value"], r["unit"]) + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")),
+    ("paper n", lambda r: _n(r["paper_n"])),
     ("this run [95% CI]", format_ours),
-    ("n", lambda r: "–" if r["n"] is None else f"{r['n']:,}"),
+    ("our n", lambda r: _n(r["n"])),
+    ("ours − paper [95% CI] (margin)", format_difference),
     ("verdict", lambda r: r["verdict"]),
     ("why / note", lambda r: "; ".join(t for t in (r["why"], r["note"]) if t)),
     ("paper's source", lambda r: r["source"]),
     ("this run's source", lambda r: r["our_source"] or "–"),
 )
+CLAIM_COLUMNS = ("section", "page", "quote", "status", "numbers", "why")
+# The CSV outputs' columns (results/reproduction.csv, results/reproduction_claims.csv, results/reproduction_plan.csv).
+CSV_COLUMNS = ("paper", "table", "key", "metric", "model", "setting", "unit", "value", "paper_n", "our_model", "ours", "low",
+               "high", "our_n", "kind", "difference", "difference_low", "difference_high", "margin", "verdict", "why", "note",
+               "source", "our_source")
+CLAIM_CSV_COLUMNS = ("paper", "key", "section", "page", "quote", "status", "numbers", "why")
+PLAN_CSV_COLUMNS = ("what", "paper", "key", "table", "metric", "model", "setting", "comparable", "why_not", "paper_n", "our_n",
+                    "power", "power_note")
+
+
+def csv_text(rows: Sequence[Mapping], columns: Sequence[str]) -> str:
+    """``rows`` as CSV text with ``columns`` (None as an empty cell)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if row.get(c) is None else row[c] for c in columns])
+    return buffer.getvalue()
 
 
 def counts(rows: Sequence[Mapping]) -> dict[str, int]:
-    """Rows per verdict, and ``model absent`` (not comparable for that reason among others)."""
+    """Rows per verdict, and ``model absent`` and ``underpowered`` (reasons among others)."""
     found = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
     found["model absent"] = sum("model absent" in r["why"] for r in rows)
+    found["underpowered"] = sum("underpowered" in r["why"] for r in rows)
     return found
 
 
-def _summary(papers: Sequence[Paper], rows: Sequence[Mapping]) -> tuple[list[str], list[list[str]]]:
-    head = ["paper", "rows", *VERDICTS, "of which model absent"]
-    body = []
-    for paper in papers:
-        mine = [r for r in rows if r["paper"] == paper.key]
-        c = counts(mine)
-        body.append([paper.title, str(len(mine)), *(str(c[v]) for v in VERDICTS), str(c["model absent"])])
-    return head, body
+def summary_line(rows: Sequence[Mapping], claims: Sequence[Mapping] = ()) -> str:
+    """"k of N rows equivalent, m differ, …; c of C claims hold" for one paper's rows and claims."""
+    c = counts(rows)
+    parts = [f"{c[EQUIVALENT]} of {len(rows)} rows equivalent", f"{c[EQUAL]} equal (counts)", f"{c[DIFFERS]} differ",
+             f"{c[INCONCLUSIVE]} inconclusive (underpowered: {c['underpowered']})", f"{c[NOT_COMPARABLE]} not comparable"]
+    held = sum(r["status"] == HOLDS for r in claims)
+    return ", ".join(parts) + f"; {held} of {len(claims)} claims hold, {sum(r['status'] == FAILS for r in claims)} fail"
 
 
 INTRO = (
-    "Each paper's headline numbers, as its text copy states them (the copies' tables lost their cells; a number the text does "
-    "not state is shown as – with the table it was in), beside the number this run produced for the same model and setting, "
-    "in the paper's unit, with its 95% interval (as the named table gives it: Wilson for proportions, percentile bootstrap "
-    "for means; none at n < 2) and its n. Verdict: inside = the paper's value lies inside this run's interval (sampling "
-    "allows it); outside = it does not; equal / differs = a count; not comparable = the reasons given. The paper's value "
-    "is compared as printed (rounded). This run's numbers stand on this run's samples (for the demo, a few per subset), "
-    "the paper's on its full data."
+    "Each paper's numbers, as its text copy states them, beside the number this run produced for the same model and setting, "
+    "in the paper's unit, with its 95% interval and n. The verdict compares the difference ours − paper, with a 95% interval "
+    "that holds both samples (Newcombe's hybrid score interval for proportions, Welch's for means; the paper's n from the "
+    "paper) widened by the paper's rounding (half a unit of its last printed digit), with the unit's equivalence margin: "
+    "equivalent = the 90% interval lies within ± the margin; differs = the 95% interval excludes 0; inconclusive = neither "
+    "(underpowered: even a perfect match at our n could not lie within the margin, so a run this small cannot say); "
+    "equal / differs for a count; not comparable = the reasons given. Only equivalent, equal and holds are green. "
+    "docs/reproduction.md explains the margins and the calibration of these verdicts by simulation."
 )
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _md_table(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
@@ -408,50 +760,84 @@ def _md_table(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
             *("| " + " | ".join(_md_cell(c) for c in line) + " |" for line in body)]
 
 
-def render_markdown(papers: Sequence[Paper], rows: Sequence[Mapping], *, run: str) -> str:
-    """The report as Markdown. ``rows``: :func:`compare_all`'s; ``run``: one
-    line on this run's models and judge."""
-    out = ["# Reproduction report: the papers' headline numbers beside this run's", "", INTRO, "", f"This run: {run}", ""]
-    out += _md_table(*_summary(papers, rows))
+def _groups(rows: Sequence[Mapping]) -> dict[str, list[Mapping]]:
+    """Rows by the paper's table or figure, in first-seen order."""
+    groups: dict[str, list[Mapping]] = {}
+    for row in rows:
+        groups.setdefault(row["table"] or "other rows", []).append(row)
+    return groups
+
+
+def _sections(papers, rows, claims, exclusions):
+    """Per paper: (paper, its summary line, its rows by table, its claims, its exclusions)."""
     for paper in papers:
-        out += ["", f"## {paper.title}", "", f"Text copy: `../shared/papers/{paper.file}`. {paper.note}", ""]
-        out += _md_table([h for h, _ in COLUMNS], [[cell(r) for _, cell in COLUMNS] for r in rows if r["paper"] == paper.key])
+        mine = [r for r in rows if r["paper"] == paper.key]
+        said = [c for c in claims if c["paper"] == paper.key]
+        yield paper, summary_line(mine, said), _groups(mine), said, [e for e in exclusions if e.paper == paper.key]
+
+
+def render_markdown(papers: Sequence[Paper], rows: Sequence[Mapping], *, run: str, claims: Sequence[Mapping] = (),
+                    exclusions: Sequence[Exclusion] = ()) -> str:
+    """The report as Markdown. ``rows``: :func:`compare_all`'s; ``claims``: :func:`evaluate_claims`'s;
+    ``exclusions``: the papers' exclusion lists; ``run``: one line on this run's models and judge."""
+    out = ["# Reproduction report: the papers' numbers and claims beside this run's", "", INTRO, "", f"This run: {run}", ""]
+    for paper, line, groups, said, excluded in _sections(papers, rows, claims, exclusions):
+        out += ["", f"## {paper.title}", "", f"**{line}.**", "", f"Text copy: `../shared/papers/{paper.file}`. {paper.note}"]
+        for table, mine in groups.items():
+            out += ["", f"### {table}", ""]
+            out += _md_table([h for h, _ in COLUMNS], [[cell(r) for _, cell in COLUMNS] for r in mine])
+        if said:
+            out += ["", "### Claims", ""] + _md_table(CLAIM_COLUMNS, [[c[k] for k in CLAIM_COLUMNS] for c in said])
+        if excluded:
+            out += ["", "### Numbers that are no row", ""]
+            out += _md_table(("what", "source", "reason"), [[e.what, e.source, e.reason] for e in excluded])
     return "\n".join(out) + "\n"
 
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 110em; color: #222; line-height: 1.4; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 120em; color: #222; line-height: 1.4; }
 h2 { margin-top: 1.8em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; margin: 0.4em 0 1em; font-size: 0.85em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
-td.inside, td.equal { background: #e3f4e1; } td.outside, td.differs { background: #fde8e8; }
-td.notcomparable { background: #f3f3f3; color: #555; }
+td.equivalent, td.equal, td.holds { background: #e3f4e1; } td.differs, td.fails { background: #fde8e8; }
+td.inconclusive { background: #fff6db; } td.notcomparable { background: #f3f3f3; color: #555; }
 .note { color: #555; font-size: 0.9em; }
 """
 
 
-def _html_table(head: Sequence[str], body: Sequence[Sequence[str]], classes: Sequence[Sequence[str]] | None = None) -> str:
+def _html_table(head: Sequence[str], body: Sequence[Sequence[str]], marked: int | None = None) -> str:
+    """An HTML table; the cells of column ``marked`` get their text (spaces dropped) as their class."""
     lines = ["<table>", "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
-    for i, line in enumerate(body):
-        cells = [f'<td class="{classes[i][j]}">' if classes and classes[i][j] else "<td>" for j in range(len(line))]
-        lines.append("<tr>" + "".join(f"{td}{html.escape(text)}</td>" for td, text in zip(cells, line)) + "</tr>")
+    for line in body:
+        cells = [f'<td class="{str(text).replace(" ", "")}">' if j == marked else "<td>" for j, text in enumerate(line)]
+        lines.append("<tr>" + "".join(f"{td}{html.escape(str(text))}</td>" for td, text in zip(cells, line)) + "</tr>")
     lines.append("</table>")
     return "\n".join(lines)
 
 
-def render_html(papers: Sequence[Paper], rows: Sequence[Mapping], *, run: str) -> str:
+def verdict_table_html(rows: Sequence[Mapping], columns=COLUMNS) -> str:
+    """Report rows as an HTML table whose verdict cells are coloured (also used by the model profile pages)."""
+    head = [h for h, _ in columns]
+    return _html_table(head, [[cell(r) for _, cell in columns] for r in rows], head.index("verdict"))
+
+
+def render_html(papers: Sequence[Paper], rows: Sequence[Mapping], *, run: str, claims: Sequence[Mapping] = (),
+                exclusions: Sequence[Exclusion] = ()) -> str:
     """The report as one self-contained HTML page (the same content as :func:`render_markdown`)."""
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>Reproduction report</title>",
-           f"<style>{_STYLE}</style></head><body>", "<h1>Reproduction report: the papers' headline numbers beside this run's</h1>",
-           f'<p class="note">{html.escape(INTRO)}</p>', f"<p><b>This run:</b> {html.escape(run)}</p>",
-           _html_table(*_summary(papers, rows))]
-    verdict_column = [h for h, _ in COLUMNS].index("verdict")
-    for paper in papers:
-        mine = [r for r in rows if r["paper"] == paper.key]
-        out += [f"<h2>{html.escape(paper.title)}</h2>",
+           f"<style>{_STYLE}</style></head><body>",
+           "<h1>Reproduction report: the papers' numbers and claims beside this run's</h1>",
+           f'<p class="note">{html.escape(INTRO)}</p>', f"<p><b>This run:</b> {html.escape(run)}</p>"]
+    for paper, line, groups, said, excluded in _sections(papers, rows, claims, exclusions):
+        out += [f"<h2>{html.escape(paper.title)}</h2>", f"<p><b>{html.escape(line)}.</b></p>",
                 f'<p class="note">Text copy: <code>../shared/papers/{html.escape(paper.file)}</code>. {html.escape(paper.note)}</p>']
-        body = [[cell(r) for _, cell in COLUMNS] for r in mine]
-        classes = [["" if j != verdict_column else r["verdict"].replace(" ", "") for j in range(len(COLUMNS))] for r in mine]
-        out.append(_html_table([h for h, _ in COLUMNS], body, classes))
+        for table, mine in groups.items():
+            out += [f"<h3>{html.escape(table)}</h3>", verdict_table_html(mine)]
+        if said:
+            out += ["<h3>Claims</h3>",
+                    _html_table(CLAIM_COLUMNS, [[c[k] for k in CLAIM_COLUMNS] for c in said], CLAIM_COLUMNS.index("status"))]
+        if excluded:
+            out += ["<h3>Numbers that are no row</h3>",
+                    _html_table(("what", "source", "reason"), [[e.what, e.source, e.reason] for e in excluded])]
     out.append("</body></html>")
     return "\n".join(out) + "\n"
