@@ -29,7 +29,32 @@ REPRODUCTION_TABLES = {
     **({"table4": TABLE4_OUTPUTS["table4_csv"]} if config["steering"]["models"] else {}),
 }
 
-REPRODUCTION_OUTPUTS = {"md": "results/reproduction.md", "html": "results/reproduction.html"}
+REPRODUCTION_OUTPUTS = {
+    "md": "results/reproduction.md",
+    "html": "results/reproduction.html",
+    "csv": "results/reproduction.csv",
+    "claims_csv": "results/reproduction_claims.csv",
+}
+# The sampling caps that bound a table's n (conflictlab.report.reproduction.plan): (config key, cap; None = every item).
+_CAPS = {
+    "data.max_per_subset": config["data"]["max_per_subset"],
+    "conflicts.max_per_category": config["conflicts"]["max_per_category"],
+    "conflictbank.max_per_relation": config["conflictbank"]["max_per_relation"],
+    "judges.faithfulness_max_per_type": config["judges"]["faithfulness_max_per_type"],
+}
+
+
+def _cap_key(stem):
+    """The config key of the sampling cap that bounds table ``stem``'s n (None: arbitration's synthetic sets)."""
+    if stem == "faithfulness":
+        return "judges.faithfulness_max_per_type"
+    if stem.startswith("arbitration"):
+        return None
+    prefixes = {"conflicts_": "conflicts.max_per_category", "conflictbank": "conflictbank.max_per_relation"}
+    return next((key for prefix, key in prefixes.items() if stem.startswith(prefix)), "data.max_per_subset")
+
+
+REPRODUCTION_CAPS = {stem: (_cap_key(stem), _CAPS[_cap_key(stem)]) for stem in REPRODUCTION_TABLES if _cap_key(stem)}
 
 
 rule reproduction:
@@ -42,6 +67,7 @@ rule reproduction:
         model_lists=REPRODUCTION_MODEL_LISTS,
         instruments=REPRODUCTION_INSTRUMENTS,
         sources=REPRODUCTION_SOURCES,
+        margins=config["reproduction"]["margins"],
         code=code_hash("reproduction.py"),
     log:
         "results/logs/reproduction.log",
@@ -52,3 +78,24 @@ rule reproduction:
         "../envs/scipy.yaml"
     script:
         "../workflow/scripts/reproduction.py"
+
+
+rule reproduction_plan:
+    """Before any model runs: for every paper row and claim, whether this config can compare it (and why not), the paper's n, ours as configured, and the power to reach equivalent. Reads the config alone."""
+    output:
+        csv="results/reproduction_plan.csv",
+    params:
+        model_lists=REPRODUCTION_MODEL_LISTS,
+        instruments=REPRODUCTION_INSTRUMENTS,
+        sources=REPRODUCTION_SOURCES,
+        margins=config["reproduction"]["margins"],
+        tables=list(REPRODUCTION_TABLES),
+        caps=REPRODUCTION_CAPS,
+        code=code_hash("reproduction_plan.py"),
+    log:
+        "results/logs/reproduction_plan.log",
+    localrule: True
+    conda:
+        "../envs/scipy.yaml"
+    script:
+        "../workflow/scripts/reproduction_plan.py"

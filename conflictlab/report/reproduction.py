@@ -350,6 +350,14 @@ def compare(
     return _decide(row, [V.Term(1, row["_estimate"], paper)], number, margins[number.unit], notes)
 
 
+def round_by(number: PaperNumber) -> float:
+    """Half a unit of the last digit the paper printed (:func:`conflictlab.report.verdicts.rounding`); a
+    percentage without ``decimals`` has at least one, as :func:`format_value` prints it (68.0, not 68)."""
+    if number.decimals is None and number.unit == "%":
+        return min(V.rounding(number.value), V.rounding(number.value, 1))
+    return V.rounding(number.value, number.decimals)
+
+
 def _our_estimate(row: Mapping, scale: float) -> V.Estimate:
     """This run's estimate from its table row: a proportion at its n, or a mean whose standard error is the
     table's 95% interval over 2 × 1.96 (the tables' mean intervals are percentile bootstrap, near normal)."""
@@ -378,7 +386,7 @@ def _paper_estimate(number: PaperNumber, ours: V.Estimate, value: float) -> tupl
 
 def _decide(row: dict, terms: Sequence[V.Term], number: PaperNumber, margin: float, notes: Sequence[str],
             point: float | None = None) -> dict:
-    verdict = V.decide(terms, margin, V.rounding(number.value, number.decimals), point)
+    verdict = V.decide(terms, margin, round_by(number), point)
     row.update(margin=margin, difference=verdict.difference, difference_low=verdict.low, difference_high=verdict.high)
     return _done(row, verdict.verdict, [*notes, verdict.why])
 
@@ -557,7 +565,7 @@ def _plan_power(number: PaperNumber, registry: Mapping[str, PaperNumber], n: int
         else:
             return None, "a mean without the paper's SD: its power needs this run's SD"
         terms.append(V.Term(sign, ours_e, paper_e))
-    return V.power_equivalent(terms, margins[number.unit], V.rounding(number.value, number.decimals)), ""
+    return V.power_equivalent(terms, margins[number.unit], round_by(number)), ""
 
 
 def plan(

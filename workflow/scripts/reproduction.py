@@ -1,24 +1,29 @@
-"""Rule reproduction: each paper's headline numbers beside this run's (Markdown and HTML)."""
+"""Rule reproduction: each paper's numbers and claims beside this run's (CSV, Markdown and HTML)."""
 
-from conflictlab.arbitration import paper_numbers as arbitration
-from conflictlab.conflictbank import paper_numbers as conflictbank
-from conflictlab.conflicts import paper_numbers as conflicts
-from conflictlab.contextconflict import paper_numbers as contextconflict
 from conflictlab.logs import configure_logging
 from conflictlab.report import reproduction
+from conflictlab.paper_registries import REGISTRIES
 from conflictlab.report.profile import read_csv_rows
 from conflictlab.report.tables import write_text
 
 log = configure_logging(snakemake.log[0], "reproduction")
 params, out = snakemake.params, snakemake.output
 
-registries = (contextconflict, conflicts, arbitration, conflictbank)
-papers = [registry.PAPER for registry in registries]
+papers = [registry.PAPER for registry in REGISTRIES]
 tables = {stem: read_csv_rows(path) for stem, path in snakemake.input.items()}
-rows = reproduction.compare_all([number for registry in registries for number in registry.NUMBERS], tables=tables,
-                                model_lists=params.model_lists, sources=params.sources, instruments=params.instruments)
+log.info("read %d tables: %s", len(tables), ", ".join(tables))
+context = dict(tables=tables, model_lists=params.model_lists, sources=params.sources, instruments=params.instruments)
+rows = reproduction.compare_all([number for registry in REGISTRIES for number in registry.NUMBERS],
+                                margins=params.margins, **context)
+claims = reproduction.evaluate_claims(
+    [claim for registry in REGISTRIES for claim in registry.CLAIMS],
+    reproduction.ClaimContext(rows={r["key"]: r for r in rows}, **context))
+exclusions = [exclusion for registry in REGISTRIES for exclusion in registry.EXCLUSIONS]
 run = reproduction.describe_run(params.model_lists, params.instruments)
-write_text(reproduction.render_markdown(papers, rows, run=run), out.md)
-write_text(reproduction.render_html(papers, rows, run=run), out.html)
+write_text(reproduction.csv_text(rows, reproduction.CSV_COLUMNS), out.csv)
+write_text(reproduction.csv_text(claims, reproduction.CLAIM_CSV_COLUMNS), out.claims_csv)
+write_text(reproduction.render_markdown(papers, rows, run=run, claims=claims, exclusions=exclusions), out.md)
+write_text(reproduction.render_html(papers, rows, run=run, claims=claims, exclusions=exclusions), out.html)
 for paper in papers:
-    log.info("%s: %s", paper.key, reproduction.counts([r for r in rows if r["paper"] == paper.key]))
+    mine = [r for r in rows if r["paper"] == paper.key]
+    log.info("%s: %s", paper.key, reproduction.summary_line(mine, [c for c in claims if c["paper"] == paper.key]))
