@@ -34,6 +34,7 @@ rule profile:
     """One model's headline numbers of every benchmark beside every other model's, with the paper's where they exist: HTML page and figure."""
     input:
         **PROFILE_INPUTS,
+        reproduction="results/reproduction.csv",  # its verdicts of the page's model (rules/reproduction.smk)
     output:
         html=reported("results/profiles/{model}.html", "profile", "Model profiles"),
         png=reported("results/profiles/{model}.png", "profile", "Model profiles"),

@@ -308,3 +308,23 @@ def test_a_margin_not_above_zero_is_refused_naming_the_key(bad):
     cfg["reproduction"]["margins"]["κ"] = bad
     with pytest.raises(Exception, match=r"(?s)exclusiveMinimum.*\['reproduction'\]\['margins'\]\['κ'\]"):
         validate(cfg, str(REPO / "schemas" / "config.schema.yaml"))
+
+
+# --------------------------------------------------------------------------
+# Outputs: the CSV, and the same verdicts on the model profile pages
+
+
+def test_the_csv_round_trips_and_the_profile_page_shows_the_models_verdicts(tmp_path):
+    from conflictlab.report import profile
+
+    rows = compare_all([acc(60.1, "temporal", paper_n=3000), acc(24.8)])
+    path = tmp_path / "reproduction.csv"
+    path.write_text(R.csv_text(rows, R.CSV_COLUMNS), encoding="utf-8")
+    read = profile.read_csv_rows(path)
+    assert [r["verdict"] for r in read] == [R.EQUIVALENT, R.INCONCLUSIVE]
+    assert set(R.CSV_COLUMNS) >= {"verdict", "difference", "difference_low", "difference_high", "paper_n", "our_n", "margin", "why"}
+    page = profile.render_page(LLAMA, {"contextconflict": [LLAMA]}, [], verdicts=read)
+    assert "<h2>Reproduction verdicts</h2>" in page and '<td class="equivalent">equivalent</td>' in page
+    assert "1 of 2 rows equivalent" in page and "underpowered" in page
+    other = profile.render_page(LLAMA, {"contextconflict": [LLAMA]}, [], verdicts=[dict(r, our_model="x") for r in read])
+    assert "No paper row is of llama-3.1-8b-instruct in this run" in other

@@ -52,6 +52,7 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from conflictlab.report import reproduction
 from conflictlab.report.paper_models import paper_model_name  # noqa: F401  (the pages find their paper names through it)
 from conflictlab.report.tables import format_estimate
 from conflictlab.stats import MIN_N_INTERVAL, wilson_interval
@@ -441,6 +442,17 @@ def _methods_section(model: str, methods: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+def _verdict_section(model: str, verdicts: Sequence[dict]) -> list[str]:
+    """The reproduction report's rows of ``model`` (``our_model``), with their verdicts, as on results/reproduction.html."""
+    mine = [r for r in verdicts if r.get("our_model") == model]
+    out = ["<h2>Reproduction verdicts</h2>",
+           '<p class="source">Source: results/reproduction.csv (results/reproduction.html explains the verdicts).</p>']
+    if not mine:
+        return out + [f'<p class="note">No paper row is of {html.escape(model)} in this run.</p>']
+    out.append(f"<p><b>{html.escape(reproduction.summary_line(mine))}.</b></p>")
+    return out + [reproduction.verdict_table_html(mine)]
+
+
 def render_page(
     model: str,
     model_lists: Mapping[str, Sequence[str]],
@@ -452,6 +464,7 @@ def render_page(
     png: bytes | None = None,
     configured: Mapping[str, bool] | None = None,
     methods: Sequence[dict] | None = None,
+    verdicts: Sequence[dict] | None = None,
 ) -> str:
     """The self-contained HTML page of ``model``.
 
@@ -463,7 +476,8 @@ def render_page(
     embedded as base64; ``configured``: per benchmark whether its tables
     were read (default: whether any model runs it); ``methods``: the rows of
     the methods table (``results/tables/methods.csv``), None where this run
-    has none.
+    has none; ``verdicts``: the rows of ``results/reproduction.csv`` (the
+    reproduction report's verdicts; those of ``model`` are shown).
     """
     everyone = profile_models(model_lists)
     if model not in everyone:
@@ -518,6 +532,8 @@ def render_page(
             out.append('<p class="note">Its tables hold no numbers of these models.</p>')
         if not any(c["benchmark"] == bench.key for c in paper):
             out.append(f'<p class="note">Paper: no published numbers of {html.escape(model)} for {html.escape(bench.title)} in this repository.</p>')
+    if verdicts is not None:
+        out += _verdict_section(model, verdicts)
     if methods is not None:
         out.append("<h2>Conflict-resolution methods</h2>")
         out.append('<p class="source">Source: results/tables/methods.csv (best marks and the other models there).</p>')

@@ -703,7 +703,7 @@ COLUMNS: tuple[tuple[str, Callable[[Mapping], str]], ...] = (
     ("paper", lambda r: format_value(r["value"], r["unit"]) + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")),
     ("paper n", lambda r: _n(r["paper_n"])),
     ("this run [95% CI]", format_ours),
-    ("our n", lambda r: _n(r["n"])),
+    ("our n", lambda r: _n(r["our_n"])),
     ("ours − paper [95% CI] (margin)", format_difference),
     ("verdict", lambda r: r["verdict"]),
     ("why / note", lambda r: "; ".join(t for t in (r["why"], r["note"]) if t)),

@@ -34,7 +34,8 @@ paper = profile.paper_cells(paper_name, *published)
 png = profile.figure_png(profile.profile_figure(model, cells, lists, paper))
 with atomic_path(out.png) as tmp:
     tmp.write_bytes(png)
-write_text(profile.render_page(model, lists, cells, paper, paper_name=paper_name, paper_models=paper_models, png=png, methods=read("methods")),
+write_text(profile.render_page(model, lists, cells, paper, paper_name=paper_name, paper_models=paper_models, png=png, methods=read("methods"),
+                               verdicts=read("reproduction")),
            out.html)
 log.info("%s: %d numbers of this run over %d models, %d of the paper (%s)", model, len(cells), len(profile.profile_models(lists)),
          len(paper), paper_name or "none")
