@@ -43,18 +43,19 @@ _CAPS = {
     "judges.faithfulness_max_per_type": config["judges"]["faithfulness_max_per_type"],
 }
 
-
-def _cap_key(stem):
-    """The config key of the sampling cap that bounds table ``stem``'s n (None: arbitration's synthetic sets)."""
-    if stem == "faithfulness":
-        return "judges.faithfulness_max_per_type"
-    if stem.startswith("arbitration"):
-        return None
-    prefixes = {"conflicts_": "conflicts.max_per_category", "conflictbank": "conflictbank.max_per_relation"}
-    return next((key for prefix, key in prefixes.items() if stem.startswith(prefix)), "data.max_per_subset")
-
-
-REPRODUCTION_CAPS = {stem: (_cap_key(stem), _CAPS[_cap_key(stem)]) for stem in REPRODUCTION_TABLES if _cap_key(stem)}
+# Which cap bounds a table (by the table stem's prefix; arbitration's sets are synthetic, sized by their own keys).
+_CAP_KEYS = {
+    "faithfulness": "judges.faithfulness_max_per_type",
+    "conflicts_": "conflicts.max_per_category",
+    "conflictbank": "conflictbank.max_per_relation",
+    "arbitration": None,
+}
+REPRODUCTION_CAPS = {
+    stem: (key, _CAPS[key])
+    for stem in REPRODUCTION_TABLES
+    for key in [next((k for prefix, k in _CAP_KEYS.items() if stem.startswith(prefix)), "data.max_per_subset")]
+    if key
+}
 
 
 rule reproduction:
@@ -94,6 +95,8 @@ rule reproduction_plan:
         code=code_hash("reproduction_plan.py"),
     log:
         "results/logs/reproduction_plan.log",
+    benchmark:
+        "results/benchmarks/reproduction_plan.tsv"
     localrule: True
     conda:
         "../envs/scipy.yaml"

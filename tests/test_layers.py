@@ -26,6 +26,8 @@ ALLOWED = {
     "report": UTILITIES | {"lm"},
     # a benchmark imports lower layers, never another benchmark: what two need lives below them
     **{name: UTILITIES | {"lm", "judges", "report"} for name in BENCHMARKS},
+    # the top floor: the list of every paper's registry, which the reproduction scripts read
+    "paper_registries": UTILITIES | {"lm", "judges", "report"} | BENCHMARKS,
 }
 
 
