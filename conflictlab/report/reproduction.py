@@ -192,6 +192,8 @@ class Claim:
     page: str | None = None
     check: Callable[[ClaimContext], ClaimCheck] | None = None
     exclusion: str | None = None
+    # The rows (PaperNumber.key) the check reads, so that the plan can say whether a config can check it.
+    reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
