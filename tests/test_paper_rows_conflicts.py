@@ -13,7 +13,14 @@ from conflictlab.arbitration import claims as AC
 from conflictlab.arbitration import paper_numbers as arbitration
 from conflictlab.conflicts import paper_numbers as conflicts
 from conflictlab.conflicts.prompts import STRATEGIES
-from conflictlab.conflicts.tables import PAPER_TABLE4, PAPER_TABLE5, PAPER_TABLE6, PAPER_TABLE6_MODEL, PAPER_TABLE7, RELEASE_COUNTS
+from conflictlab.conflicts.tables import (
+    PAPER_TABLE4,
+    PAPER_TABLE5,
+    PAPER_TABLE6,
+    PAPER_TABLE6_MODEL,
+    PAPER_TABLE7,
+    RELEASE_COUNTS,
+)
 from conflictlab.report import reproduction as R
 from conflictlab.report.reproduction import ClaimContext, Derived
 
@@ -27,30 +34,60 @@ HOLDS, FAILS, NOT_COMPARABLE = R.CLAIM_STATUSES
 # --------------------------------------------------------------------------
 # CONFLICTS: this run's tables built from the paper's own numbers
 
-CONFLICTS_MODELS = {"Gemma 3 27B": ("gemma-3-27b-it", "hf:google/gemma-3-27b-it"),
-                    "Qwen 2.5 72B": ("qwen2.5-72b-instruct", "hf:Qwen/Qwen2.5-72B-Instruct"),
-                    "GPT-4o": ("gpt-4o", "hosted:gpt-4o-2024-08-06"), "Gemini 2.0 Flash": ("gemini-2.0-flash", "hosted:gemini-2.0-flash"),
-                    "Gemini 2.5 Flash": ("gemini-2.5-flash", "hosted:gemini-2.5-flash"),
-                    "Gemini 2.5 Flash Thinking": ("gemini-2.5-flash-thinking", "hosted:gemini-2.5-flash")}
+CONFLICTS_MODELS = {
+    "Gemma 3 27B": ("gemma-3-27b-it", "hf:google/gemma-3-27b-it"),
+    "Qwen 2.5 72B": ("qwen2.5-72b-instruct", "hf:Qwen/Qwen2.5-72B-Instruct"),
+    "GPT-4o": ("gpt-4o", "hosted:gpt-4o-2024-08-06"),
+    "Gemini 2.0 Flash": ("gemini-2.0-flash", "hosted:gemini-2.0-flash"),
+    "Gemini 2.5 Flash": ("gemini-2.5-flash", "hosted:gemini-2.5-flash"),
+    "Gemini 2.5 Flash Thinking": ("gemini-2.5-flash-thinking", "hosted:gemini-2.5-flash"),
+}
 OURS = {paper: ours for paper, (ours, _) in CONFLICTS_MODELS.items()}
 
 
 def context(tables, models=None, model_list="conflicts.models", registry=CONFLICTS_MODELS):
     names = list(registry) if models is None else models
-    return ClaimContext(tables=tables, rows={}, model_lists={model_list: [registry[m][0] for m in names]},
-                        sources={ours: source for ours, source in registry.values()})
+    return ClaimContext(
+        tables=tables,
+        rows={},
+        model_lists={model_list: [registry[m][0] for m in names]},
+        sources={ours: source for ours, source in registry.values()},
+    )
 
 
 def conflicts_tables(table4=PAPER_TABLE4, table5=PAPER_TABLE5, table6=None, n=100):
     """Tables 4-6 as this run would write them (proportions), holding the given values (%); Table 6's
     values for every model, the paper's (Gemini 2.5 Flash Thinking's) unless given."""
-    t4 = [{"source": "this run", "model": OURS[m], "readout": "generation", "n": n, "accuracy": v / 100} for m, v in table4.items()]
-    t5 = [{"source": "this run", "model": OURS[m], "strategy": s, "n_behaviour": n, "n_recall": n, "n_grounding": n,
-           "expected_behaviour": eb / 100, "answer_recall": ar / 100, "grounding": gr / 100}
-          for m, rows in table5.items() for s, (eb, ar, gr) in zip(STRATEGIES, rows)]
-    t6 = [{"source": "this run", "model": OURS[m], "category": group, **{s: v / 100 for s, v in zip(STRATEGIES, values)},
-           **{f"n_{s}": n for s in STRATEGIES}}
-          for m in OURS for group, values in ((table6 or {}).get(m, PAPER_TABLE6)).items()]
+    t4 = [
+        {"source": "this run", "model": OURS[m], "readout": "generation", "n": n, "accuracy": v / 100}
+        for m, v in table4.items()
+    ]
+    t5 = [
+        {
+            "source": "this run",
+            "model": OURS[m],
+            "strategy": s,
+            "n_behaviour": n,
+            "n_recall": n,
+            "n_grounding": n,
+            "expected_behaviour": eb / 100,
+            "answer_recall": ar / 100,
+            "grounding": gr / 100,
+        }
+        for m, rows in table5.items()
+        for s, (eb, ar, gr) in zip(STRATEGIES, rows)
+    ]
+    t6 = [
+        {
+            "source": "this run",
+            "model": OURS[m],
+            "category": group,
+            **{s: v / 100 for s, v in zip(STRATEGIES, values)},
+            **{f"n_{s}": n for s in STRATEGIES},
+        }
+        for m in OURS
+        for group, values in ((table6 or {}).get(m, PAPER_TABLE6)).items()
+    ]
     return {"conflicts_table4": t4, "conflicts_table5": t5, "conflicts_table6": t6}
 
 
@@ -76,11 +113,21 @@ CONFLICTS_FAILING = {
     "oracle-every-model": conflicts_tables(table5=with_cell(PAPER_TABLE5, "GPT-4o", "oracle", 0, 60.0)),
     "oracle-preserves": conflicts_tables(table5=with_cell(PAPER_TABLE5, "GPT-4o", "oracle", 1, 80.0)),
     "oracle-upper-bound": conflicts_tables(table5=with_cell(PAPER_TABLE5, "Gemma 3 27B", "pipeline", 0, 90.0)),
-    "pipeline-taxonomy-improve": conflicts_tables(table5=with_cell(PAPER_TABLE5, "Qwen 2.5 72B", "taxonomy_aware", 0, 60.0)),
-    "pipeline-taxonomy-preserve": conflicts_tables(table5=with_cell(PAPER_TABLE5, "Gemma 3 27B", "taxonomy_aware", 1, 85.9)),
-    "pipeline-over-taxonomy": conflicts_tables(table5=with_cell(PAPER_TABLE5, "Gemma 3 27B", "taxonomy_aware", 0, 99.0)),
-    "opinions-hardest": conflicts_tables(table6={PAPER_TABLE6_MODEL: {**PAPER_TABLE6, "No conflict": (30.0, 74.7, 71.0, 90.1)}}),
-    "other-models-similar": conflicts_tables(table6={"GPT-4o": {**PAPER_TABLE6, "Conflicting opinions": (90.0, 73.3, 69.8, 87.9)}}),
+    "pipeline-taxonomy-improve": conflicts_tables(
+        table5=with_cell(PAPER_TABLE5, "Qwen 2.5 72B", "taxonomy_aware", 0, 60.0)
+    ),
+    "pipeline-taxonomy-preserve": conflicts_tables(
+        table5=with_cell(PAPER_TABLE5, "Gemma 3 27B", "taxonomy_aware", 1, 85.9)
+    ),
+    "pipeline-over-taxonomy": conflicts_tables(
+        table5=with_cell(PAPER_TABLE5, "Gemma 3 27B", "taxonomy_aware", 0, 99.0)
+    ),
+    "opinions-hardest": conflicts_tables(
+        table6={PAPER_TABLE6_MODEL: {**PAPER_TABLE6, "No conflict": (30.0, 74.7, 71.0, 90.1)}}
+    ),
+    "other-models-similar": conflicts_tables(
+        table6={"GPT-4o": {**PAPER_TABLE6, "Conflicting opinions": (90.0, 73.3, 69.8, 87.9)}}
+    ),
 }
 
 
@@ -97,7 +144,12 @@ def test_the_text_claims_a_gain_its_own_table_does_not_show():
     assert result.numbers["Complementary information: pipeline - vanilla"] == pytest.approx(0.0, abs=1e-9)
     assert "Complementary information" in result.why
     fixed = {**PAPER_TABLE6, "Complementary information": (83.3, 84.0, 78.1, 94.7)}
-    assert claim(conflicts, "pipeline-per-category").check(context(conflicts_tables(table6={PAPER_TABLE6_MODEL: fixed}))).status == HOLDS
+    assert (
+        claim(conflicts, "pipeline-per-category")
+        .check(context(conflicts_tables(table6={PAPER_TABLE6_MODEL: fixed})))
+        .status
+        == HOLDS
+    )
 
 
 @pytest.mark.parametrize("key", list(CONFLICTS_FAILING))
@@ -114,7 +166,11 @@ def test_a_missing_table_or_model_is_not_comparable_and_named(registry):
             continue
         bare = c.check(ClaimContext(tables={}, rows={}, model_lists={}, sources={}))
         assert bare.status == NOT_COMPARABLE and model_list in bare.why, (c.key, bare)
-        everyone = c.check(context({}, model_list=model_list, registry=CONFLICTS_MODELS if registry is conflicts else ARBITRATION_MODELS))
+        everyone = c.check(
+            context(
+                {}, model_list=model_list, registry=CONFLICTS_MODELS if registry is conflicts else ARBITRATION_MODELS
+            )
+        )
         assert everyone.status == NOT_COMPARABLE and "is not made in this run" in everyone.why, (c.key, everyone)
 
 
@@ -129,7 +185,10 @@ def test_a_row_with_n_below_two_or_no_value_is_not_comparable():
 
 def test_a_claim_over_the_models_present_names_the_absent_one_it_needs():
     result = claim(conflicts, "vanilla-range").check(context(conflicts_tables(), models=["Gemma 3 27B", "GPT-4o"]))
-    assert result.status == NOT_COMPARABLE and result.why == "model absent: Gemini 2.5 Flash Thinking is not in conflicts.models"
+    assert (
+        result.status == NOT_COMPARABLE
+        and result.why == "model absent: Gemini 2.5 Flash Thinking is not in conflicts.models"
+    )
     fewer = claim(conflicts, "oracle-every-model").check(context(conflicts_tables(), models=["GPT-4o"]))
     assert fewer.status == HOLDS and list(fewer.numbers) == ["GPT-4o: oracle - vanilla"]
 
@@ -140,15 +199,23 @@ def test_a_claim_over_the_models_present_names_the_absent_one_it_needs():
 ARBITRATION_MODELS = {name: (name.lower(), f"hf:org/{name}") for name in AC.PAPER_MODELS}
 # numbers-aligned and text-aligned conflict accuracy in the modality setting: Qwen3 prefer numbers (not monotonically
 # with size, the larger ones below chance with the text aligned), Llama and Mistral the text, Gemma balanced
-MODALITY = {"Qwen3-1.7B": (0.85, 0.35), "Qwen3-4B": (0.9, 0.3), "Qwen3-8B": (0.8, 0.4), "Qwen3-14B": (0.95, 0.2),
-            AC.GEMMA: (0.7, 0.68), AC.LLAMA: (0.4, 0.8), AC.MISTRAL: (0.45, 0.75)}
+MODALITY = {
+    "Qwen3-1.7B": (0.85, 0.35),
+    "Qwen3-4B": (0.9, 0.3),
+    "Qwen3-8B": (0.8, 0.4),
+    "Qwen3-14B": (0.95, 0.2),
+    AC.GEMMA: (0.7, 0.68),
+    AC.LLAMA: (0.4, 0.8),
+    AC.MISTRAL: (0.45, 0.75),
+}
 
 
 def paper_like(model, setting, order, source, condition):
-    """Accuracy of the paper's findings; the aligned source last is 0.05 (Gemma's recency: 0.01) above first."""
+    """Accuracy of the paper's findings; the aligned source last is 0.05 (Gemma's recency and reliability:
+    0.01) above first."""
     if condition == "unimodal":
         return 0.97
-    step = 0.01 if (model, setting) == (AC.GEMMA, "recency") else 0.05
+    step = 0.01 if model == AC.GEMMA and setting in ("recency", "reliability") else 0.05
     shift = step if order == "aligned_last" else -step
     if setting == "modality":
         return MODALITY[model][AC.SOURCES.index(source)] + shift
@@ -158,58 +225,119 @@ def paper_like(model, setting, order, source, condition):
     return {"recency": 0.9, "reliability": 0.7}[setting] + shift
 
 
-def arbitration_tables(tweak=None, n=100):
-    accuracy = [{"model": m.lower(), "setting": s, "order": o, "condition": c, "aligned_source": src, "n": n,
-                 "accuracy": (tweak or paper_like)(m, s, o, src, c)}
-                for m in AC.PAPER_MODELS for s in AC.SETTINGS for o in AC.ORDERS for c in ("conflict", "unimodal") for src in AC.SOURCES]
-    levels = {"text only": 0.01, "numbers only": 0.05, "conflict": 0.08}
-    sensitivity = [{"model": m.lower(), "factor": f, "condition": c, "n_deltas": 8, "std_abs_delta": 0.01,
-                    "mean_abs_delta": v * (0.5 if m == "Qwen3-14B" else 1.0)}
-                   for m in AC.PAPER_MODELS for f in ("choices", "domain", "T", "sigma", "margin") for c, v in levels.items()]
-    return {AC.ACCURACY: accuracy, AC.SENSITIVITY: sensitivity}
+def sensitivity(model, factor, condition):
+    """The sweeps of the paper's findings: text only least, the margin most in numbers only, Qwen3-4B and Gemma
+    sensitive to the series length under conflict, Qwen3-14B half as sensitive as any other."""
+    value = {"text only": 0.01, "numbers only": 0.1 if factor == "margin" else 0.05, "conflict": 0.08}[condition]
+    if (factor, condition) == ("T", "conflict") and model in ("Qwen3-4B", AC.GEMMA):
+        value = 0.2
+    return value * (0.5 if model == "Qwen3-14B" else 1.0)
+
+
+def arbitration_tables(tweak=None, n=100, sweep=sensitivity):
+    accuracy = [
+        {
+            "model": m.lower(),
+            "setting": s,
+            "order": o,
+            "condition": c,
+            "aligned_source": src,
+            "n": n,
+            "accuracy": (tweak or paper_like)(m, s, o, src, c),
+        }
+        for m in AC.PAPER_MODELS
+        for s in AC.SETTINGS
+        for o in AC.ORDERS
+        for c in ("conflict", "unimodal")
+        for src in AC.SOURCES
+    ]
+    sweeps = [
+        {
+            "model": m.lower(),
+            "factor": f,
+            "condition": c,
+            "n_deltas": 8,
+            "std_abs_delta": 0.01,
+            "mean_abs_delta": sweep(m, f, c),
+        }
+        for m in AC.PAPER_MODELS
+        for f in ("choices", "domain", "T", "sigma", "margin")
+        for c in ("text only", "numbers only", "conflict")
+    ]
+    return {AC.ACCURACY: accuracy, AC.SENSITIVITY: sweeps}
 
 
 def tweaked(**changes):
     """paper_like with {(model, setting, order, source, condition) with None as a wildcard: value} applied."""
+
     def value(*cell):
         for pattern, new in changes["cells"].items():
             if all(p is None or p == c for p, c in zip(pattern, cell)):
                 return new
         return paper_like(*cell)
+
     return value
 
 
 ARBITRATION_FAILING = {
     "unimodal-high": arbitration_tables(tweaked(cells={(AC.LLAMA, "modality", None, "numbers", "unimodal"): 0.8})),
-    "modality-preferences": arbitration_tables(tweaked(cells={("Qwen3-8B", "modality", None, "text", "conflict"): 0.95})),
+    "modality-preferences": arbitration_tables(
+        tweaked(cells={("Qwen3-8B", "modality", None, "text", "conflict"): 0.95})
+    ),
     "gemma-balanced": arbitration_tables(tweaked(cells={(AC.GEMMA, "modality", None, "text", "conflict"): 0.2})),
-    "no-monotonic-size": arbitration_tables(tweaked(cells={("Qwen3-8B", "modality", None, "text", "conflict"): 0.25,
-                                                            ("Qwen3-14B", "modality", None, "text", "conflict"): 0.1,
-                                                            ("Qwen3-8B", "modality", None, "numbers", "conflict"): 0.95,
-                                                            ("Qwen3-14B", "modality", None, "numbers", "conflict"): 0.99})),
-    "later-evidence-wins": arbitration_tables(tweaked(cells={(None, "modality", "aligned_last", None, "conflict"): 0.1})),
-    "qwen3-below-chance": arbitration_tables(tweaked(cells={(m, "modality", None, "text", "conflict"): 0.6 for m in AC.QWEN3[2:]})),
+    "no-monotonic-size": arbitration_tables(
+        tweaked(
+            cells={
+                ("Qwen3-8B", "modality", None, "text", "conflict"): 0.25,
+                ("Qwen3-14B", "modality", None, "text", "conflict"): 0.1,
+                ("Qwen3-8B", "modality", None, "numbers", "conflict"): 0.95,
+                ("Qwen3-14B", "modality", None, "numbers", "conflict"): 0.99,
+            }
+        )
+    ),
+    "later-evidence-wins": arbitration_tables(
+        tweaked(cells={(None, "modality", "aligned_last", None, "conflict"): 0.1})
+    ),
+    "qwen3-below-chance": arbitration_tables(
+        tweaked(cells={(m, "modality", None, "text", "conflict"): 0.6 for m in AC.QWEN3[2:]})
+    ),
     "recency-stronger": arbitration_tables(tweaked(cells={(AC.LLAMA, "recency", None, None, "conflict"): 0.3})),
     "recency-later-wins": arbitration_tables(tweaked(cells={(None, "recency", "aligned_last", None, "conflict"): 0.5})),
-    "gemma-order-consistent": arbitration_tables(tweaked(cells={(AC.GEMMA, "recency", "aligned_first", None, "conflict"): 0.3})),
+    "gemma-order-consistent": arbitration_tables(
+        tweaked(cells={(AC.GEMMA, "recency", "aligned_first", None, "conflict"): 0.3})
+    ),
     "reliability-weaker": arbitration_tables(tweaked(cells={(None, "reliability", None, None, "conflict"): 0.95})),
     "tool-strongest": arbitration_tables(tweaked(cells={(None, "tool", None, None, "conflict"): 0.96})),
     "tool-context-last": arbitration_tables(tweaked(cells={(None, "tool", "aligned_last", None, "conflict"): 0.01})),
     "tool-near-zero": arbitration_tables(tweaked(cells={(None, "tool", "aligned_first", None, "conflict"): 0.3})),
     "llama-mistral-resist-tool": arbitration_tables(tweaked(cells={(AC.GEMMA, "tool", None, None, "conflict"): 0.9})),
+    "gemma-order-stable-reliability": arbitration_tables(
+        tweaked(cells={(AC.GEMMA, "reliability", "aligned_first", None, "conflict"): 0.2})
+    ),
+    "tool-amplifies": arbitration_tables(tweaked(cells={(AC.GEMMA, "tool", None, None, "conflict"): 0.96})),
+    "numbers-sensitive-margin": arbitration_tables(
+        sweep=lambda m, f, c: 0.01 if (f, c) == ("margin", "numbers only") else sensitivity(m, f, c)
+    ),
+    "length-sensitive": arbitration_tables(
+        sweep=lambda m, f, c: 0.001 if (m, f, c) == ("Qwen3-4B", "T", "conflict") else sensitivity(m, f, c)
+    ),
 }
 
 
 @pytest.mark.parametrize("key", [c.key for c in AC.CLAIMS])
 def test_each_arbitration_claim_holds_on_a_run_showing_the_papers_findings(key):
-    result = claim(arbitration, key).check(context(arbitration_tables(), model_list=AC.MODELS, registry=ARBITRATION_MODELS))
+    result = claim(arbitration, key).check(
+        context(arbitration_tables(), model_list=AC.MODELS, registry=ARBITRATION_MODELS)
+    )
     assert result.status == HOLDS, result
     assert result.numbers and not result.why
 
 
 @pytest.mark.parametrize("key", list(ARBITRATION_FAILING))
 def test_each_arbitration_claim_fails_where_the_bars_turn(key):
-    result = claim(arbitration, key).check(context(ARBITRATION_FAILING[key], model_list=AC.MODELS, registry=ARBITRATION_MODELS))
+    result = claim(arbitration, key).check(
+        context(ARBITRATION_FAILING[key], model_list=AC.MODELS, registry=ARBITRATION_MODELS)
+    )
     assert result.status == FAILS and result.why, result
 
 
@@ -219,9 +347,13 @@ def test_the_sensitivity_claims_fail_on_a_flat_or_inverted_sweep():
         row["mean_abs_delta"] = 0.2 if row["condition"] == "text only" else 0.01
     ctx = context(tables, model_list=AC.MODELS, registry=ARBITRATION_MODELS)
     assert claim(arbitration, "sensitivity-text-low").check(ctx).status == FAILS
-    assert claim(arbitration, "qwen3-14b-stable").check(ctx).status == FAILS  # every Qwen3 as stable: the first wins the tie
+    assert (
+        claim(arbitration, "qwen3-14b-stable").check(ctx).status == FAILS
+    )  # every Qwen3 as stable: the first wins the tie
     tables[AC.SENSITIVITY] = [r for r in tables[AC.SENSITIVITY] if r["condition"] != "text only"]
-    gone = claim(arbitration, "sensitivity-text-low").check(context(tables, model_list=AC.MODELS, registry=ARBITRATION_MODELS))
+    gone = claim(arbitration, "sensitivity-text-low").check(
+        context(tables, model_list=AC.MODELS, registry=ARBITRATION_MODELS)
+    )
     assert gone.status == NOT_COMPARABLE and "no mean_abs_delta" in gone.why
 
 
@@ -229,8 +361,13 @@ def test_a_missing_column_is_named():
     tables = arbitration_tables()
     for row in tables[AC.ACCURACY]:
         del row["aligned_source"]
-    result = claim(arbitration, "unimodal-high").check(context(tables, model_list=AC.MODELS, registry=ARBITRATION_MODELS))
-    assert result.status == NOT_COMPARABLE and result.why == "results/tables/arbitration_accuracy.csv has no column aligned_source"
+    result = claim(arbitration, "unimodal-high").check(
+        context(tables, model_list=AC.MODELS, registry=ARBITRATION_MODELS)
+    )
+    assert (
+        result.status == NOT_COMPARABLE
+        and result.why == "results/tables/arbitration_accuracy.csv has no column aligned_source"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -254,12 +391,14 @@ def test_keys_are_unique_and_every_claim_has_a_check_or_an_exclusion(registry):
 
 def test_the_counts():
     assert (len(conflicts.NUMBERS), len(conflicts.CLAIMS), len(conflicts.EXCLUSIONS)) == (114, 16, 15)
-    assert (len(arbitration.NUMBERS), len(arbitration.CLAIMS), len(arbitration.EXCLUSIONS)) == (5, 16, 13)
+    assert (len(arbitration.NUMBERS), len(arbitration.CLAIMS), len(arbitration.EXCLUSIONS)) == (5, 20, 13)
 
 
 def test_tables_2_and_7_and_the_counts_of_the_text_are_the_releases():
     by_key = {n.key: n for n in conflicts.NUMBERS}
-    assert [by_key[f"table2:{label}"].value for label in conflicts.TABLE2_ROWS.values()] == list(RELEASE_COUNTS.values())
+    assert [by_key[f"table2:{label}"].value for label in conflicts.TABLE2_ROWS.values()] == list(
+        RELEASE_COUNTS.values()
+    )
     assert by_key["table2:Total"].value == 458 == sum(PAPER_TABLE7.values())
     assert by_key["conflicting queries"].value == 458 - RELEASE_COUNTS["no_conflict"] == 297
     assert by_key["answer recall queries"].value == 228
@@ -290,7 +429,11 @@ def test_every_number_and_quote_is_in_the_papers_text_copy(registry):
     body = _copy(registry)
     for number in registry.NUMBERS:
         if number.value is not None:
-            printed = f"{number.value:.{number.decimals}f}" if number.decimals is not None else R.format_value(number.value, number.unit)
+            printed = (
+                f"{number.value:.{number.decimals}f}"
+                if number.decimals is not None
+                else R.format_value(number.value, number.unit)
+            )
             assert re.search(rf"(?<![\d.]){re.escape(printed)}(?![\d])", body), (number.key, printed)
     for c in registry.CLAIMS:
         assert re.sub(r"\s+", " ", c.quote) in body, c.key

@@ -10,8 +10,8 @@ the missing name, never an exception.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import wraps
-from typing import Callable, Iterable, Mapping, Sequence
 
 from conflictlab.report.reproduction import CLAIM_STATUSES, FAILS, HOLDS, ClaimCheck, ClaimContext
 from conflictlab.stats import MIN_N_INTERVAL
@@ -60,8 +60,10 @@ def present(ctx: ClaimContext, paper_names: Iterable[str], model_list: str, *, a
     found = {name: ctx.model(name, model_list) for name in names}
     found = {name: ours for name, ours in found.items() if ours is not None}
     if len(found) < at_least:
-        raise Missing(f"{len(found)} of the paper's models {', '.join(names)} in {model_list} (this run: "
-                      f"{', '.join(ctx.model_lists.get(model_list, ())) or 'none'}); the claim needs {at_least}")
+        raise Missing(
+            f"model absent: {len(found)} of the paper's models {', '.join(names)} in {model_list} (this run: "
+            f"{', '.join(ctx.model_lists.get(model_list, ())) or 'none'}); the claim needs {at_least}"
+        )
     return found
 
 
