@@ -7,11 +7,14 @@ import os
 import re
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from conflictlab.arbitration import claims as AC
 from conflictlab.arbitration import paper_numbers as arbitration
+from conflictlab.arbitration.report import mean_over_seeds
 from conflictlab.conflicts import paper_numbers as conflicts
+from conflictlab.conflicts.dataset import QUERY_SCHEMA
 from conflictlab.conflicts.prompts import STRATEGIES
 from conflictlab.conflicts.tables import (
     PAPER_TABLE4,
@@ -20,6 +23,11 @@ from conflictlab.conflicts.tables import (
     PAPER_TABLE6_MODEL,
     PAPER_TABLE7,
     RELEASE_COUNTS,
+    TABLE4_SCHEMA,
+    TABLE5_SCHEMA,
+    TABLE6_SCHEMA,
+    table2,
+    table7,
 )
 from conflictlab.report import reproduction as R
 from conflictlab.report.reproduction import ClaimContext, Derived
@@ -190,7 +198,61 @@ def test_a_claim_over_the_models_present_names_the_absent_one_it_needs():
         and result.why == "model absent: Gemini 2.5 Flash Thinking is not in conflicts.models"
     )
     fewer = claim(conflicts, "oracle-every-model").check(context(conflicts_tables(), models=["GPT-4o"]))
-    assert fewer.status == HOLDS and list(fewer.numbers) == ["GPT-4o: oracle - vanilla"]
+    assert fewer.status == HOLDS and list(fewer.numbers) == ["GPT-4o: oracle - vanilla", "smallest n"]
+    # what a "holds" stands on: the fewest items behind any estimate read
+    assert fewer.numbers["smallest n"] == 100
+    small = conflicts_tables()
+    small["conflicts_table5"][0]["n_behaviour"] = 7  # Gemma 3 27B, vanilla
+    assert claim(conflicts, "oracle-every-model").check(context(small)).numbers["smallest n"] == 7
+
+
+def test_the_constructed_tables_have_the_columns_the_workflow_writes():
+    schemas = {"conflicts_table4": TABLE4_SCHEMA, "conflicts_table5": TABLE5_SCHEMA, "conflicts_table6": TABLE6_SCHEMA}
+    for stem, rows in conflicts_tables().items():
+        assert set(rows[0]) <= set(schemas[stem].names), stem
+    cells = [
+        {
+            "model": "m",
+            "setting": "tool",
+            "order": "aligned_first",
+            "condition": "conflict",
+            "aligned_source": "text",
+            "seed": 0,
+            "n": 10,
+            "n_correct": 3,
+            "accuracy": 0.3,
+            "calibrated": 0.5,
+        }
+    ]
+    written = mean_over_seeds(cells).column_names
+    assert set(arbitration_tables()[AC.ACCURACY][0]) <= set(written)
+
+
+def test_the_table_2_and_7_rows_find_their_row_in_the_tables_the_workflow_writes():
+    queries = pa.Table.from_pylist(
+        [
+            {
+                "query_id": i,
+                "source": source,
+                "question": "q",
+                "conflict_type": kind,
+                "conflict_type_released": kind,
+                "correct_answer": None,
+                "search_results": [],
+                "n_results": 9,
+            }
+            for i, (source, kind) in enumerate([("conflictingqa", "complementary"), ("FreshQA", "outdated")])
+        ],
+        schema=QUERY_SCHEMA,
+    )
+    written = {"conflicts_table2": table2(queries).to_pylist(), "conflicts_table7": table7(queries).to_pylist()}
+    for number in conflicts.NUMBERS:
+        if number.table in ("Table 2", "Table 7"):
+            ours = number.ours
+            found = [r for r in written[ours.table] if all(str(r[k]) == str(v) for k, v in ours.where.items())]
+            assert len(found) == 1 and ours.column in found[0], number.key
+            if number.key in ("table2:Complementary information", "table7:ConflictingQA", "table7:FreshQA"):
+                assert found[0][ours.column] == 1
 
 
 # --------------------------------------------------------------------------

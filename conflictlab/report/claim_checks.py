@@ -4,19 +4,27 @@ A check reads this run's result tables (``ClaimContext.tables``: ``{CSV
 stem: rows}``); whatever it needs and this run lacks (a table, a column, a
 model, a row, a value, or an n too small for any statement) raises
 :class:`Missing`, which :func:`checked` turns into ``not comparable`` with
-the missing name, never an exception.
+the missing name, never an exception. A check compares point estimates, as
+the papers' sentences do; its numbers end with ``smallest n``, the fewest
+items behind any estimate it read, so that a reader sees what a ``holds``
+stands on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from functools import wraps
 
 from conflictlab.report.reproduction import CLAIM_STATUSES, FAILS, HOLDS, ClaimCheck, ClaimContext
 from conflictlab.stats import MIN_N_INTERVAL
 
 NOT_COMPARABLE = CLAIM_STATUSES[2]
+SMALLEST_N = "smallest n"
+# The n of every estimate the running check has read (set by checked, appended to by cell).
+_read_n: ContextVar[list[float] | None] = ContextVar("claim_read_n", default=None)
 
 
 class Missing(Exception):
@@ -28,10 +36,17 @@ def checked(check: Callable[[ClaimContext], ClaimCheck]) -> Callable[[ClaimConte
 
     @wraps(check)
     def run(ctx: ClaimContext) -> ClaimCheck:
+        token = _read_n.set([])
         try:
-            return check(ctx)
+            result = check(ctx)
+            seen = _read_n.get()
         except Missing as missing:
             return ClaimCheck(NOT_COMPARABLE, why=str(missing))
+        finally:
+            _read_n.reset(token)
+        if not seen:
+            return result
+        return dataclasses.replace(result, numbers={**result.numbers, SMALLEST_N: int(min(seen))})
 
     return run
 
@@ -84,6 +99,8 @@ def cell(ctx: ClaimContext, stem: str, column: str, *, n_column: str = "n", scal
         raise Missing(f"{n_column} = {n} < {MIN_N_INTERVAL} in {label}")
     if value is None:
         raise Missing(f"no value of {column} in {label}")
+    if (seen := _read_n.get()) is not None:
+        seen.append(n)
     return scale * value
 
 
