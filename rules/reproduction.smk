@@ -27,6 +27,10 @@ REPRODUCTION_TABLES = {
     "table1": TABLE1_OUTPUTS["table1_csv"],
     **({"table3": TABLE3_OUTPUTS["table3_csv"]} if SHUFFLE_TYPES else {}),
     **({"table4": TABLE4_OUTPUTS["table4_csv"]} if config["steering"]["models"] else {}),
+    # the claims' tables (conflictlab.<benchmark>.claims), by their CSV stems
+    **({f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table2", "table7")} if config["conflicts"]["models"] else {}),
+    **({Path(ARBITRATION_OUTPUTS[k]).stem: ARBITRATION_OUTPUTS[k] for k in ("accuracy_csv", "sensitivity_csv")}
+       if config["arbitration"]["models"] else {}),
 }
 
 REPRODUCTION_OUTPUTS = {

@@ -20,7 +20,8 @@ from conflictlab.report.reproduction import Instrument, Ours, PaperNumber
 from .conftest import REPO
 
 REGISTRIES = (contextconflict, conflicts, arbitration, conflictbank)
-NUMBERS = [number for registry in REGISTRIES for number in registry.NUMBERS]
+# Derived rows (a difference of two rows) are compared by the verdict engine from the rows they name, not by compare() alone.
+NUMBERS = [number for registry in REGISTRIES for number in registry.NUMBERS if not isinstance(number.ours, R.Derived)]
 
 LLAMA = "llama-3.1-8b-instruct"
 SOURCES = {LLAMA: "hf:meta-llama/Llama-3.1-8B-Instruct", "llama-3.2-1b": "hf:meta-llama/Llama-3.2-1B", "small": "path:/models/small",
