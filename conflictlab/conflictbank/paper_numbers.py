@@ -88,7 +88,7 @@ NUMBERS: tuple[PaperNumber, ...] = (
                 "200 random examples", 95, "%", "§2.5 p. 4", caveat=HUMAN_LABELS, paper_n=200, decimals=0, table="§2.5 text",
                 key="classifier-accuracy"),
     PaperNumber("conflictbank", "examples judged ambiguously conflicting", None, "200 examples per volunteer", 1, "count",
-                "§B.4 p. 16 ('Only one of 200')", caveat=HUMAN_LABELS, paper_n=200, table="§B.4 text", key="ambiguous-examples"),
+                "Appendix B.4 p. 16 ('Only one of 200')", caveat=HUMAN_LABELS, paper_n=200, table="§B.4 text", key="ambiguous-examples"),
 )
 
 SETTING = "a setting of the study, which config/paper-conflictbank.yaml sets, not a result"
