@@ -43,8 +43,17 @@ def _mr(ctx: ClaimContext, ours: str, setting: str) -> float:
 def _embedded(ctx: ClaimContext, ours: str, ratio: str, setting: str, column: str = "mr") -> float:
     """``column`` (%) of the trained model ``ours`` at ``ratio`` in ``setting``, on the base model's scored subset."""
     n_column = "n_mr" if column == "mr" else "n_scored"
-    return cell(ctx, "conflictbank_embedded", column, n_column=n_column, scale=100.0, model=ours, ratio=ratio,
-                setting=setting, scored_on="scored subset")
+    return cell(
+        ctx,
+        "conflictbank_embedded",
+        column,
+        n_column=n_column,
+        scale=100.0,
+        model=ours,
+        ratio=ratio,
+        setting=setting,
+        scored_on="scored subset",
+    )
 
 
 def _mean_over(ctx: ClaimContext, models: Mapping[str, str], setting: str) -> float:
@@ -64,7 +73,10 @@ def below_and_above_half(ctx: ClaimContext) -> ClaimCheck:
     for name, ours in models.items():
         alone = max(_mr(ctx, ours, kind) for kind in KINDS)
         mixed = min(_mr(ctx, ours, f"correct_{kind}") for kind in KINDS)
-        numbers |= {f"{name}: highest MR, conflicting evidence alone": alone, f"{name}: lowest MR, mixed evidence": mixed}
+        numbers |= {
+            f"{name}: highest MR, conflicting evidence alone": alone,
+            f"{name}: lowest MR, mixed evidence": mixed,
+        }
         if not (alone < 50 < mixed):
             off.append(name)
     return outcome(not off, numbers, f"not below 50% alone and above 50% mixed: {', '.join(off)}")
@@ -75,8 +87,11 @@ def lower_for_temporal_and_semantic(ctx: ClaimContext) -> ClaimCheck:
     """Mean over models, conflicting evidence alone: semantic < temporal < misinformation."""
     models = present(ctx, TWELVE, MODELS)
     mr = {kind: _mean_over(ctx, models, kind) for kind in KINDS}
-    return outcome(mr["semantic"] < mr["temporal"] < mr["misinformation"], {f"mean MR, {k} alone": v for k, v in mr.items()},
-                   "the kinds are not ordered semantic < temporal < misinformation")
+    return outcome(
+        mr["semantic"] < mr["temporal"] < mr["misinformation"],
+        {f"mean MR, {k} alone": v for k, v in mr.items()},
+        "the kinds are not ordered semantic < temporal < misinformation",
+    )
 
 
 @checked
@@ -85,8 +100,11 @@ def falls_with_size_in_llama2(ctx: ClaimContext) -> ClaimCheck:
     models = present(ctx, SERIES["LLaMA2"], MODELS, at_least=3)
     mr = {name: _alone(ctx, ours) for name, ours in models.items()}
     values = list(mr.values())
-    return outcome(all(a > b for a, b in zip(values, values[1:])), {f"{n}: MR alone": v for n, v in mr.items()},
-                   "MR does not fall with size within LLaMA2")
+    return outcome(
+        all(a > b for a, b in zip(values, values[1:])),
+        {f"{n}: MR alone": v for n, v in mr.items()},
+        "MR does not fall with size within LLaMA2",
+    )
 
 
 @checked
@@ -106,8 +124,10 @@ def larger_models_lower(ctx: ClaimContext) -> ClaimCheck:
         if not b < a:
             off.append(series)
     if not series_seen:
-        raise Missing(f"no series with two of its models in {MODELS} (this run: "
-                      f"{', '.join(ctx.model_lists.get(MODELS, ())) or 'none'})")
+        raise Missing(
+            f"no series with two of its models in {MODELS} (this run: "
+            f"{', '.join(ctx.model_lists.get(MODELS, ())) or 'none'})"
+        )
     return outcome(not off, numbers, f"the largest model's MR is not lower in {', '.join(off)}")
 
 
@@ -182,13 +202,17 @@ def default_evidence_retained(ctx: ClaimContext) -> ClaimCheck:
             numbers[f"{name} {ratio}: OAR with the correct evidence (untrained {base:.1f})"] = oar
             if base - oar > TOLERANCE:
                 off.append(f"{name} {ratio}")
-    return outcome(not off, numbers, f"OAR with the correct evidence drops by more than {TOLERANCE} points: {', '.join(off)}")
+    return outcome(
+        not off, numbers, f"OAR with the correct evidence drops by more than {TOLERANCE} points: {', '.join(off)}"
+    )
 
 
 def _later_gap(ctx: ClaimContext, ours: str, ratio: str, kinds: Iterable[str] = KINDS) -> float:
     """MR with the conflicting evidence first minus with it later (mean over kinds): > 0 favours the later piece."""
-    return mean(_embedded(ctx, ours, ratio, f"correct_{kind}_reversed") - _embedded(ctx, ours, ratio, f"correct_{kind}")
-                for kind in kinds)
+    return mean(
+        _embedded(ctx, ours, ratio, f"correct_{kind}_reversed") - _embedded(ctx, ours, ratio, f"correct_{kind}")
+        for kind in kinds
+    )
 
 
 @checked
@@ -198,36 +222,116 @@ def qwen_follows_later_external(ctx: ClaimContext) -> ClaimCheck:
     ours = present(ctx, ["Qwen1.5-4B"], MODELS)["Qwen1.5-4B"]
     alone = mean(_embedded(ctx, ours, "2:1", kind) for kind in KINDS)
     trained, untrained = _later_gap(ctx, ours, "2:1"), _later_gap(ctx, ours, "base")
-    numbers = {"2:1: MR, conflicting evidence alone": alone, "2:1: later-evidence preference (MR points)": trained,
-               "untrained: later-evidence preference (MR points)": untrained}
-    return outcome(alone < 50 and trained > max(untrained, 0), numbers,
-                   "Qwen1.5-4B does not follow the external evidence, or its later-evidence preference does not grow")
+    numbers = {
+        "2:1: MR, conflicting evidence alone": alone,
+        "2:1: later-evidence preference (MR points)": trained,
+        "untrained: later-evidence preference (MR points)": untrained,
+    }
+    return outcome(
+        alone < 50 and trained > max(untrained, 0),
+        numbers,
+        "Qwen1.5-4B does not follow the external evidence, or its later-evidence preference does not grow",
+    )
 
 
 INTERPRETATION = "the authors' interpretation of the pattern above, not a measurable result"
 
-CLAIMS: tuple[Claim, ...] = tuple(Claim(PAPER, key, quote, section, page, check, exclusion)
-                                  for key, quote, section, page, check, exclusion in (
-    ("mr-below-above-50", "All models have MR below 50% with only contradictory external evidence, but above 50% when "
-     "evidence also matches parametric memory.", "§3.2", "p. 5", below_and_above_half, None),
-    ("receptivity-confirmation-bias", "The authors interpret this pattern as receptivity to external evidence in the first "
-     "setting and confirmation bias when evidence is mixed.", "§3.2", "p. 5", None, INTERPRETATION),
-    ("mr-by-kind", "MR is lower for temporal and semantic conflicts than misinformation; semantic conflicts have the lowest "
-     "MR under solely contradictory evidence.", "§3.2; Figure 3", "pp. 5-6", lower_for_temporal_and_semantic, None),
-    ("mr-falls-with-size-llama2", "Within the LLaMA2 series, MR decreases as model size increases", "§3.2; Figure 5", "p. 6",
-     falls_with_size_in_llama2, None),
-    ("later-evidence", "models tend to favor later evidence", "§3.2; Figure 5", "p. 6", later_evidence_favoured, None),
-    ("larger-models-lower-mr", "larger models showed lower memorization ratios", "TL;DR, Results (§3.2)", "pp. 5-6",
-     larger_models_lower, None),
-    ("conflicting-data-lowers-oar", "Introducing conflicting training data lowers OAR, with larger proportions of conflict "
-     "data producing greater declines.", "§3.3", "pp. 6-7", conflicting_data_lowers_oar, None),
-    ("default-evidence-retained", "Despite those internal conflicts, models retain their original performance when given "
-     "default evidence, choosing the default answer regardless of the amount of conflicting data introduced.",
-     "§3.3; Figure 6", "pp. 6-7", default_evidence_retained, None),
-    ("qwen-later-external", "With internal conflicts, QWEN1.5-4B follows external knowledge and shows an even stronger "
-     "preference for later-positioned external evidence.", "§3.4; Figure 7", "pp. 7-8", qwen_follows_later_external, None),
-    ("descriptions-lower-mr", "Adding temporal or semantic descriptions to questions lowers MR with or without internal "
-     "conflicts.", "§3.5; Figure 8", "pp. 7-8", descriptions_lower_mr, None),
-    ("descriptions-lower-mr-internal", "Adding temporal or semantic descriptions to questions lowers MR with or without "
-     "internal conflicts.", "§3.5; Figure 8", "pp. 7-8", descriptions_lower_mr_with_internal_conflicts, None),
-))
+CLAIMS: tuple[Claim, ...] = tuple(
+    Claim(PAPER, key, quote, section, page, check, exclusion)
+    for key, quote, section, page, check, exclusion in (
+        (
+            "mr-below-above-50",
+            "All models have MR below 50% with only contradictory external evidence, but above 50% when "
+            "evidence also matches parametric memory.",
+            "§3.2",
+            "p. 5",
+            below_and_above_half,
+            None,
+        ),
+        (
+            "receptivity-confirmation-bias",
+            "The authors interpret this pattern as receptivity to external evidence in the first "
+            "setting and confirmation bias when evidence is mixed.",
+            "§3.2",
+            "p. 5",
+            None,
+            INTERPRETATION,
+        ),
+        (
+            "mr-by-kind",
+            "MR is lower for temporal and semantic conflicts than misinformation; semantic conflicts have the lowest "
+            "MR under solely contradictory evidence.",
+            "§3.2; Figure 3",
+            "pp. 5-6",
+            lower_for_temporal_and_semantic,
+            None,
+        ),
+        (
+            "mr-falls-with-size-llama2",
+            "Within the LLaMA2 series, MR decreases as model size increases",
+            "§3.2; Figure 5",
+            "p. 6",
+            falls_with_size_in_llama2,
+            None,
+        ),
+        (
+            "later-evidence",
+            "models tend to favor later evidence",
+            "§3.2; Figure 5",
+            "p. 6",
+            later_evidence_favoured,
+            None,
+        ),
+        (
+            "larger-models-lower-mr",
+            "larger models showed lower memorization ratios",
+            "TL;DR, Results (§3.2)",
+            "pp. 5-6",
+            larger_models_lower,
+            None,
+        ),
+        (
+            "conflicting-data-lowers-oar",
+            "Introducing conflicting training data lowers OAR, with larger proportions of conflict "
+            "data producing greater declines.",
+            "§3.3",
+            "pp. 6-7",
+            conflicting_data_lowers_oar,
+            None,
+        ),
+        (
+            "default-evidence-retained",
+            "Despite those internal conflicts, models retain their original performance when given "
+            "default evidence, choosing the default answer regardless of the amount of conflicting data introduced.",
+            "§3.3; Figure 6",
+            "pp. 6-7",
+            default_evidence_retained,
+            None,
+        ),
+        (
+            "qwen-later-external",
+            "With internal conflicts, QWEN1.5-4B follows external knowledge and shows an even stronger "
+            "preference for later-positioned external evidence.",
+            "§3.4; Figure 7",
+            "pp. 7-8",
+            qwen_follows_later_external,
+            None,
+        ),
+        (
+            "descriptions-lower-mr",
+            "Adding temporal or semantic descriptions to questions lowers MR with or without internal conflicts.",
+            "§3.5; Figure 8",
+            "pp. 7-8",
+            descriptions_lower_mr,
+            None,
+        ),
+        (
+            "descriptions-lower-mr-internal",
+            "Adding temporal or semantic descriptions to questions lowers MR with or without internal conflicts.",
+            "§3.5; Figure 8",
+            "pp. 7-8",
+            descriptions_lower_mr_with_internal_conflicts,
+            None,
+        ),
+    )
+)
