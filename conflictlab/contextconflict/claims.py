@@ -261,8 +261,12 @@ def granularity_u_perspective_peak(ctx: ClaimContext) -> ClaimCheck:
     u_shape = min(g_mid) < min(min(g_low), min(g_high)) and min(g_mid) < mean(g_low) and min(g_mid) < mean(g_high)
     peak = max(p_mid) >= max(max(p_low), max(p_high)) and persp[max(persp)] < max(p_mid)
     numbers = {
-        "granularity: lowest AUC, first / middle / last third": " / ".join(f"{min(x):.3f}" for x in (g_low, g_mid, g_high)),
-        "perspective: highest AUC, first / middle / last third": " / ".join(f"{max(x):.3f}" for x in (p_low, p_mid, p_high)),
+        "granularity: lowest AUC, first / middle / last third": " / ".join(
+            f"{min(x):.3f}" for x in (g_low, g_mid, g_high)
+        ),
+        "perspective: highest AUC, first / middle / last third": " / ".join(
+            f"{max(x):.3f}" for x in (p_low, p_mid, p_high)
+        ),
         "perspective: last layer's AUC": persp[max(persp)],
     }
     return outcome(
