@@ -57,7 +57,9 @@ ALONE = (
 )
 LATER = (
     "read as misinformation conflict, the correct evidence first and the conflicting one later (this run's "
-    "'correct_misinformation'): the summary names no kind; MR above 50% for 7B fits mixed evidence (§3.2)"
+    "'correct_misinformation'): the summary names no kind; MR above 50% for 7B fits mixed evidence (§3.2). "
+    "The summary is at odds with itself here: §3.2 has every model above 50% with mixed evidence, yet 38.97% "
+    "for LLaMA2-70B; Figure 5's setting may be one the summary does not describe"
 )
 DESCRIPTION = (
     "read as temporal conflict with mixed evidence, without and with the question's time span ('correct_temporal', "
