@@ -21,8 +21,9 @@ PAPER = Paper(
     "this run's are its own (README, CONFLICTS). Task 2 is judged by Gemini 2.5 Flash in the paper (§5.2).",
 )
 
-# §5.2: "using Gemini 2.5 Flash (§4)" judges Table 5 (and Table 6).
-JUDGE = Instrument("judge", "Gemini 2.5 Flash")
+# §5.2: "using Gemini 2.5 Flash (§4)" judges Table 5 (and Table 6); this run's CONFLICTS judge is
+# conflicts.judge over judges (conflictlab.report.paper_models.instruments).
+JUDGE = Instrument("conflicts judge", "Gemini 2.5 Flash")
 
 # Each Table 5 column: (metric, this run's column, its interval's columns, its n).
 TABLE5_COLUMNS = (

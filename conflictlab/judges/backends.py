@@ -204,7 +204,9 @@ def judge_name(settings: dict) -> str:
     backend = settings["backend"]
     if backend == "openai":
         endpoint = settings["endpoint"]
-        return f"{endpoint['model']}|openai|{endpoint['base_url']}"
+        # extra_body can change the replies of one API model (Gemini 2.5 Flash with thinking off and on)
+        extra = f"|{json.dumps(endpoint['extra_body'], sort_keys=True)}" if endpoint.get("extra_body") else ""
+        return f"{endpoint['model']}|openai|{endpoint['base_url']}{extra}"
     dtype = settings.get("dtype")
     if backend == "hf":
         dtype = resolve_dtype(dtype, default_device())
