@@ -154,8 +154,9 @@ def hosted_problems(config: Mapping, environ: Mapping[str, str]) -> list[str]:
             problems.append(f"models.{name}.hosted: {err.args[0]}")
             continue
         if endpoint.api_key_env and not environ.get(endpoint.api_key_env):
+            where = ", ".join(key for key, names in named.items() if name in names)
             problems.append(f"models.{name}.hosted: environment variable {endpoint.api_key_env} (the API key) is not "
-                            f"set or empty; set it, or name another model where {name} is used")
+                            f"set or empty; set it, or name another model in {where}")
     return problems
 
 

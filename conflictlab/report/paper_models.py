@@ -34,6 +34,27 @@ PAPER_MODEL_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Models a paper's rows name that no config can run, with the reason (by the
+# paper's name). tests/test_paper_configs.py requires every other model a row
+# names to be in that paper's config.
+UNRUNNABLE_MODELS: dict[str, str] = {}
+
+# A row's model that names a group ("the best of the seven models", "each of
+# its seven models", "three models") names no one model: no config entry can
+# match it, so such a row must not be looked up in a model list.
+_GROUP = re.compile(r"\bmodels?\b", re.I)
+
+
+def named_models(model: str | None) -> list[str]:
+    """The models a paper row's ``model`` names: none for None (a number about
+    the data or the study) or a group (its text has the word "model" or
+    "models"), else each of its comma-separated names
+    (``"Llama-3.1-8B-Instruct, GPT-OSS-20B"`` names two)."""
+    if model is None or _GROUP.search(model):
+        return []
+    return [name.strip() for name in model.split(",") if name.strip()]
+
+
 def _normal(name: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "", name.lower())
 
