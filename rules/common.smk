@@ -112,6 +112,32 @@ def vllm_gpus(settings, gpus, *, own_key):
     return settings
 
 
+def judge_job(judges, cache):
+    """A judge's (settings, inputs, GPUs, logs) for its jobs, from a judges
+    mapping (config ``judges``, or conflictlab.run_config.conflicts_judge):
+    the settings that change its replies (its params), its model folder (a
+    hosted judge: the request cache) and the reply cache ``cache``, the GPUs of a job
+    (none for a hosted judge) with its vLLM engine spread over them, and
+    ``logs(job)``: a job's log and, with backend served, its vLLM server's."""
+    backend = judges["backend"]
+    gpus = model_gpus(judges["model"], judges["gpu"])
+    keys = {"hf": ("model", "dtype", "batch_size"), "vllm": ("model", "dtype", "max_model_len", "vllm"),
+            "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("model",)}[backend]
+    settings = vllm_gpus({
+        **subset(judges, "backend", *keys),
+        **({"endpoint": hosted_spec(judges["model"])} if backend == "openai" else {}),
+    }, gpus, own_key=False)
+    inputs = {
+        **({"request_cache": REQUEST_CACHE} if backend == "openai" else {"judge_model": model_dir(judges["model"])}),
+        "cache": cache,
+    }
+    logs = lambda job: {
+        "main": f"results/logs/judges/{job}.log",
+        **({"server": f"results/logs/judges/{job}.server.log"} if backend == "served" else {}),
+    }
+    return settings, inputs, gpus, logs
+
+
 def reported(path, caption, category):
     """``path`` flagged for the HTML report, with report/<caption>.rst as caption."""
     return report(path, caption=f"../report/{caption}.rst", category=category)

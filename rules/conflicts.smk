@@ -96,7 +96,7 @@ rule conflicts_respond:
 
 # The CONFLICTS judge: conflicts.judge over judges (config/paper.yaml: the CONFLICTS paper's, beside ContextConflict's).
 CONFLICTS_JUDGE_SETTINGS, CONFLICTS_JUDGE_INPUTS, CONFLICTS_JUDGE_GPUS, conflicts_judge_logs = judge_job(
-    run_config.conflicts_judge(config)
+    run_config.conflicts_judge(config), JUDGE_CACHE
 )
 
 
