@@ -288,3 +288,22 @@ def test_conflicts_runs_the_six_configurations_of_table_5():
 
     models = effective("config/paper-conflicts.yaml")["conflicts"]["models"]
     assert len(PAPER_TABLE5) == len(models) == 6 and len(PAPER_TABLE4) == 5
+
+
+@pytest.mark.slow
+def test_the_conflicts_judge_job_runs_conflicts_judge_and_the_others_judges(workflow_copy):
+    """conflicts.judge (hosted) beside an open judges: only the CONFLICTS judge job talks to the endpoint."""
+    (workflow_copy / "mixed.yaml").write_text("conflicts:\n  judge: {model: gemini-2.5-flash, backend: openai}\n")
+    env = {**OFFLINE, **NO_KEYS, "GEMINI_API_KEY": "not-a-key"}
+    result = snakemake_cmd("-n", "--configfile", "config/paper-conflicts.yaml", OPEN_JUDGES, "mixed.yaml", cwd=workflow_copy, env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    inputs = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        rule, found = re.match(r"(?:local)?rule (\w+):", block), re.search(r"^\s+input: (.*)$", block, re.M)
+        if rule and found:
+            inputs[rule.group(1)] = found.group(1).split(", ")
+    assert "results/requests/cache" in inputs["conflicts_judge"]
+    assert "resources/models/llama-3.1-8b-instruct" not in inputs["conflicts_judge"]
+    for rule in ("judge_faithfulness", "judge_gold"):
+        assert "resources/models/llama-3.1-8b-instruct" in inputs[rule] and "results/requests/cache" not in inputs[rule], rule
