@@ -10,51 +10,20 @@ from snakemake.logging import logger
 from conflictlab.contextconflict.conflict_types import TASK_FAMILY
 from conflictlab.contextconflict.steering import all_variants
 from conflictlab.contextconflict.variants import SteeredModel, is_rerun
+from conflictlab import run_config
 from conflictlab.lm.methods import MethodRun
 from conflictlab.provenance import code_hash as _code_hash
 from conflictlab.wildcards import MODEL_NAME_PATTERN
 
 REPO = Path(workflow.basedir)
 
-MODEL_LISTS = ("generators", "scorers")
-SECTION_MODEL_LISTS = ("arbitration", "mechanistic", "steering", "methods", "conflictbank", "conflicts")
-
-
-def skip_hosted_without_key():
-    """Remove every hosted model marked ``skip_without_key`` whose key
-    variable is unset or empty from every model list of the config, with one
-    warning naming each and its variable. It runs before anything reads the
-    lists, so a paper config can name closed models that not every user has
-    a key for; the judge (one model, not a list) is left for
-    check_hosted_models to refuse."""
-    missing = {}
-    for name, entry in config["models"].items():
-        if not entry.get("skip_without_key"):
-            continue
-        variable = entry["hosted"].get("api_key_env")
-        if not variable:
-            raise ValueError(f"config: models.{name}.skip_without_key needs models.{name}.hosted.api_key_env, the variable whose absence skips it")
-        if not os.environ.get(variable):
-            missing[name] = variable
-    lists = [(config, key) for key in MODEL_LISTS]
-    lists += [(config[section], "models") for section in SECTION_MODEL_LISTS]
-    lists.append((config["conflictbank"]["embedded"], "models"))
-    skipped = {}
-    for mapping, key in lists:
-        skipped.update({m: missing[m] for m in mapping[key] if m in missing})
-        mapping[key] = [m for m in mapping[key] if m not in missing]
-    if not skipped:  # a registry entry that no list names is not worth a warning
-        return
-    variables = ", ".join(sorted(set(skipped.values())))
-    if not config["generators"]:
-        raise ValueError(f"config: every generator was skipped (skip_without_key; unset: {variables}): name a local one or set the key")
+# Hosted models without their key leave the model lists (skip_without_key), with one warning, before anything reads them.
+_skipped = run_config.skip_hosted_without_key(config, os.environ)
+if _skipped:
     logger.warning(
         "config: skipping hosted models whose API key variable is unset or empty (skip_without_key): "
-        + ", ".join(f"{name} ({variable})" for name, variable in skipped.items())
+        + ", ".join(f"{name} ({variable})" for name, variable in _skipped.items())
     )
-
-
-skip_hosted_without_key()
 
 REASONING_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "reasoning"]
 SUMMARIZATION_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "summarization"]
@@ -143,6 +112,32 @@ def vllm_gpus(settings, gpus, *, own_key):
     return settings
 
 
+def judge_job(judges, cache):
+    """A judge's (settings, inputs, GPUs, logs) for its jobs, from a judges
+    mapping (config ``judges``, or conflictlab.run_config.conflicts_judge):
+    the settings that change its replies (its params), its model folder (a
+    hosted judge: the request cache) and the reply cache ``cache``, the GPUs of a job
+    (none for a hosted judge) with its vLLM engine spread over them, and
+    ``logs(job)``: a job's log and, with backend served, its vLLM server's."""
+    backend = judges["backend"]
+    gpus = model_gpus(judges["model"], judges["gpu"])
+    keys = {"hf": ("model", "dtype", "batch_size"), "vllm": ("model", "dtype", "max_model_len", "vllm"),
+            "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("model",)}[backend]
+    settings = vllm_gpus({
+        **subset(judges, "backend", *keys),
+        **({"endpoint": hosted_spec(judges["model"])} if backend == "openai" else {}),
+    }, gpus, own_key=False)
+    inputs = {
+        **({"request_cache": REQUEST_CACHE} if backend == "openai" else {"judge_model": model_dir(judges["model"])}),
+        "cache": cache,
+    }
+    logs = lambda job: {
+        "main": f"results/logs/judges/{job}.log",
+        **({"server": f"results/logs/judges/{job}.server.log"} if backend == "served" else {}),
+    }
+    return settings, inputs, gpus, logs
+
+
 def reported(path, caption, category):
     """``path`` flagged for the HTML report, with report/<caption>.rst as caption."""
     return report(path, caption=f"../report/{caption}.rst", category=category)
@@ -164,16 +159,7 @@ def flagged(outputs, captions, category):
 
 def used_models():
     """Every model a configured rule runs (each is prepared once)."""
-    named = [m for key in MODEL_LISTS for m in config[key]]
-    named += [m for section in SECTION_MODEL_LISTS for m in config[section]["models"]]
-    named += config["conflictbank"]["models"] + config["conflictbank"]["embedded"]["models"]
-    named.append(config["judges"]["model"])
-    return sorted(set(named))
-
-
-def judge_model():
-    """The local model the judge runs (None for a hosted judge)."""
-    return None if config["judges"]["backend"] == "openai" else config["judges"]["model"]
+    return run_config.used_models(config)
 
 
 def judge_label():
@@ -181,67 +167,20 @@ def judge_label():
     return config["judges"]["model"]
 
 
-def check_model_names():
-    unknown = sorted(set(used_models()) - set(config["models"]))
-    if unknown:
-        lists = ", ".join(list(MODEL_LISTS) + [f"{s}.models" for s in SECTION_MODEL_LISTS] + ["conflictbank.embedded.models", "judges.model"])
-        raise ValueError(f"config: models named in {lists} are missing from 'models': " + ", ".join(unknown))
-
-
-check_model_names()
-
-
 def is_hosted(name):
     """Whether model ``name`` is a hosted chat model (``hosted:``), not a local folder."""
-    return "hosted" in config["models"][name]
+    return run_config.is_hosted(config, name)
+
+
+# Unknown model names, hosted models where a stage needs weights, a judge
+# backend that does not fit, bad endpoint settings, an unset key: refused here.
+run_config.check_hosted_models(config, os.environ)
 
 
 # The generators whose own weights a rule reads (Table 3's causal intervention
 # scores responses under the generator itself; the paper, too, has it for its
 # open generators only).
 LOCAL_GENERATORS = [name for name in config["generators"] if not is_hosted(name)]
-
-
-# Stages that run a model's weights and activations, which an endpoint does not expose.
-INTERNALS_STAGES = {
-    "scorers": ("Shapley scoring", config["scorers"]),
-    "mechanistic.models": ("probes, spectral energy and projections", config["mechanistic"]["models"]),
-    "steering.models": ("activation steering", config["steering"]["models"]),
-    "methods.models": ("conflict-resolution methods (hf backend: CAD and AdaCAD read the logits)", config["methods"]["models"]),
-    "conflictbank.embedded.models": ("continued pre-training", config["conflictbank"]["embedded"]["models"]),
-}
-
-
-def check_hosted_models():
-    """Every hosted model's settings, before any job: no hosted model where a
-    stage needs internals, a judge backend that matches its model, valid
-    endpoint settings, and its key variable set."""
-    from conflictlab.lm.endpoint import Endpoint
-
-    for key, (stage, names) in INTERNALS_STAGES.items():
-        for name in names:
-            if is_hosted(name):
-                raise ValueError(
-                    f"config: {key} names {name}, a hosted model ({config['models'][name]['hosted']['model']}); "
-                    f"{stage} needs the model's internals: name a local model (source:) there"
-                )
-    judges = config["judges"]
-    if judges["model"] in config["models"] and (judges["backend"] == "openai") != is_hosted(judges["model"]):
-        raise ValueError(
-            f"config: judges.backend {judges['backend']} with judges.model {judges['model']}: backend openai takes a hosted "
-            "model (hosted:), the other backends a local one (source:)"
-        )
-    for name in used_models():
-        if not is_hosted(name):
-            continue
-        try:
-            endpoint = Endpoint.from_settings(config["models"][name]["hosted"])
-            endpoint.api_key()
-        except (KeyError, ValueError) as err:
-            raise ValueError(f"config: models.{name}.hosted: {err.args[0]}") from None
-
-
-check_hosted_models()
 
 
 # The reply cache of every endpoint request (conflictlab.lm.endpoint.RequestCache),

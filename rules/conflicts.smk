@@ -94,10 +94,16 @@ rule conflicts_respond:
         "../workflow/scripts/conflicts_respond.py"
 
 
+# The CONFLICTS judge: conflicts.judge over judges (config/paper.yaml: the CONFLICTS paper's, beside ContextConflict's).
+CONFLICTS_JUDGE_SETTINGS, CONFLICTS_JUDGE_INPUTS, CONFLICTS_JUDGE_GPUS, conflicts_judge_logs = judge_job(
+    run_config.conflicts_judge(config), JUDGE_CACHE
+)
+
+
 rule conflicts_judge:
     """Expected behaviour, answer recall and FACTS grounding of every response (one judge load)."""
     input:
-        **JUDGE_INPUTS,
+        **CONFLICTS_JUDGE_INPUTS,
         queries="results/conflicts/data.parquet",
         responses=expand("results/conflicts/{model}/responses.parquet", model=config["conflicts"]["models"]),
         # the conflict-resolution methods' responses (rules/methods.smk), judged in the same judge load
@@ -106,15 +112,15 @@ rule conflicts_judge:
         judged="results/conflicts/judged.parquet",
         usage="results/usage/judges/conflicts.parquet",
     params:
-        judge_settings=JUDGE_SETTINGS,
+        judge_settings=CONFLICTS_JUDGE_SETTINGS,
         code=code_hash("conflicts_judge.py"),
     log:
-        **judge_logs("conflicts"),
+        **conflicts_judge_logs("conflicts"),
     benchmark:
         "results/benchmarks/judges/conflicts.tsv"
     threads: torch_threads
     resources:
-        gpu=JUDGE_GPUS,
+        gpu=CONFLICTS_JUDGE_GPUS,
     conda:
         "../envs/judges.yaml"
     script:
@@ -137,7 +143,7 @@ rule conflicts_tables:
         ),
     params:
         models=config["conflicts"]["models"],
-        judge_label=judge_label(),
+        judge_label=run_config.conflicts_judge(config)["model"],
         options=subset(config["conflicts"], "bootstrap_resamples", "seed"),
         code=code_hash("conflicts_tables.py"),
     log:

@@ -25,30 +25,8 @@
 JUDGE_CACHE = "results/judges/cache"
 
 
-# The judge settings that change its replies (keys as in config judges).
-# The GPUs of a judge job (none for a hosted judge), its vLLM engine spread over them.
-JUDGE_GPUS = model_gpus(config["judges"]["model"], config["judges"]["gpu"])
-JUDGE_SETTINGS = vllm_gpus({
-    **subset(
-        config["judges"],
-        "backend",
-        *{"hf": ("model", "dtype", "batch_size"), "vllm": ("model", "dtype", "max_model_len", "vllm"),
-          "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("model",)}[config["judges"]["backend"]],
-    ),
-    **({"endpoint": hosted_spec(config["judges"]["model"])} if config["judges"]["backend"] == "openai" else {}),
-}, JUDGE_GPUS, own_key=False)
-
-# The judge's model folder (a hosted judge: the request cache) and the reply cache.
-JUDGE_INPUTS = {
-    **({"judge_model": model_dir(judge_model())} if judge_model() else {"request_cache": REQUEST_CACHE}),
-    "cache": JUDGE_CACHE,
-}
-
-# A judge job's log and, with backend served, the log of the vLLM server it starts.
-judge_logs = lambda job: {
-    "main": f"results/logs/judges/{job}.log",
-    **({"server": f"results/logs/judges/{job}.server.log"} if config["judges"]["backend"] == "served" else {}),
-}
+# The judge's settings, inputs (model or request cache, and the reply cache), GPUs and logs (rules/common.smk).
+JUDGE_SETTINGS, JUDGE_INPUTS, JUDGE_GPUS, judge_logs = judge_job(config["judges"], JUDGE_CACHE)
 
 # (samples, responses) path lists, one pair per (model, type), models outer.
 response_inputs = lambda models, conflict_types: {

@@ -1,6 +1,8 @@
 # One page per model: its conflict profile across the four benchmarks, read
 # from the aggregate tables the other rule files write.
 
+from conflictlab.report.paper_models import model_sources
+
 # The benchmarks' model lists (the page's columns); every model named in one gets a page.
 PROFILE_MODEL_LISTS = {
     "contextconflict": config["generators"],
@@ -10,11 +12,7 @@ PROFILE_MODEL_LISTS = {
 }
 PROFILE_MODELS = list(dict.fromkeys(m for models in PROFILE_MODEL_LISTS.values() for m in models))
 # How a paper may name a model: its source (a hub repository), or a hosted model's id.
-PROFILE_SOURCES = {
-    name: entry.get("source") or f"hosted:{entry['hosted']['model']}"
-    for name, entry in config["models"].items()
-    if name in PROFILE_MODELS and (entry.get("source") or "hosted" in entry)
-}
+PROFILE_SOURCES = model_sources(config, PROFILE_MODEL_LISTS.values())
 
 # The tables of the benchmarks this run has (a benchmark without models has none).
 PROFILE_INPUTS = {

@@ -4,22 +4,14 @@
 
 from pathlib import Path
 
-# The model lists a paper's rows are looked up in (conflictlab.report.reproduction.Ours.models).
-REPRODUCTION_MODEL_LISTS = {
-    "generators": config["generators"],
-    "steering.models": config["steering"]["models"],
-    "arbitration.models": config["arbitration"]["models"],
-    "conflicts.models": config["conflicts"]["models"],
-    "conflictbank.models": config["conflictbank"]["models"],
-}
-# The judge and the scorers, for numbers that depend on one.
-REPRODUCTION_INSTRUMENTS = {"judge": [config["judges"]["model"]], "scorer": config["scorers"]}
-# How a paper may name each of these models: its source (hub repository) or a hosted model's id.
-REPRODUCTION_SOURCES = {
-    name: entry.get("source") or f"hosted:{entry['hosted']['model']}"
-    for name, entry in config["models"].items()
-    if any(name in models for models in (*REPRODUCTION_MODEL_LISTS.values(), *REPRODUCTION_INSTRUMENTS.values()))
-}
+from conflictlab.report.paper_models import instruments, model_sources
+from conflictlab.run_config import model_lists
+
+# The model lists a paper's rows are looked up in (Ours.models), the judges and scorers its numbers
+# depend on (Instrument.role), and how a paper may name each of these models (its hub repository or hosted id).
+REPRODUCTION_MODEL_LISTS = model_lists(config)
+REPRODUCTION_INSTRUMENTS = instruments(config)
+REPRODUCTION_SOURCES = model_sources(config, (*REPRODUCTION_MODEL_LISTS.values(), *REPRODUCTION_INSTRUMENTS.values()))
 
 # The tables of this run that a paper's rows read (Ours.table: the CSV's stem), where this config makes them.
 REPRODUCTION_TABLES = {

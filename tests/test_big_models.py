@@ -116,7 +116,9 @@ def test_the_slurm_plan_asks_for_each_models_gpus_on_one_node(workflow_copy):
     """config/paper.yaml: Qwen2.5-72B (gpus: 4) and Gemma-3-27B (default 1) answer CONFLICTS through vLLM."""
     offline = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     targets = [f"results/conflicts/{m}/responses.parquet" for m in ("qwen2.5-72b-instruct", "gemma-3-27b-it")]
-    plan = snakemake_cmd(*targets, "-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml", cwd=workflow_copy, env=offline)
+    # without keys: the open judges' overlay (the papers' hosted judges are never skipped)
+    plan = snakemake_cmd(*targets, "-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml",
+                         "config/paper-open-judges.yaml", cwd=workflow_copy, env=offline)
     assert plan.returncode == 0, plan.stderr[-3000:]
     output = plan.stdout + plan.stderr
     assert planned_jobs(output)["conflicts_respond"] == 2

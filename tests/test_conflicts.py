@@ -195,9 +195,9 @@ def test_task1_read_out_scores_every_category_name_in_full(tiny_llama_dir):
 class CharTokenizer:
     """A tokenizer whose token ids are character codes (decodable in tests)."""
 
-    def apply_chat_template(self, conversation, add_generation_prompt=True, tokenize=True):
+    def apply_chat_template(self, conversation, add_generation_prompt=True, tokenize=True, **template_kwargs):
         text = "".join(f"<{m['role']}>{m['content']}" for m in conversation) + ("<assistant>" if add_generation_prompt else "")
-        return [ord(c) for c in text]
+        return [ord(c) for c in text] if tokenize else text
 
     def __call__(self, text, add_special_tokens=False):
         return {"input_ids": [ord(c) for c in text]}

@@ -312,6 +312,12 @@ def test_the_key_stays_secret(tmp_path, monkeypatch, caplog):
 def test_decoding_fields_for_reasoning_models():
     reasoning = Endpoint(base_url="http://x/v1", model="gpt-5", token_limit_param="max_completion_tokens", send_temperature=False)
     assert reasoning.decoding_fields(5, 7) == {"max_completion_tokens": 5, "seed": 7}
+    # hidden reasoning counts within the limit: the allowance keeps the reply's own budget
+    thinking = Endpoint.from_settings({"base_url": "http://x/v1", "model": "gpt-5", "reasoning_tokens": 100,
+                                       "token_limit_param": "max_completion_tokens"})
+    assert thinking.decoding_fields(5, 7)["max_completion_tokens"] == 105
+    with pytest.raises(ValueError, match="reasoning_tokens must be an integer >= 0, got -1"):
+        Endpoint(base_url="http://x/v1", model="m", reasoning_tokens=-1)
     assert Endpoint(base_url="http://x/v1", model="m", send_seed=False).decoding_fields(5, 7) == {"max_tokens": 5, "temperature": 0.0}
     message = {"model": "m", "messages": [{"role": "user", "content": "q"}]}
     with FakeOpenAI(reject_params=("max_tokens", "temperature")) as server:

@@ -1,5 +1,7 @@
-"""The paper configs: one per paper and their union, and hosted models that a
-run without their key leaves out (models.<name>.skip_without_key)."""
+"""The paper configs: one per paper and their union, the papers' judges (the
+open overlay config/paper-open-judges.yaml as the alternative), every model a
+paper's row names configured, and hosted models that a run without their key
+leaves out (models.<name>.skip_without_key)."""
 
 import re
 from collections import Counter
@@ -7,19 +9,27 @@ from collections import Counter
 import pytest
 import yaml
 
+from conflictlab.arbitration import paper_numbers as arbitration_numbers
+from conflictlab.conflictbank import paper_numbers as conflictbank_numbers
 from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
+from conflictlab.conflicts import paper_numbers as conflicts_numbers
+from conflictlab.contextconflict import paper_numbers as contextconflict_numbers
+from conflictlab.report.paper_models import UNRUNNABLE_MODELS, instruments, model_sources, named_models, paper_model_name
+from conflictlab.run_config import model_lists
 
 from .conftest import REPO, snakemake_cmd
 
 PAPERS = ("contextconflict", "conflicts", "arbitration", "conflictbank")
 CONFIGS = [f"config/paper-{paper}.yaml" for paper in PAPERS] + ["config/paper.yaml"]
+OPEN_JUDGES = "config/paper-open-judges.yaml"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 
 # The top-level sections each paper's file owns; the union takes each from it
-# (ContextConflict and CONFLICTS share the generation backend and the judge).
+# (ContextConflict and CONFLICTS share the generation backend; the union's
+# judges are ContextConflict's, CONFLICTS keeps its own in conflicts.judge).
 SECTIONS = {
     "contextconflict": ("data", "generators", "scorers", "generation", "shapley", "mechanistic", "steering", "methods", "judges"),
-    "conflicts": ("generation", "judges", "conflicts"),
+    "conflicts": ("generation", "conflicts"),
     "arbitration": ("arbitration",),
     "conflictbank": ("conflictbank",),
 }
@@ -36,6 +46,14 @@ def load(path) -> dict:
     return yaml.safe_load((REPO / path).read_text())
 
 
+def merged(*paths) -> dict:
+    """config.yaml under ``paths``, as Snakemake merges config files."""
+    config = load("config.yaml")
+    for path in paths:
+        config = overlay(config, load(path))
+    return config
+
+
 def overlay(base: dict, top: dict) -> dict:
     """``top`` over ``base`` as Snakemake merges config files: mappings
     recursively, everything else replaced."""
@@ -45,8 +63,8 @@ def overlay(base: dict, top: dict) -> dict:
     return merged
 
 
-def effective(path) -> dict:
-    return overlay(load("config.yaml"), load(path))
+def effective(*paths) -> dict:
+    return merged(*paths)
 
 
 def lookup(config: dict, keys: tuple) -> list:
@@ -92,6 +110,9 @@ def test_the_union_is_the_four_papers():
         for name, entry in config["models"].items():
             assert models.setdefault(name, entry) == entry, f"{name} differs between the paper files"
     assert union["models"] == models
+    # CONFLICTS alone judges everything with its paper's judge; in the union it judges CONFLICTS only
+    conflicts_judge = papers["conflicts"]["conflicts"]["judge"]
+    assert {k: papers["conflicts"]["judges"][k] for k in conflicts_judge} == conflicts_judge
     for paper, config in papers.items():  # one paper per file: the others' model lists are empty
         for other, lists in BENCHMARK_LISTS.items():
             for keys in lists:
@@ -118,12 +139,13 @@ def test_the_paper_configs_hold_the_papers_settings():
 @pytest.mark.slow
 @pytest.mark.parametrize("path", CONFIGS)
 def test_each_paper_config_plans_offline_with_a_job_per_model(workflow_copy, path):
-    """Without keys every hosted model is left out with one warning that names
-    it; every local model of each list gets its benchmark's job."""
-    result = snakemake_cmd("-n", "--configfile", path, cwd=workflow_copy, env={**OFFLINE, **NO_KEYS})
+    """Without keys, under the open judges' overlay, every hosted model is
+    left out with one warning that names it; every local model of each list
+    gets its benchmark's job."""
+    result = snakemake_cmd("-n", "--configfile", path, OPEN_JUDGES, cwd=workflow_copy, env={**OFFLINE, **NO_KEYS})
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
-    config = effective(path)
+    config = effective(path, OPEN_JUDGES)
     hosted = {name for name, entry in config["models"].items() if "hosted" in entry}
     local = lambda names: sorted(n for n in names if n not in hosted)
     jobs = planned_models(output)
@@ -150,6 +172,16 @@ def test_each_paper_config_plans_offline_with_a_job_per_model(workflow_copy, pat
         assert warning == ", ".join(f"{name} ({key_variables()[name]})" for name in named_hosted)
     else:
         assert skip_warnings(output) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["config/paper.yaml"])
+def test_a_paper_config_without_its_judges_keys_stops_before_any_job(workflow_copy, path):
+    result = snakemake_cmd("-n", "--configfile", path, cwd=workflow_copy, env={**OFFLINE, **NO_KEYS})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "rule prepare_model" not in output
+    for name, variable in (("gpt-5", "OPENAI_API_KEY"), ("gemini-2.5-flash", "GEMINI_API_KEY")):
+        assert f"models.{name}.hosted: environment variable {variable} (the API key) is not set or empty" in output
 
 
 @pytest.mark.slow
@@ -183,3 +215,95 @@ def test_skip_without_key_never_skips_every_generator_or_the_judge(tmp_path, ove
     result = snakemake_cmd("-n", "--configfile", str(config), env={"CONFLICTLAB_TEST_KEY": ""})
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
+
+
+# --------------------------------------------------------------------------
+# Every model a paper's row names is configured, and so is its judge or scorer
+
+REGISTRIES = {"contextconflict": contextconflict_numbers, "conflicts": conflicts_numbers,
+              "arbitration": arbitration_numbers, "conflictbank": conflictbank_numbers}
+
+
+def unmatched_models(registry, config: dict) -> list[str]:
+    """Each model a row of ``registry`` names (conflictlab.report.paper_models.named_models) that
+    no model of ``config`` matches: in the row's model list where it has one (Ours.models), else
+    in any list; a name of UNRUNNABLE_MODELS is exempt. Also each group row with a model list."""
+    lists = model_lists(config)
+    sources = model_sources(config, lists.values())
+    problems = []
+    for number in registry.NUMBERS:
+        listed = getattr(number.ours, "models", None)
+        names = named_models(number.model)
+        if number.model is not None and not names and listed:
+            problems.append(f"{number.id}: a group of models looked up in {listed}")
+        candidates = lists[listed] if listed else [m for models in lists.values() for m in models]
+        for name in names:
+            if name not in UNRUNNABLE_MODELS and not any(paper_model_name(m, sources.get(m), [name]) for m in candidates):
+                problems.append(f"{number.id}: {name} is in no {listed or 'model list'} of this config")
+    return problems
+
+
+def unmatched_instruments(registry, config: dict) -> list[str]:
+    """Each row of ``registry`` whose judge or scorer (by its paper's name) is not this config's."""
+    configured = instruments(config)
+    sources = model_sources(config, configured.values())
+    return [
+        f"{number.id}: {number.instrument.role} {number.instrument.name} is not among {configured.get(number.instrument.role)}"
+        for number in registry.NUMBERS
+        if number.instrument is not None and number.instrument.name is not None
+        and not any(paper_model_name(m, sources.get(m), [number.instrument.name]) for m in configured.get(number.instrument.role, ()))
+    ]
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_model_a_papers_rows_name_is_in_its_config_and_in_the_union(paper):
+    registry = REGISTRIES[paper]
+    assert registry.PAPER.key == paper
+    for path in (f"config/paper-{paper}.yaml", "config/paper.yaml"):
+        config = effective(path)
+        assert unmatched_models(registry, config) == [], path
+        assert unmatched_instruments(registry, config) == [], path
+
+
+def test_the_rows_name_models_and_the_checks_can_fail():
+    """The rule has rows to check (the Claude row among them), and a config without the models fails it."""
+    named = {name for registry in REGISTRIES.values() for n in registry.NUMBERS for name in named_models(n.model)}
+    assert {"claude-4.5-sonnet", "Gemini 2.5 Flash Thinking", "LLaMA2-70B"} <= named
+    assert all(reason for reason in UNRUNNABLE_MODELS.values())
+    demo = effective()
+    assert any("claude-4.5-sonnet is in no generators" in p for p in unmatched_models(contextconflict_numbers, demo))
+    assert unmatched_instruments(conflicts_numbers, effective("config/paper-conflicts.yaml", OPEN_JUDGES))  # different judge
+
+
+def test_the_open_judges_overlay_replaces_both_judges():
+    config = effective("config/paper.yaml", OPEN_JUDGES)
+    assert instruments(config)["judge"] == instruments(config)["conflicts judge"] == ["llama-3.1-8b-instruct"]
+    papers = instruments(effective("config/paper.yaml"))
+    assert (papers["judge"], papers["conflicts judge"]) == (["gpt-5"], ["gemini-2.5-flash"])
+
+
+def test_conflicts_runs_the_six_configurations_of_table_5():
+    """Table 5 has six rows (Table 4 the first five): five models, Gemini 2.5 Flash with thinking off and on."""
+    from conflictlab.conflicts.tables import PAPER_TABLE4, PAPER_TABLE5
+
+    models = effective("config/paper-conflicts.yaml")["conflicts"]["models"]
+    assert len(PAPER_TABLE5) == len(models) == 6 and len(PAPER_TABLE4) == 5
+
+
+@pytest.mark.slow
+def test_the_conflicts_judge_job_runs_conflicts_judge_and_the_others_judges(workflow_copy):
+    """conflicts.judge (hosted) beside an open judges: only the CONFLICTS judge job talks to the endpoint."""
+    (workflow_copy / "mixed.yaml").write_text("conflicts:\n  judge: {model: gemini-2.5-flash, backend: openai}\n")
+    env = {**OFFLINE, **NO_KEYS, "GEMINI_API_KEY": "not-a-key"}
+    result = snakemake_cmd("-n", "--configfile", "config/paper-conflicts.yaml", OPEN_JUDGES, "mixed.yaml", cwd=workflow_copy, env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    inputs = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        rule, found = re.match(r"(?:local)?rule (\w+):", block), re.search(r"^\s+input: (.*)$", block, re.M)
+        if rule and found:
+            inputs[rule.group(1)] = found.group(1).split(", ")
+    assert "results/requests/cache" in inputs["conflicts_judge"]
+    assert "resources/models/llama-3.1-8b-instruct" not in inputs["conflicts_judge"]
+    for rule in ("judge_faithfulness", "judge_gold"):
+        assert "resources/models/llama-3.1-8b-instruct" in inputs[rule] and "results/requests/cache" not in inputs[rule], rule

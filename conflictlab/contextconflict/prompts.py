@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from conflictlab.lm.chat_template import render_chat
+
 
 @dataclass(frozen=True)
 class PromptTemplate:
@@ -187,11 +189,7 @@ def faithful_messages(template: str | PromptTemplate, question: str, evidence: S
 def encode_messages(tokenizer, messages: list[dict[str, str]]) -> tuple[str, list[int]]:
     """Render ``messages`` for ``tokenizer``'s model: (prompt text, token ids)."""
     if getattr(tokenizer, "chat_template", None):
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True, return_dict=False)
-        if isinstance(ids, dict) or hasattr(ids, "input_ids"):
-            ids = ids["input_ids"]
-        return text, list(ids)
+        return render_chat(tokenizer, messages, tokenize=False), render_chat(tokenizer, messages, tokenize=True)
     by_role = {m["role"]: m["content"] for m in messages}
     text = PLAIN_TEXT_FORMAT.format(system=by_role.get("system", ""), user=by_role["user"])
     return text, tokenizer(text, add_special_tokens=True)["input_ids"]

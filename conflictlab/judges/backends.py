@@ -28,6 +28,7 @@ from typing import Iterator, Protocol, Sequence
 import numpy as np
 
 from conflictlab.judges.requests import JudgeRequest, closed_reply
+from conflictlab.lm.chat_template import render_chat
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ class HFJudge:
         self.tokens_fed = 0  # closed verdicts' prompt tokens run through the model, all asks
 
     def _chat(self, request: JudgeRequest) -> str:
-        return self.lm.tokenizer.apply_chat_template(request.conversation(), tokenize=False, add_generation_prompt=True)
+        return render_chat(self.lm.tokenizer, request.conversation(), tokenize=False)
 
     def _encode(self, text: str) -> list[int]:
         return self.lm.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -204,7 +205,9 @@ def judge_name(settings: dict) -> str:
     backend = settings["backend"]
     if backend == "openai":
         endpoint = settings["endpoint"]
-        return f"{endpoint['model']}|openai|{endpoint['base_url']}"
+        # extra_body can change the replies of one API model (Gemini 2.5 Flash with thinking off and on)
+        extra = f"|{json.dumps(endpoint['extra_body'], sort_keys=True)}" if endpoint.get("extra_body") else ""
+        return f"{endpoint['model']}|openai|{endpoint['base_url']}{extra}"
     dtype = settings.get("dtype")
     if backend == "hf":
         dtype = resolve_dtype(dtype, default_device())

@@ -75,6 +75,11 @@ class Endpoint:
     so callers use a generation-based read-out. ``extra_body`` holds fields
     a provider takes beyond OpenAI's (``{"reasoning_effort": "none"}`` turns
     Gemini 2.5 Flash's thinking off), added to every decoding request.
+    ``reasoning_tokens`` is added to every request's token limit: a model
+    that thinks before it answers (GPT-5, Gemini 2.5 with thinking) counts
+    its hidden reasoning within that limit, so without an allowance a judge's
+    20-token verdict or a one-letter read-out ends in reasoning with no
+    reply. Providers bill the tokens used, not the limit.
     """
 
     base_url: str
@@ -92,6 +97,7 @@ class Endpoint:
     send_seed: bool = True
     logprobs: bool = True
     extra_body: Mapping | None = dataclasses.field(default=None, hash=False)
+    reasoning_tokens: int = 0
 
     def __post_init__(self):
         # Checked here rather than only in from_settings: a zero concurrency
@@ -109,6 +115,8 @@ class Endpoint:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"endpoint {name} must be a positive number, got {value!r}")
+        if isinstance(self.reasoning_tokens, bool) or not isinstance(self.reasoning_tokens, int) or self.reasoning_tokens < 0:
+            raise ValueError(f"endpoint reasoning_tokens must be an integer >= 0, got {self.reasoning_tokens!r}")
         for name in ("backoff_s", "max_backoff_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -144,10 +152,10 @@ class Endpoint:
 
     def decoding_fields(self, max_new_tokens: int, seed: int) -> dict:
         """The body fields of greedy decoding that this endpoint accepts:
-        ``{token_limit_param: max_new_tokens, "temperature": 0.0, "seed": seed}``,
-        without temperature / seed where ``send_temperature`` / ``send_seed`` is
-        False, with ``extra_body``'s fields."""
-        fields: dict = {**(self.extra_body or {}), self.token_limit_param: max_new_tokens}
+        ``{token_limit_param: max_new_tokens + reasoning_tokens, "temperature": 0.0,
+        "seed": seed}``, without temperature / seed where ``send_temperature`` /
+        ``send_seed`` is False, with ``extra_body``'s fields."""
+        fields: dict = {**(self.extra_body or {}), self.token_limit_param: max_new_tokens + self.reasoning_tokens}
         if self.send_temperature:
             fields["temperature"] = 0.0
         if self.send_seed:

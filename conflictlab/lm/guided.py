@@ -23,6 +23,7 @@ import json
 import os
 from typing import Protocol, Sequence
 
+from conflictlab.lm.chat_template import render_chat
 from conflictlab.lm.endpoint import Endpoint, EndpointClient, RequestCache
 
 Conversation = Sequence[dict]  # [{"role": ..., "content": ...}, ...]
@@ -59,8 +60,7 @@ class VLLMGuidedChat:
 
 def chat_token_ids(tokenizer, conversation: Conversation) -> list[int]:
     """The conversation rendered by the tokenizer's chat template, ready for the assistant's reply."""
-    ids = tokenizer.apply_chat_template(list(conversation), add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    return render_chat(tokenizer, conversation, tokenize=True)
 
 
 class EndpointGuidedChat:

@@ -22,6 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from conflictlab.lm.chat_template import CHAT_TEMPLATE_KWARGS
 from conflictlab.lm.endpoint import Endpoint
 
 
@@ -70,7 +71,8 @@ def serve_vllm(
     base_url = f"http://{host}:{port}/v1"
     try:
         _wait_until_ready(process, base_url, startup_timeout_s, log_path)
-        yield Endpoint(base_url=base_url, model=served_name)
+        # the server renders each conversation with the model's template: the same keywords as ours
+        yield Endpoint(base_url=base_url, model=served_name, extra_body={"chat_template_kwargs": dict(CHAT_TEMPLATE_KWARGS)})
     finally:
         _stop(process)
 

@@ -100,7 +100,7 @@ class Ours:
 class Instrument:
     """The model a number depends on besides the one it is of."""
 
-    role: str  # "judge" (judges.model) or "scorer" (scorers)
+    role: str  # "judge" (judges.model), "conflicts judge" (conflicts.judge over judges) or "scorer" (scorers)
     name: str | None  # the paper's; None where the paper names none
 
 
