@@ -25,8 +25,8 @@ memory, extrapolated linearly from the smaller run, would pass
 The mean entropy's interval differs by design: the legacy code bootstraps it
 (2,000 resamples per setting, ``conflictbank.bootstrap_resamples``: settings x
 resamples x scored records random draws and gathers, 111 s of 118 at 9.4M
-rows), the library takes the normal interval from 5,000 scored records on
-(:func:`conflictlab.stats.mean_ci`; README, Statistics). The comparison
+rows), the library takes the Student-t interval (:func:`conflictlab.stats.mean_interval`;
+docs/statistics.md). The comparison
 therefore asks every other column to be equal and prints how far the two
 intervals' ends lie apart, in units of the bootstrap interval's half-width.
 The new implementation's time is printed in two parts, the intervals and the rest.
@@ -231,7 +231,7 @@ def child(args) -> None:
         from conflictlab.conflictbank import metrics as library
 
         # The intervals' wall time: from their first call's start to their last call's end.
-        window, lock, blocked = [], threading.Lock(), library.mean_ci
+        window, lock, blocked = [], threading.Lock(), library.mean_interval
 
         def timed(*a, **k):
             begin = time.perf_counter()
@@ -241,7 +241,7 @@ def child(args) -> None:
                 with lock:
                     window.extend([begin, time.perf_counter()])
 
-        library.mean_ci = timed
+        library.mean_interval = timed
         metrics = library.setting_metrics(library.scan_predictions(args.path), n_resamples=args.resamples, seed=args.seed)
         phases = {"intervals": max(window) - min(window) if window else 0.0}
     seconds = time.perf_counter() - start
