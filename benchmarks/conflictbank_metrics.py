@@ -111,7 +111,8 @@ def legacy_bootstrap_mean_ci(values, *, n_resamples: int = 2000, confidence: flo
 def legacy_rates(chosen: list[dict], *, n_resamples: int, seed: int, confidence: float = 0.95) -> dict:
     import numpy as np
 
-    from conflictlab.stats import wilson_interval
+    # the row loops check the counting; the intervals are the library's (issue 50 changed their method)
+    from conflictlab.stats import mean_interval, proportion_interval
 
     n = len(chosen)
     predicted = np.array([r["predicted_letter"] for r in chosen], dtype=object)
@@ -123,13 +124,11 @@ def legacy_rates(chosen: list[dict], *, n_resamples: int, seed: int, confidence:
     counts["neither"] = n - n_mr
     row: dict = {}
     for name in ("oar", "car", "uncertain", "neither"):
-        row[name], row[f"{name}_low"], row[f"{name}_high"] = wilson_interval(counts[name], n, confidence=confidence)
+        row[name], row[f"{name}_low"], row[f"{name}_high"] = proportion_interval(counts[name], n, confidence=confidence)
     row["n_mr"] = n_mr
-    row["mr"], row["mr_low"], row["mr_high"] = wilson_interval(counts["oar"], n_mr, confidence=confidence)
+    row["mr"], row["mr_low"], row["mr_high"] = proportion_interval(counts["oar"], n_mr, confidence=confidence)
     entropies = legacy_entropy_bits(np.array([r["probabilities"] for r in chosen], dtype=float).reshape(n, 4))
-    row["entropy"], row["entropy_low"], row["entropy_high"] = legacy_bootstrap_mean_ci(
-        entropies, n_resamples=n_resamples, confidence=confidence, seed=seed
-    )
+    row["entropy"], row["entropy_low"], row["entropy_high"] = mean_interval(entropies, confidence=confidence, bounds=(0.0, 2.0))
     return row
 
 

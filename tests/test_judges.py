@@ -453,7 +453,8 @@ def test_table7_averages_both_columns_over_the_same_samples():
     assert row["judge_balance"] == pytest.approx(100 * (judge_a + judge_c) / 2)
     assert row["shapley_balance"] == pytest.approx(100 * (0.8 + 0.5) / 2)
     assert (row["n"], row["n_shapley_undefined"], row["n_judge_undefined"]) == (2, 1, 0)
-    assert row["judge_ci_low"] <= row["judge_balance"] <= row["judge_ci_high"]
+    # two samples: below the Student-t interval's minimum n, so none (its coverage there is under 93%)
+    assert row["judge_ci_low"] is None and row["judge_ci_high"] is None
 
 
 # --------------------------------------------------------------------------

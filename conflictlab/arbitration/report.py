@@ -13,7 +13,7 @@ from conflictlab.arbitration.prompts import ORDERS
 from conflictlab.arbitration.trajectories import THRESHOLD
 from conflictlab.report.figures import plt
 from conflictlab.arbitration.methods import TEXT_VS_NUMBERS
-from conflictlab.stats import mean_interval, paired_difference, proportion_interval
+from conflictlab.stats import paired_difference, proportion_interval, unit_proportion_interval
 
 
 def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> pl.DataFrame:
@@ -270,8 +270,8 @@ def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
 
     Per (model, setting, aligned source, and both sources as ``all``): the
     n_pairs instances answered in both orders; accuracy = the mean over
-    instances of their two orders' mean, with the Student-t interval of
-    those per-instance means (:func:`conflictlab.stats.mean_interval`);
+    instances of their two orders' mean, with the Clopper-Pearson interval
+    over instances (:func:`conflictlab.stats.unit_proportion_interval`);
     each order's accuracy over the same instances (Clopper-Pearson); their
     difference with the Agresti-Min interval and the exact McNemar p
     (:func:`conflictlab.stats.paired_difference`); and, on rows ``all``,
@@ -298,7 +298,7 @@ def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
             first, last = (mine[order].cast(pl.Float64).to_numpy() for order in ORDERS)
             both = (first + last) / 2
             row = {"model": model, "setting": setting, "aligned_source": source, "n_pairs": int(both.size)}
-            row.update(zip(("accuracy", "accuracy_low", "accuracy_high"), mean_interval(both, bounds=(0.0, 1.0))))
+            row.update(zip(("accuracy", "accuracy_low", "accuracy_high"), unit_proportion_interval(both)))
             for order, values in zip(ORDERS, (first, last)):
                 row.update(zip((order, f"{order}_low", f"{order}_high"), proportion_interval(int(values.sum()), int(values.size))))
             paired_test = paired_difference(first, last)
@@ -307,6 +307,6 @@ def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
             if source == "all" and setting in TEXT_VS_NUMBERS:
                 numbers = (mine["aligned_source"] == "numbers").to_numpy()
                 follows = np.where(numbers, both, 1.0 - both)
-                row.update(zip(("follows_numbers", "follows_numbers_low", "follows_numbers_high"), mean_interval(follows, bounds=(0.0, 1.0))))
+                row.update(zip(("follows_numbers", "follows_numbers_low", "follows_numbers_high"), unit_proportion_interval(follows)))
             out.append(row)
     return pa.Table.from_pylist(out, schema=ORDER_PAIR_SCHEMA)

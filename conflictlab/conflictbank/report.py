@@ -116,7 +116,9 @@ def write_metric_table(metrics: pa.Table, md_path, csv_path) -> None:
         metrics, md_path, csv_path,
         caption="ConflictBank per model and setting, on the scored subset (records answered correctly without evidence "
         "and with the correct evidence; n_scored of n_records): OAR, CAR, uncertain and neither rates, MR and mean "
-        "entropy of the A-D probabilities. '_reversed': conflicting evidence first.",
+        "entropy of the A-D probabilities. Scorer: each model's own read-out of options A-D (next-token logits of a "
+        "local model, log-probs or a generated letter of a hosted one; column read_out of the predictions). "
+        "'_reversed': conflicting evidence first.",
         notes=[*_NOTES, _ENTROPY_NOTE], **_DISPLAY,
     )
 

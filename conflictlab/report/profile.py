@@ -12,7 +12,7 @@ ContextConflict         accuracy per reasoning type (Clopper-Pearson)    ``accur
 evidence arbitration    conflict accuracy when the numbers / the text    ``arbitration_orders.csv``
                         are right, share following the numbers           (one unit per instance)
                         (modality setting); conflict accuracy per
-                        setting (Student-t over instances)
+                        setting (Clopper-Pearson over instances)
 CONFLICTS               Task 1 type-prediction accuracy per read-out;    ``conflicts_table4.csv``,
                         Task 2 expected behaviour and answer recall      ``conflicts_table5.csv``,
                         per strategy, expected behaviour per category    ``conflicts_table6.csv``
@@ -84,9 +84,9 @@ SECTIONS = {
     ("contextconflict", "faithfulness"): ("Faithfulness by type (judged responses)",
                                           "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, Student-t 95% interval"),
     ("arbitration", "modality"): ("Text vs numbers (modality setting, the two disagree)",
-                                  "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence orders; Student-t 95% interval over instances"),
+                                  "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances"),
     ("arbitration", "settings"): ("Accuracy under conflict by setting",
-                                  "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two evidence orders; Student-t 95% interval over instances"),
+                                  "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances"),
     ("conflicts", "task1"): ("Task 1: conflict-type prediction",
                              "results/tables/conflicts_table4.csv, rows source = this run; Clopper-Pearson 95% interval"),
     ("conflicts", "task2"): ("Task 2: expected behaviour and answer recall per strategy",
@@ -460,7 +460,7 @@ def render_page(
         f"<title>Conflict profile: {html.escape(model)}</title>", f"<style>{_STYLE}</style></head><body>",
         f"<h1>Conflict profile: {html.escape(model)}</h1>",
         '<p class="note">Every number in % with its 95% interval in brackets and its n: Clopper-Pearson intervals for '
-        f"proportions, Student-t for means (Balance, Faithfulness, arbitration per instance; none at n &lt; {MIN_N_MEAN}); no "
+        f"proportions, Student-t for means (Balance, Faithfulness; none at n &lt; {MIN_N_MEAN}); no "
         "interval at n &lt; 2. Columns are the models of this run that "
         "take part in each benchmark; this page's model is highlighted. No cell is marked best: the columns are different models, "
         "and the paper's numbers stand on the full release, not on this run's samples. The numbers are those of the tables named "

@@ -12,7 +12,6 @@ from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import write_markdown_and_csv
-from conflictlab.stats import MIN_N_MEAN
 
 log = configure_logging(snakemake.log[0], "arbitration_report")
 out = snakemake.output
@@ -40,7 +39,7 @@ write_markdown_and_csv(
     orders, out.orders_md, out.orders_csv,
     caption="Arbitration under conflict with the instance as the unit (A/B logit argmax): n_pairs instances read out in "
     "both evidence orders (seeds pooled). accuracy: per instance the mean of its two orders, then the mean over "
-    f"instances [Student-t 95% CI; none at n < {MIN_N_MEAN}]; each order's accuracy over the same instances "
+    "instances [Clopper-Pearson 95% CI over instances, an instance's share its count of successes]; each order's accuracy over the same instances "
     "[Clopper-Pearson]; difference = aligned_first - aligned_last [Agresti-Min paired 95% CI], p_paired exact "
     "McNemar; follows_numbers (rows 'all' of text-vs-numbers settings): answers that follow the numbers.",
     intervals={name: (f"{name}_low", f"{name}_high") for name in percent}, scale={name: 100 for name in percent},

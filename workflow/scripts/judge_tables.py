@@ -2,7 +2,7 @@
 
 from conflictlab.io import read_tables
 from conflictlab.judges.faithfulness import DEVIATIONS, SUMMARY_DISPLAY, summarize_faithfulness
-from conflictlab.judges.gold import gold_agreement
+from conflictlab.judges.gold import MIN_N_ITEMS_BOOTSTRAP, gold_agreement
 from conflictlab.judges.ratings import HUMAN_NOTE, agreement_table, judge_balance_table
 from conflictlab.logs import configure_logging
 from conflictlab.judges.ratings import MIN_N_KAPPA
@@ -52,7 +52,7 @@ write_markdown_and_csv(
     caption=f"How good is the judge? Agreement of {judge} with the team-written gold set (resources/judges/gold.jsonl): "
     "share of labels equal to gold (%, an unreadable label counts as disagreement) with its 95% interval over the "
     "n_items items (Clopper-Pearson where an item has one label; where it has several, a bootstrap over items, none "
-    f"below {MIN_N_MEAN} items), Cohen's kappa over the readable labels with a 95% bootstrap interval over items (none "
+    f"below {MIN_N_ITEMS_BOOTSTRAP} items), Cohen's kappa over the readable labels with a 95% bootstrap interval over items (none "
     f"below {MIN_N_KAPPA} items, where its coverage falls under 93%), and for ratings the mean |judge Balance - gold "
     "Balance| in points.",
     intervals={"agreement": ("agreement_low", "agreement_high"), "kappa": ("kappa_low", "kappa_high")},
