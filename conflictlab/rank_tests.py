@@ -2,7 +2,9 @@
 reader can trust at small n (README, Statistics).
 
 - :func:`rank_agreement` — Kendall's τ and Spearman's ρ with exact
-  permutation p-values at n ≤ :data:`EXACT_RANK_MAX_N`, asymptotic above.
+  permutation p-values at n ≤ :data:`EXACT_RANK_MAX_N`, Monte-Carlo
+  permutation p-values up to :data:`PERMUTATION_RANK_MAX_N` (the number of
+  permutations stated in ``p_method``), asymptotic above.
 - :func:`stratified_kendall` — Kendall's τ over pairs within strata only
   (agreement within conflict types), permutation p-value within strata.
 """
@@ -17,36 +19,92 @@ from typing import Hashable, Sequence
 import numpy as np
 
 EXACT_RANK_MAX_N = 10  # exact permutation p-values up to here (10! orderings)
+PERMUTATION_RANK_MAX_N = 50  # random-permutation p-values up to here; scipy's asymptotic ones above
+RANK_PERMUTATIONS = 9999
+UNDEFINED_CONSTANT = "undefined (constant input)"
 
 
-def rank_agreement(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
+def _check_finite(name: str, **arrays: np.ndarray) -> None:
+    """A clear error when an input of ``name`` holds NaN or ±inf (which would pass through silently)."""
+    for label, values in arrays.items():
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise ValueError(f"{name}: {int(bad.sum())} non-finite value(s) in {label} (first at position {int(np.argmax(bad))})")
+
+
+def rank_agreement(
+    x: Sequence[float], y: Sequence[float], *, n_permutations: int = RANK_PERMUTATIONS, seed: int = 0
+) -> dict[str, float | str]:
     """Kendall's τ-b and Spearman's ρ of paired ``x``, ``y`` (shape (n,)) with
     two-sided p-values.
 
-    For n ≤ :data:`EXACT_RANK_MAX_N` the p-values are exact: the share of the
-    n! orderings of ``y`` whose statistic is at least as extreme, so at n = 3
-    the smallest is 2/3! = 1/3, never the t approximation's 0.0000. Above it,
-    scipy's asymptotic p-values. NaN everywhere at n < 3 or when either side
-    is constant. Returns ``kendall_tau``, ``kendall_p``, ``spearman_rho``,
-    ``spearman_p``, ``p_method`` (``exact`` | ``asymptotic``), and
-    ``p_floor``: the smallest p-value the test can give at this n.
+    n ≤ :data:`EXACT_RANK_MAX_N`: exact, the share of the n! orderings of
+    ``y`` whose statistic is at least as extreme (at n = 3 the smallest is
+    2/3! = 1/3, never the t approximation's 0). n ≤
+    :data:`PERMUTATION_RANK_MAX_N`: ``n_permutations`` random orderings,
+    p = min(1, 2·(b + 1)/(m + 1)) with b the orderings in the smaller tail
+    (ties in x or y count as at least as extreme), floor 2/(m + 1). Above:
+    scipy's asymptotic p-values, no floor (NaN). NaN or inf in the input is an
+    error; at n < 3 or when either side is constant the statistics are NaN
+    and ``p_method`` says why (:data:`UNDEFINED_CONSTANT`). Returns
+    ``kendall_tau``, ``kendall_p``, ``spearman_rho``, ``spearman_p``,
+    ``p_method``, ``p_floor``.
     """
     from scipy.stats import kendalltau, spearmanr
 
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"rank_agreement: x has shape {x.shape}, y {y.shape}")
+    _check_finite("rank_agreement", x=x, y=y)
     n = x.size
     empty = {"kendall_tau": math.nan, "kendall_p": math.nan, "spearman_rho": math.nan, "spearman_p": math.nan,
              "p_method": "", "p_floor": math.nan}
-    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return empty
+    if n < 3:
+        return {**empty, "p_method": f"undefined (n = {n} < 3)"}
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return {**empty, "p_method": UNDEFINED_CONSTANT}
     tau, rho = kendalltau(x, y), spearmanr(x, y)
     out = {"kendall_tau": float(tau.statistic), "spearman_rho": float(rho.statistic)}
     if n <= EXACT_RANK_MAX_N:
         kendall_p, spearman_p = _exact_rank_p_values(x, y)
         out.update(kendall_p=kendall_p, spearman_p=spearman_p, p_method="exact", p_floor=2.0 / math.factorial(n))
+    elif n <= PERMUTATION_RANK_MAX_N:
+        kendall_p, spearman_p = _permutation_rank_p_values(x, y, n_permutations=n_permutations, seed=seed)
+        out.update(kendall_p=kendall_p, spearman_p=spearman_p, p_method=f"permutation ({n_permutations} random orderings)",
+                   p_floor=2.0 / (n_permutations + 1))
     else:
-        out.update(kendall_p=float(tau.pvalue), spearman_p=float(rho.pvalue), p_method="asymptotic", p_floor=0.0)
+        # no floor: an underflowing asymptotic p shows as "< 1e-4", never 0
+        out.update(kendall_p=float(tau.pvalue), spearman_p=float(rho.pvalue), p_method="asymptotic", p_floor=math.nan)
     return out
+
+
+def _rank_statistics(x: np.ndarray, y: np.ndarray, orderings: np.ndarray) -> np.ndarray:
+    """Numerators of τ and ρ for ``y`` taken in each row of ``orderings``
+    (shape (b, n)), paired with ``x``: shape (2, b). With ties the
+    denominators are the same for every ordering, so these order them."""
+    from scipy.stats import rankdata
+
+    n = x.size
+    upper = np.triu_indices(n, 1)
+    sign_x = np.sign(x[:, None] - x[None, :])[upper]
+    rank_x, rank_y = rankdata(x) - (n + 1) / 2, rankdata(y) - (n + 1) / 2
+    permuted = y[orderings]
+    return np.stack([(np.sign(permuted[:, upper[0]] - permuted[:, upper[1]]) * sign_x).sum(axis=1), rank_y[orderings] @ rank_x])
+
+
+def _permutation_rank_p_values(x: np.ndarray, y: np.ndarray, *, n_permutations: int, seed: int) -> tuple[float, float]:
+    """Two-sided Monte-Carlo permutation p-values of τ-b and ρ (see :func:`rank_agreement`)."""
+    rng = np.random.default_rng(seed)
+    observed = _rank_statistics(x, y, np.arange(x.size)[None, :])[:, 0]
+    slack = 1e-9 * np.maximum(1.0, np.abs(observed))
+    at_least, at_most = np.zeros(2), np.zeros(2)
+    for start in range(0, n_permutations, 2000):  # bounded memory
+        orderings = rng.permuted(np.tile(np.arange(x.size), (min(2000, n_permutations - start), 1)), axis=1)
+        null = _rank_statistics(x, y, orderings)
+        at_least += (null >= observed[:, None] - slack[:, None]).sum(axis=1)
+        at_most += (null <= observed[:, None] + slack[:, None]).sum(axis=1)
+    p = np.minimum(1.0, 2 * (np.minimum(at_least, at_most) + 1) / (n_permutations + 1))
+    return float(p[0]), float(p[1])
 
 
 def stratified_kendall(
@@ -61,15 +119,21 @@ def stratified_kendall(
     (two-sided, 2·min of the one-sided tails, capped at 1) permutes ``y``
     within each stratum ``n_permutations`` times: (1 + as extreme) /
     (1 + n_permutations), never below ``p_floor`` = 2 / (1 + n_permutations).
-    Strata with fewer than 2 members add nothing. Returns ``tau``, ``p``,
-    ``n`` (members of the strata that count), ``n_pairs``, ``p_floor``.
+    Strata with fewer than 2 members add nothing. NaN or inf in ``x`` or
+    ``y`` is an error; when no stratum has spread in both, τ is undefined and
+    ``undefined`` says so (:data:`UNDEFINED_CONSTANT`; ``""`` otherwise).
+    Returns ``tau``, ``p``, ``n`` (members of the strata that count),
+    ``n_pairs``, ``p_floor``, ``undefined``.
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if not x.size == y.size == len(strata):
+        raise ValueError(f"stratified_kendall: {x.size} x, {y.size} y and {len(strata)} strata labels")
+    _check_finite("stratified_kendall", x=x, y=y)
     members: dict[Hashable, list[int]] = {}
     for i, stratum in enumerate(strata):  # the labels given, once each
         members.setdefault(stratum, []).append(i)
     groups = [np.array(g) for g in members.values() if len(g) >= 2]
-    empty = {"tau": math.nan, "p": math.nan, "n": 0, "n_pairs": 0, "p_floor": math.nan}
+    empty = {"tau": math.nan, "p": math.nan, "n": 0, "n_pairs": 0, "p_floor": math.nan, "undefined": "undefined (no stratum of 2)"}
     if not groups:
         return empty
 
@@ -85,7 +149,7 @@ def stratified_kendall(
         shuffled = np.stack([rng.permutation(ranks) for _ in range(n_permutations)])  # (R, |g|)
         null += _within_sums(x[g], shuffled)
     if denominator == 0:
-        return {**empty, "n": int(sum(g.size for g in groups)), "n_pairs": n_pairs}
+        return {**empty, "n": int(sum(g.size for g in groups)), "n_pairs": n_pairs, "undefined": UNDEFINED_CONSTANT}
     slack = 1e-9 * max(1.0, abs(observed))
     tails = min((null >= observed - slack).sum(), (null <= observed + slack).sum())
     return {
@@ -94,6 +158,7 @@ def stratified_kendall(
         "n": int(sum(g.size for g in groups)),
         "n_pairs": n_pairs,
         "p_floor": 2 / (1 + n_permutations),
+        "undefined": "",
     }
 
 
@@ -156,28 +221,17 @@ def _orderings(n: int) -> np.ndarray:
 def _exact_rank_p_values(x: np.ndarray, y: np.ndarray, *, chunk: int = 400_000) -> tuple[float, float]:
     """Two-sided exact permutation p-values of Kendall's τ-b and Spearman's ρ.
 
-    Under H0 every pairing of ``y`` with ``x`` is equally likely. With ties the
-    tie counts, and so each statistic's denominator, are the same for every
-    pairing, so the numerators alone order the pairings: Σ sign(xi−xj)·
-    sign(yi−yj) over pairs for τ, Σ (rank xi − mean)(rank yi − mean) for ρ.
+    Under H0 every pairing of ``y`` with ``x`` is equally likely; the
+    numerators alone order the pairings (:func:`_rank_statistics`).
     Two-sided p = 2·min(P(T ≥ t), P(T ≤ t)), capped at 1, as scipy's
     ``permutation_test`` defines it (with ties the null need not be symmetric).
     """
-    from scipy.stats import rankdata
-
-    n = x.size
-    upper = np.triu_indices(n, 1)
-    sign_x = np.sign(x[:, None] - x[None, :])[upper]
-    rank_x, rank_y = rankdata(x) - (n + 1) / 2, rankdata(y) - (n + 1) / 2
-    observed = np.array([sign_x @ np.sign(y[:, None] - y[None, :])[upper], rank_x @ rank_y])
+    observed = _rank_statistics(x, y, np.arange(x.size)[None, :])[:, 0]
     slack = 1e-9 * np.maximum(1.0, np.abs(observed))  # float ties with the observed value count as "as extreme"
     at_least, at_most = np.zeros(2), np.zeros(2)
-    orderings = _orderings(n)
+    orderings = _orderings(x.size)
     for start in range(0, len(orderings), chunk):
-        block = orderings[start:start + chunk]
-        permuted = y[block]  # (b, n)
-        null = np.stack([(np.sign(permuted[:, upper[0]] - permuted[:, upper[1]]) * sign_x).sum(axis=1),
-                         rank_y[block] @ rank_x])  # (2, b)
+        null = _rank_statistics(x, y, orderings[start:start + chunk])  # (2, b)
         at_least += (null >= observed[:, None] - slack[:, None]).sum(axis=1)
         at_most += (null <= observed[:, None] + slack[:, None]).sum(axis=1)
     p = np.minimum(1.0, 2 * np.minimum(at_least, at_most) / len(orderings))

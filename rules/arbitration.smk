@@ -8,6 +8,8 @@ ARBITRATION_OUTPUTS = {
     "fig4_pdf": "results/figures/arbitration_fig4.pdf",
     "accuracy_md": "results/tables/arbitration_accuracy.md",
     "accuracy_csv": "results/tables/arbitration_accuracy.csv",
+    "orders_md": "results/tables/arbitration_orders.md",
+    "orders_csv": "results/tables/arbitration_orders.csv",
     "sensitivity_md": "results/tables/arbitration_sensitivity.md",
     "sensitivity_csv": "results/tables/arbitration_sensitivity.csv",
     "figA1_png": "results/figures/arbitration_figA1.png",
@@ -61,7 +63,8 @@ rule arbitration_evaluate:
 
 
 rule arbitration_report:
-    """Figure 4 A-H, the accuracy table, the sensitivity table and Figure A1 (example trajectories)."""
+    """Figure 4 A-H, the accuracy table, the order-paired table (one unit per instance), the sensitivity table and
+    Figure A1 (example trajectories)."""
     input:
         main="results/arbitration/instances.parquet",
         sensitivity="results/arbitration/sensitivity_instances.parquet",
@@ -69,8 +72,8 @@ rule arbitration_report:
     output:
         **flagged(
             ARBITRATION_OUTPUTS,
-            {"fig4_png": "arbitration_fig4", "accuracy_csv": "arbitration_accuracy", "sensitivity_csv": "arbitration_sensitivity",
-             "figA1_png": "arbitration_figA1"},
+            {"fig4_png": "arbitration_fig4", "accuracy_csv": "arbitration_accuracy", "orders_csv": "arbitration_orders",
+             "sensitivity_csv": "arbitration_sensitivity", "figA1_png": "arbitration_figA1"},
             "Evidence arbitration",
         ),
     params:

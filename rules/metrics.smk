@@ -41,6 +41,7 @@ rule accuracy_table:
         **flagged(ACCURACY_OUTPUTS, {"csv": "accuracy"}, "Generation and accuracy"),
     params:
         judge_label=judge_label(),
+        free_text=config["accuracy"]["free_text"],
         bootstrap=config["judges"]["bootstrap_resamples"],
         seed=config["judges"]["seed"],
         code=code_hash("accuracy_table.py"),

@@ -19,7 +19,7 @@ PROFILE_INPUTS = {
     **({"accuracy": ACCURACY_OUTPUTS["csv"]} if config["generators"] and REASONING_TYPES else {}),
     **({"balance": BALANCE_OUTPUTS["balance_csv"]} if config["generators"] and config["scorers"] and SUMMARIZATION_TYPES else {}),
     **({"faithfulness": JUDGE_TABLE_OUTPUTS["faithfulness_csv"]} if config["generators"] else {}),
-    **({"arbitration": ARBITRATION_OUTPUTS["accuracy_csv"]} if config["arbitration"]["models"] else {}),
+    **({"arbitration": ARBITRATION_OUTPUTS["orders_csv"]} if config["arbitration"]["models"] else {}),
     **({f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table4", "table5", "table6")} if config["conflicts"]["models"] else {}),
     **({"conflictbank": CONFLICTBANK_OUTPUTS["table_csv"]} if config["conflictbank"]["models"] else {}),
     **({"methods": METHODS_TABLE_OUTPUTS["csv"]} if config["methods"]["models"] else {}),

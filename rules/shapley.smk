@@ -219,6 +219,7 @@ rule shuffle_report:
         **flagged(shuffle_outputs("{model}"), {"presented_csv": "shuffled_positions", "original_csv": "shuffled_original_pieces"}, "Balance"),
     params:
         settings=subset(config["shapley"], "seed", "bootstrap_resamples"),
+        scorer=default_scorer(),
         code=code_hash("shuffle_report.py"),
     log:
         "results/logs/shuffle_report/{model}.log",

@@ -5,7 +5,7 @@ import pytest
 from conflictlab.contextconflict.accuracy import ACCURACY_SCHEMA, extract_answer, normalize, score_answer, score_responses, summarize_accuracy
 from conflictlab.contextconflict.dataset import SAMPLE_SCHEMA
 from conflictlab.lm.shards import RESPONSE_SCHEMA
-from conflictlab.stats import wilson_interval
+from conflictlab.stats import proportion_interval
 
 
 def test_last_answer_span_wins():
@@ -215,7 +215,7 @@ def test_the_leading_clause_decides_a_label(answer, gold, correct):
     assert (score.rule, score.correct) == ("label", correct)
 
 
-def test_accuracy_interval_is_wilson_and_absent_below_two():
+def test_accuracy_interval_is_clopper_pearson_and_absent_below_two():
     rows = [
         {"model": "m", "conflict_type": "temporal", "subset": subset, "implicit": False, "status": "ok", "tag_found": True,
          "extracted": "x", "gold": ["g"], "rule": "free_text", "correct": True}
@@ -224,9 +224,9 @@ def test_accuracy_interval_is_wilson_and_absent_below_two():
     table = pa.Table.from_pylist([{**r, "sample_id": str(i)} for i, r in enumerate(rows)], schema=ACCURACY_SCHEMA)
     summary = {(r["level"], r["group"]): r for r in summarize_accuracy(table).to_pylist()}
     overall = summary[("type", "all")]
-    # 5 of 5: Wilson [56.6%, 100%], where the percentile bootstrap gives [100%, 100%]
+    # 5 of 5: Clopper-Pearson [47.8%, 100%], where the percentile bootstrap gives [100%, 100%]
     assert overall["accuracy"] == 1.0 and overall["ci_high"] == 1.0
-    assert overall["ci_low"] == pytest.approx(wilson_interval(5, 5)[1]) and overall["ci_low"] < 0.6
+    assert overall["ci_low"] == pytest.approx(proportion_interval(5, 5)[1]) and overall["ci_low"] < 0.6
     single = summary[("subset", "single")]
     assert single["n"] == 1 and single["accuracy"] == 1.0
     assert single["ci_low"] is None or math.isnan(single["ci_low"])

@@ -7,7 +7,7 @@ import pytest
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA, answer_token_ids
 from conflictlab.arbitration.prompts import ArbitrationConfig, encode_arbitration_prompt, generate_instances, sensitivity_variants
 from conflictlab.arbitration.report import accuracy_by_cell
-from conflictlab.stats import wilson_interval
+from conflictlab.stats import proportion_interval
 from conflictlab.arbitration.trajectories import TrajectoryConfig, sample_trajectory
 
 TIMESTAMP = re.compile(r"\b\d{2}:\d{2}\b")
@@ -197,9 +197,9 @@ def test_mean_over_seeds_on_hand_made_cells():
     assert (text["n_seeds"], text["n_per_seed"], text["accuracy"], text["calibrated_accuracy"]) == (2, 4, 0.5, 0.75)
     assert text["std"] == pytest.approx(np.std([0.25, 0.75], ddof=1))
     assert numbers["n_seeds"] == 1 and np.isnan(numbers["std"])
-    # Wilson over the 8 pooled instances; 4 of 4 is not a zero-width [100, 100]
-    assert text["n"] == 8 and (text["ci_low"], text["ci_high"]) == pytest.approx(wilson_interval(4, 8)[1:])
-    assert numbers["ci_high"] == 1.0 and numbers["ci_low"] == pytest.approx(wilson_interval(4, 4)[1]) and numbers["ci_low"] < 0.6
+    # Clopper-Pearson over the 8 instances of both seeds; 4 of 4 is not a zero-width [100, 100]
+    assert text["n"] == 8 and (text["ci_low"], text["ci_high"]) == pytest.approx(proportion_interval(4, 8)[1:])
+    assert numbers["ci_high"] == 1.0 and numbers["ci_low"] == pytest.approx(proportion_interval(4, 4)[1]) and numbers["ci_low"] < 0.6
 
 
 def test_a_prediction_is_correct_only_when_its_larger_logit_is_the_gold_letter():

@@ -24,15 +24,20 @@ def test_each_broken_convention_is_named():
         {"model": "b", "n": "5", "value": "0.9", "ci_low": "0.2", "ci_high": "0.8"},  # outside
         {"model": "c", "n": "1", "value": "1.0", "ci_low": "1.0", "ci_high": "1.0"},  # n < 2
         {"model": "d", "n": "1", "value": "1.0", "ci_low": "", "ci_high": ""},  # fine: no interval
+        {"model": "e", "n": "5", "value": "1.0", "ci_low": "1.0", "ci_high": "1.0"},  # zero width: no spread, not precision
     ]
     problems = audit_rows("t.csv", columns, rows)
     assert problems == [
         "t.csv, line 3: value = 0.9 outside its interval [0.2, 0.8]",
         "t.csv, line 4: finite interval of value on n = 1",
+        "t.csv, line 4: zero-width interval of value [1, 1] (no spread is no interval)",
+        "t.csv, line 6: zero-width interval of value [1, 1] (no spread is no interval)",
     ]
     assert audit_rows("u.csv", ["value", "ci_low", "ci_high"], rows[:1]) == ["u.csv: no n column for value"]
     p_rows = [{"n": "3", "kendall_p": "0.0", "p_floor": "0.333"}, {"n": "3", "kendall_p": "0.5", "p_floor": "0.333"}]
-    assert audit_rows("p.csv", ["n", "kendall_p", "p_floor"], p_rows) == ["p.csv, line 2: kendall_p = 0 below p_floor 0.333"]
+    assert audit_rows("p.csv", ["n", "kendall_p", "p_floor"], p_rows) == [
+        "p.csv, line 2: kendall_p = 0 (a p-value is never 0)", "p.csv, line 2: kendall_p = 0 below p_floor 0.333",
+    ]
 
 
 def test_audit_folder_reads_tables_and_spectral_parquet(tmp_path):
@@ -42,7 +47,10 @@ def test_audit_folder_reads_tables_and_spectral_parquet(tmp_path):
     spectral.mkdir(parents=True)
     # the old jackknife: reported value outside its own zero-width interval
     pq.write_table(pa.table({"delta_er": [0.0002], "ci_low": [0.0008], "ci_high": [0.0008], "n_pairs": [4]}), spectral / "spectral.parquet")
-    assert audit_folder(tmp_path) == ["mechanistic/m/spectral.parquet, line 2: delta_er = 0.0002 outside its interval [0.0008, 0.0008]"]
+    assert audit_folder(tmp_path) == [
+        "mechanistic/m/spectral.parquet, line 2: delta_er = 0.0002 outside its interval [0.0008, 0.0008]",
+        "mechanistic/m/spectral.parquet, line 2: zero-width interval of delta_er [0.0008, 0.0008] (no spread is no interval)",
+    ]
 
 
 def test_values_named_like_bounds_and_n_by_name_end():

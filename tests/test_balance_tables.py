@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from conflictlab.stats import wilson_interval
+from conflictlab.stats import proportion_interval
 
 from conflictlab.contextconflict.balance import (
     ATTRIBUTION_SCHEMA,
@@ -68,7 +68,7 @@ def test_summarize_causal_per_type_and_overall():
     out = {r["conflict_type"]: r for r in summarize_causal(causal, n_resamples=100).to_pylist()}
     assert out["perspective"]["delta_high"] == pytest.approx(0.3) and out["perspective"]["frac_high_gt_low"] == 0.5
     assert out["all"]["n"] == 3 and out["all"]["frac_high_gt_low"] == pytest.approx(2 / 3)
-    assert (out["all"]["frac_ci_low"], out["all"]["frac_ci_high"]) == pytest.approx(wilson_interval(2, 3)[1:])
+    assert (out["all"]["frac_ci_low"], out["all"]["frac_ci_high"]) == pytest.approx(proportion_interval(2, 3)[1:])
     assert math.isnan(out["ambiguity"]["frac_ci_low"]) and math.isnan(out["ambiguity"]["delta_high_ci_low"])  # n = 1
     assert out["all"]["delta_low"] == pytest.approx(0.4 / 3)
 
@@ -97,9 +97,11 @@ def test_table6_cells_and_agreement_against_scipy():
     assert levels["generator x type cells"]["spearman_p"] == pytest.approx(1.0)
     assert levels["generator x type cells"]["p_method"] == "exact" and levels["generator x type cells"]["p_floor"] == pytest.approx(1 / 3)
     assert levels["perspective"]["spearman_p"] == pytest.approx(1 / 3) != spearmanr([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).pvalue
-    # the headline row comes first: pairs within a type only (perspective's 3; the others have one response each)
-    first = agreement.to_pylist()[0]
-    assert first["level"] == "within types" and first["n"] == 3
+    # the headline row comes first: pairs within one (generator, type) only (g's perspective 3; the others have one
+    # response each); the stratification by type alone beside it
+    first, second = agreement.to_pylist()[:2]
+    assert first["level"] == "within generator x type" and first["n"] == 3
+    assert second["level"] == "within types" and second["n"] == 3
     assert first["kendall_tau"] == pytest.approx(kendalltau([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).statistic)
     assert cell[("g", "perspective")]["n[A]"] == 3
     within = levels["perspective"]

@@ -165,9 +165,9 @@ def test_task1_accuracy_and_confusion_count_unparseable_as_wrong():
     predicted = ["no_conflict", "outdated", None, "outdated"]
     accuracy, low, high = task1_accuracy(predicted, gold)
     assert accuracy == 0.5  # the unparseable label stays in the denominator
-    assert (low, high) == pytest.approx(proportion_confint(2, 4, method="wilson"))
-    # Wilson, not a bootstrap: all right still has a lower bound below 1
-    assert task1_accuracy(gold, gold)[1] == pytest.approx(proportion_confint(4, 4, method="wilson")[0]) and task1_accuracy(gold, gold)[1] < 1
+    assert (low, high) == pytest.approx(proportion_confint(2, 4, method="beta"))
+    # Clopper-Pearson, not a bootstrap: all right still has a lower bound below 1
+    assert task1_accuracy(gold, gold)[1] == pytest.approx(proportion_confint(4, 4, method="beta")[0]) and task1_accuracy(gold, gold)[1] < 1
     assert np.isnan(task1_accuracy(["outdated"], ["outdated"])[1])  # no interval at n < 2
     matrix = confusion_matrix(predicted, gold)
     assert matrix.shape == (5, 6) and matrix.sum() == 4
@@ -420,9 +420,9 @@ def test_tables_5_and_6_on_hand_computed_verdicts():
     vanilla = t5["this run", "m", "vanilla"]
     assert (vanilla["n"], vanilla["n_unparseable"], vanilla["n_unreadable"]) == (5, 1, 1)
     assert (vanilla["n_behaviour"], vanilla["expected_behaviour"]) == (4, 0.5)  # 2 of 4: the unparseable one is a 0
-    assert (vanilla["eb_low"], vanilla["eb_high"]) == pytest.approx(proportion_confint(2, 4, method="wilson"))
+    assert (vanilla["eb_low"], vanilla["eb_high"]) == pytest.approx(proportion_confint(2, 4, method="beta"))
     assert (vanilla["n_recall"], vanilla["answer_recall"]) == (4, 0.5)  # 1, 0, unparseable 0, unreadable-behaviour 1
-    assert (vanilla["ar_low"], vanilla["ar_high"]) == pytest.approx(proportion_confint(2, 4, method="wilson"))
+    assert (vanilla["ar_low"], vanilla["ar_high"]) == pytest.approx(proportion_confint(2, 4, method="beta"))
     assert (vanilla["n_grounding"], vanilla["grounding"]) == (2, 0.75)  # bootstrap mean of graded scores
     assert vanilla["cited_sentences"] == 0.5 and vanilla["n_sentences"] == 10
     oracle = t5["this run", "m", "oracle"]
@@ -433,7 +433,7 @@ def test_tables_5_and_6_on_hand_computed_verdicts():
     t6 = {(r["source"], r["category"]): r for r in table6(judged).to_pylist()}
     merged = t6["this run", "Freshness and Misinformation"]
     assert (merged["vanilla"], merged["n_vanilla"]) == (0.5, 2)
-    assert (merged["vanilla_low"], merged["vanilla_high"]) == pytest.approx(proportion_confint(1, 2, method="wilson"))
+    assert (merged["vanilla_low"], merged["vanilla_high"]) == pytest.approx(proportion_confint(1, 2, method="beta"))
     no_conflict = t6["this run", "No conflict"]
     assert (no_conflict["vanilla"], no_conflict["n_vanilla"], no_conflict["n_unparseable_vanilla"]) == (0.0, 1, 1)
     assert t6["this run", "Conflicting opinions"]["oracle"] == 0.0

@@ -110,7 +110,7 @@ def test_arbitration_cells_count_accuracy_and_text_following_by_hand(instances):
         follows = [r["predicted_letter"] != "tie" and (r["predicted_letter"] == meta[r["instance_id"]]["answer_letter"])
                    == (meta[r["instance_id"]]["aligned_source"] == "text") for r in text_rows]
         text = cells[method, "Text followed"]
-        low, high = proportion_confint(sum(follows), len(follows), method="wilson")
+        low, high = proportion_confint(sum(follows), len(follows), method="beta")  # proportion_ci: Clopper-Pearson (issue 50)
         assert (text["n"], text["value"], text["higher_is_better"]) == (len(follows), pytest.approx(np.mean(follows)), None)
         assert (text["ci_low"], text["ci_high"]) == (pytest.approx(low), pytest.approx(high))
 

@@ -11,7 +11,6 @@ import pytest
 from conflictlab.conflicts.tables import PAPER_TABLE4, PAPER_TABLE5, table4, table5, table6
 from conflictlab.report import profile as P
 from conflictlab.report.tables import write_csv
-from conflictlab.stats import wilson_interval
 
 A, B, C = "model-a", "model-b", "model-c"
 LISTS = {"contextconflict": [A, B], "arbitration": [A, C], "conflicts": [A], "conflictbank": [A, B]}
@@ -65,38 +64,37 @@ def test_no_interval_below_two_even_where_a_table_carries_one():
     assert P.format_cell(a) == "25.0 [7.0, 59.0] (n=8)"
 
 
-def arbitration_row(model, setting, order, source, n, accuracy, condition="conflict"):
-    return {"model": model, "setting": setting, "order": order, "condition": condition, "aligned_source": source,
-            "n_seeds": 2, "n_per_seed": n // 2, "n": n, "accuracy": accuracy, "ci_low": None, "ci_high": None}
+def arbitration_row(model, setting, source, n_pairs, accuracy, low=None, high=None, follows=None):
+    return {"model": model, "setting": setting, "aligned_source": source, "n_pairs": n_pairs, "accuracy": accuracy,
+            "accuracy_low": low, "accuracy_high": high, "follows_numbers": follows, "follows_numbers_low": None,
+            "follows_numbers_high": None}
 
 
-ARBITRATION = [  # results/tables/arbitration_accuracy.csv
-    arbitration_row(A, "modality", "aligned_first", "numbers", 4, 0.75),  # 3 right
-    arbitration_row(A, "modality", "aligned_last", "numbers", 4, 0.5),  # 2
-    arbitration_row(A, "modality", "aligned_first", "text", 4, 0.25),  # 1
-    arbitration_row(A, "modality", "aligned_last", "text", 4, 0.0),  # 0
-    arbitration_row(A, "modality", "aligned_first", "numbers", 4, 1.0, condition="unimodal"),
-    arbitration_row(A, "tool", "aligned_first", "numbers", 2, 0.5),
-    arbitration_row(C, "modality", "aligned_first", "numbers", 2, 1.0),
+ARBITRATION = [  # results/tables/arbitration_orders.csv: one unit per instance, both orders averaged within it
+    arbitration_row(A, "modality", "numbers", 4, 0.625, 0.2, 0.9),
+    arbitration_row(A, "modality", "text", 4, 0.125),
+    arbitration_row(A, "modality", "all", 8, 0.375, follows=0.75),
+    arbitration_row(A, "tool", "numbers", 2, 0.5),
+    arbitration_row(A, "tool", "all", 2, 0.5),
+    arbitration_row(C, "modality", "numbers", 2, 1.0),
+    arbitration_row(C, "modality", "all", 2, 1.0, follows=1.0),
 ]
 
 
-def test_arbitration_pools_the_conflict_cells_over_orders():
+def test_arbitration_counts_each_instance_once():
     cells = P.arbitration_cells(ARBITRATION, models=[A, C])
     numbers = cells_of(cells, A, "modality/numbers_right")
-    assert (numbers["value"], numbers["n"]) == (5 / 8, 8)
-    assert (numbers["low"], numbers["high"]) == wilson_interval(5, 8)[1:]
-    assert cells_of(cells, A, "modality/text_right")["value"] == 1 / 8
-    follows = cells_of(cells, A, "modality/follows_numbers")  # 5 right with the numbers + 7 wrong with the text
-    assert (follows["value"], follows["n"]) == (12 / 16, 16)
-    setting = cells_of(cells, A, "settings/modality")  # unimodal references left out
-    assert (setting["value"], setting["n"]) == (6 / 16, 16)
+    # n is the instances (4), not the 8 prompts of both orders; the interval is the table's
+    assert (numbers["value"], numbers["n"], numbers["low"], numbers["high"]) == (0.625, 4, 0.2, 0.9)
+    assert cells_of(cells, A, "modality/text_right")["value"] == 0.125
+    follows = cells_of(cells, A, "modality/follows_numbers")
+    assert (follows["value"], follows["n"]) == (0.75, 8)
+    setting = cells_of(cells, A, "settings/modality")  # both aligned sources: distinct instances
+    assert (setting["value"], setting["n"]) == (0.375, 8)
     tool = cells_of(cells, A, "settings/tool")
     assert (tool["value"], tool["n"]) == (0.5, 2)
     text = cells_of(cells, C, "modality/text_right")
     assert text["value"] is None and text["n"] == 0 and P.format_cell(text) == "– (n=0)"
-    with pytest.raises(ValueError, match="not a count"):
-        P.arbitration_cells([arbitration_row(A, "modality", "aligned_first", "numbers", 4, 0.3)], models=[A])
 
 
 CONFLICTBANK = [  # results/tables/conflictbank_mr.csv

@@ -9,7 +9,21 @@ from scipy.stats import kendalltau, permutation_test, spearmanr
 
 from conflictlab.report.tables import format_estimate
 from conflictlab.rank_tests import rank_agreement, stratified_kendall
-from conflictlab.stats import balance, bootstrap_mean_ci, marks_over_same_samples, proportion_ci, wilson_interval
+from conflictlab.stats import (
+    MIN_N_MEAN,
+    balance,
+    bootstrap_mean_ci,
+    clopper_pearson_interval,
+    cluster_bootstrap_weights,
+    cluster_means,
+    marks_over_same_samples,
+    mcnemar_exact,
+    mean_interval,
+    paired_difference,
+    proportion_ci,
+    proportion_interval,
+    wilson_interval,
+)
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 30, 228])
@@ -94,15 +108,63 @@ def test_rank_agreement_exact_with_ties_matches_permutation():
         assert out[key] == pytest.approx(reference.pvalue, abs=1e-9)
 
 
-def test_rank_agreement_large_n_asymptotic_and_degenerate():
+def test_rank_agreement_by_permutation_up_to_fifty_then_asymptotic_and_undefined_on_constant_input():
+    from conflictlab.rank_tests import UNDEFINED_CONSTANT
+
     rng = np.random.default_rng(4)
-    x = rng.normal(size=25)
-    y = x + rng.normal(size=25)
+    x = rng.integers(0, 5, size=25).astype(float)  # ties in both
+    y = x + rng.integers(0, 4, size=25)
+    out = rank_agreement(x, y, n_permutations=4999)
+    assert out["p_method"] == "permutation (4999 random orderings)" and out["p_floor"] == pytest.approx(2 / 5000)
+    from scipy.stats import rankdata
+
+    def spearman_numerator(a, b, axis=-1):  # orders the pairings as ρ does (its denominator is fixed)
+        return ((a - a.mean(axis=axis, keepdims=True)) * (b - b.mean(axis=axis, keepdims=True))).sum(axis=axis)
+
+    def kendall_numerator(a, b, axis=-1):
+        return (np.sign(a[..., :, None] - a[..., None, :]) * np.sign(b[..., :, None] - b[..., None, :])).sum(axis=(-1, -2))
+
+    for stat, data, p in ((spearman_numerator, (rankdata(x), rankdata(y)), out["spearman_p"]), (kendall_numerator, (x, y), out["kendall_p"])):
+        reference = permutation_test(data, stat, permutation_type="pairings", n_resamples=9999, vectorized=True, random_state=2).pvalue
+        assert p >= out["p_floor"] and abs(p - reference) <= max(0.01, 0.2 * reference)
+    # a weak association, where the p-value is far from its floor: both estimate one p
+    y = rng.permutation(y)
+    out = rank_agreement(x, y, n_permutations=4999)
+    reference = permutation_test((rankdata(x), rankdata(y)), spearman_numerator, permutation_type="pairings", n_resamples=9999,
+                                 vectorized=True, random_state=3).pvalue
+    assert 0.02 < reference and abs(out["spearman_p"] - reference) <= 0.03
+    x = rng.normal(size=60)
+    y = x + rng.normal(size=60)
     out = rank_agreement(x, y)
-    assert out["p_method"] == "asymptotic"
+    assert out["p_method"] == "asymptotic" and math.isnan(out["p_floor"])
     assert out["spearman_p"] == pytest.approx(spearmanr(x, y).pvalue)
     assert math.isnan(rank_agreement([1, 2], [1, 2])["kendall_tau"])
-    assert math.isnan(rank_agreement([1, 1, 1], [1, 2, 3])["spearman_p"])
+    constant = rank_agreement([1, 1, 1, 1], [1, 2, 3, 4])
+    assert math.isnan(constant["spearman_p"]) and math.isnan(constant["kendall_p"]) and constant["p_method"] == UNDEFINED_CONSTANT
+    with pytest.raises(ValueError, match="non-finite"):
+        rank_agreement([1.0, np.nan, 3.0], [1.0, 2.0, 3.0])
+
+
+def test_stratified_kendall_and_balance_refuse_nan_and_say_undefined_on_constant_input():
+    from conflictlab.rank_tests import UNDEFINED_CONSTANT
+
+    with pytest.raises(ValueError, match="non-finite"):
+        stratified_kendall([0.1, np.nan, 0.3], [0.2, 0.1, 0.3], ["a", "a", "a"])
+    out = stratified_kendall([0.5, 0.5, 0.5, 0.2, 0.2], [0.1, 0.2, 0.3, 0.4, 0.5], ["a", "a", "a", "b", "b"])
+    assert math.isnan(out["tau"]) and math.isnan(out["p"]) and out["undefined"] == UNDEFINED_CONSTANT
+    assert stratified_kendall([0.1, 0.2, 0.3], [0.1, 0.3, 0.2], ["a"] * 3)["undefined"] == ""
+    with pytest.raises(ValueError, match="non-finite"):
+        balance(np.array([0.3, np.nan, 0.2]))
+
+
+def test_p_values_print_with_two_significant_digits_and_never_as_zero():
+    from conflictlab.report.tables import format_p, markdown
+
+    assert [format_p(p) for p in (0.0, 3e-7, 1e-4, 0.00023, 0.0312, 0.5, 1.0)] == ["< 1e-4", "< 1e-4", "0.0001", "0.00023", "0.031", "0.5", "1"]
+    import pyarrow as pa
+
+    text = markdown(pa.table({"n": [11], "spearman_p": [0.0], "p_method": ["asymptotic"], "p_floor": [2 / 10_000]}))
+    assert "| 11 | < 1e-4 | asymptotic | 0.0002 |" in text
 
 
 def test_format_estimate():
@@ -110,20 +172,25 @@ def test_format_estimate():
     assert format_estimate(1.0, math.nan, math.nan) == "100.0"
     assert format_estimate(None) == ""
     assert format_estimate(0.4123, 0.3, 0.5, scale=1, decimals=3) == "0.412 [0.300, 0.500]"
+    # a zero-width interval is no spread, never [100.0, 100.0]; a missing one says why, with its n
+    assert format_estimate(1.0, 1.0, 1.0, n=5) == "100.0 (no spread, n = 5)"
+    assert format_estimate(1.0, math.nan, math.nan, n=5) == f"100.0 (no interval at n = 5 < {MIN_N_MEAN})"
+    assert format_estimate(1.0, math.nan, math.nan, n=40) == "100.0 (no spread, n = 40)"
+    assert format_estimate(1.0, math.nan, math.nan, n=1) == "100.0 (no interval at n = 1)"
 
 
 def test_marks_only_over_same_samples_with_enough_n():
     same = frozenset(range(40))
-    marks, why = marks_over_same_samples([0.5, 0.7, 0.6], [same] * 3, [40] * 3, higher_is_better=True)
+    marks, why = marks_over_same_samples([0.5, 0.7, 0.6], [same] * 3, [40] * 3, higher_is_better=True, min_n=30)
     assert marks == ["", "best", "second"] and why == ""
-    marks, why = marks_over_same_samples([0.5, 0.7, 0.6], [same] * 3, [40] * 3, higher_is_better=False)
+    marks, why = marks_over_same_samples([0.5, 0.7, 0.6], [same] * 3, [40] * 3, higher_is_better=False, min_n=30)
     assert marks == ["best", "", "second"]
-    marks, why = marks_over_same_samples([0.5, 0.7], [same, frozenset(range(39))], [40, 39], higher_is_better=True)
+    marks, why = marks_over_same_samples([0.5, 0.7], [same, frozenset(range(39))], [40, 39], higher_is_better=True, min_n=30)
     assert marks == ["", ""] and why == "cells cover different samples"
     marks, why = marks_over_same_samples([0.5, 0.7], [same] * 2, [40] * 2, higher_is_better=True, min_n=50)
     assert marks == ["", ""] and why == "n < 50"
     # displayed ties share a mark; NaN gets none
-    marks, _ = marks_over_same_samples([0.7001, 0.7002, math.nan, 0.2], [same] * 4, [40] * 4, higher_is_better=True)
+    marks, _ = marks_over_same_samples([0.7001, 0.7002, math.nan, 0.2], [same] * 4, [40] * 4, higher_is_better=True, min_n=30)
     assert marks == ["best", "best", "", "second"]
 
 
@@ -198,48 +265,82 @@ def test_gini_and_balance_match_two_independent_forms_and_a_closed_form(n):
         balance(np.array([1.0]))
 
 
-def test_mean_ci_bootstraps_below_normal_from_and_is_normal_from_there_on():
-    from conflictlab.stats import NORMAL_FROM, mean_ci, normal_mean_ci
+def test_mean_interval_is_student_t_clipped_and_absent_below_min_n_or_without_spread():
+    from scipy.stats import t as student
 
     rng = np.random.default_rng(3)
-    for n in (2, 17, NORMAL_FROM - 1):
+    for n in (MIN_N_MEAN, 57, 5_000):
         values = rng.exponential(size=n)
-        assert mean_ci(values, n_resamples=300, seed=n) == bootstrap_mean_ci(values, n_resamples=300, seed=n)
-    values = rng.exponential(size=NORMAL_FROM)
-    mean, low, high = mean_ci(values, n_resamples=300, seed=1)
-    assert (mean, low, high) == normal_mean_ci(values)
-    half = 1.959963984540054 * values.std(ddof=1) / math.sqrt(values.size)
-    assert (low, high) == pytest.approx((values.mean() - half, values.mean() + half), rel=1e-12)
-    for implementation in (mean_ci, normal_mean_ci):
-        assert all(math.isnan(v) for v in implementation(np.array([])))
-        m, lo, hi = implementation(np.array([0.7]))
-        assert m == 0.7 and math.isnan(lo) and math.isnan(hi)
+        half = student.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n)
+        assert mean_interval(values) == pytest.approx((values.mean(), values.mean() - half, values.mean() + half), rel=1e-10)
+    # clipped to the score's range: a mean near 1 of scores in [0, 1]
+    _, low, high = mean_interval(np.r_[np.ones(MIN_N_MEAN - 1), 0.2], bounds=(0.0, 1.0))
+    assert high == 1.0 and low < 1.0
+    assert all(math.isnan(v) for v in mean_interval(np.array([])))
+    mean, low, high = mean_interval(rng.random(MIN_N_MEAN - 1))
+    assert not math.isnan(mean) and math.isnan(low) and math.isnan(high)
+    # no spread: no interval (tables say "no spread (n = k)"), never a zero-width [x, x]
+    mean, low, high = mean_interval(np.full(40, 1.0))
+    assert mean == 1.0 and math.isnan(low) and math.isnan(high)
+    with pytest.raises(ValueError, match="NaN"):
+        mean_interval(np.r_[rng.random(40), np.nan])
 
 
-def test_normal_interval_at_normal_from_is_scipys_percentile_bootstrap_within_its_noise():
-    from scipy.stats import bootstrap
+def test_t_quantile_and_incomplete_beta_match_scipy():
+    from scipy.special import betainc
+    from scipy.stats import t as student
 
-    from conflictlab.stats import NORMAL_FROM, mean_ci
+    from conflictlab.stats import _betainc, t_quantile
 
-    # skewness 2, twice the entropies' (benchmarks/conflictbank_metrics.py): the ends differ most
-    values = np.random.default_rng(4).exponential(size=NORMAL_FROM)
-    mean, low, high = mean_ci(values)
-    reference = bootstrap((values,), np.mean, n_resamples=10_000, batch=500, method="percentile", random_state=5).confidence_interval
-    half = (reference.high - reference.low) / 2
-    # 10,000 resamples: each end's Monte-Carlo error is ~1.4% of the half-width, the skewness term 0.7%
-    assert abs(low - reference.low) <= 0.05 * half and abs(high - reference.high) <= 0.05 * half
+    for df in (1, 2, 4, 9, 29, 99, 4_999, 9_400_000):
+        assert t_quantile(0.975, df) == pytest.approx(student.ppf(0.975, df), rel=1e-9)
+    for a, b, x in ((0.5, 0.5, 0.3), (3, 40, 0.05), (2_000, 3_000, 0.41), (1, 1, 0.9)):
+        assert _betainc(a, b, x) == pytest.approx(betainc(a, b, x), rel=1e-10)
 
 
-def test_normal_interval_coverage_at_normal_from():
-    from conflictlab.stats import NORMAL_FROM, mean_ci
+@pytest.mark.parametrize("n", [2, 3, 7, 30, 228, 9_400_000])
+def test_clopper_pearson_matches_statsmodels(n):
+    proportion_confint = pytest.importorskip(
+        "statsmodels.stats.proportion", reason="statsmodels is a test dependency (pyproject [test])"
+    ).proportion_confint
+    for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+        p, low, high = clopper_pearson_interval(k, n)
+        assert (low, high) == pytest.approx(proportion_confint(k, n, alpha=0.05, method="beta"), abs=1e-10)
+        assert low <= p <= high and high - low > 0
+    assert proportion_interval is clopper_pearson_interval
+    assert all(math.isnan(v) for v in clopper_pearson_interval(0, 0))
+    assert math.isnan(clopper_pearson_interval(1, 1)[1])
 
-    rng = np.random.default_rng(6)
-    trials, hits = 2000, 0
-    for _ in range(trials):
-        values = rng.exponential(size=NORMAL_FROM)  # truth: mean 1
-        _, low, high = mean_ci(values)
-        hits += low <= 1.0 <= high
-    assert abs(hits / trials - 0.95) <= 0.03
+
+def test_mcnemar_exact_matches_statsmodels_and_paired_difference_is_paired():
+    mcnemar = pytest.importorskip("statsmodels.stats.contingency_tables", reason="statsmodels is a test dependency").mcnemar
+    for b, c in ((0, 0), (3, 0), (5, 2), (10, 30), (1, 1), (0, 12)):
+        assert mcnemar_exact(b, c) == pytest.approx(mcnemar([[7, b], [c, 4]], exact=True).pvalue, abs=1e-12)
+    a = np.array([1, 1, 1, 0, 1, 1, 0, 1, 1, 1] * 3, dtype=float)
+    b = np.array([1, 0, 1, 0, 0, 1, 0, 1, 0, 1] * 3, dtype=float)
+    out = paired_difference(a, b)
+    assert out["difference"] == pytest.approx(0.3) and out["p_method"] == "exact McNemar" and out["n_pairs"] == 30
+    assert out["p"] == pytest.approx(mcnemar_exact(9, 0)) and out["low"] > 0  # 9 discordant pairs, all one way
+    # graded scores: the sign-flip p over all 2^m flips, against scipy's exact permutation test
+    rng = np.random.default_rng(8)
+    x, y = rng.random(12), rng.random(12) - 0.2
+    out = paired_difference(x, y)
+    reference = permutation_test((x - y,), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided").pvalue
+    assert out["p_method"].startswith("exact sign-flip") and out["p"] == pytest.approx(reference, abs=1e-12)
+    x, y = rng.random(40), rng.random(40)
+    out = paired_difference(x, y, n_flips=4999)
+    reference = permutation_test((x - y,), np.mean, permutation_type="samples", n_resamples=9999, random_state=1).pvalue
+    assert out["p"] >= 1 / 5000 and abs(out["p"] - reference) < 0.03
+    with pytest.raises(ValueError, match="NaN"):
+        paired_difference(np.array([0.1, np.nan]), np.array([0.2, 0.3]))
+
+
+def test_cluster_means_count_each_unit_once():
+    means, units = cluster_means(np.array([1.0, 0.0, 1.0, 1.0, 0.0]), ["a", "a", "b", "b", "c"])
+    assert units == ["a", "b", "c"] and means.tolist() == [0.5, 1.0, 0.0]
+    weights = cluster_bootstrap_weights(["a", "a", "b"], n_resamples=500, seed=0)
+    assert weights.shape == (500, 3) and (weights[:, 0] == weights[:, 1]).all()  # a unit's rows are drawn together
+    assert (weights.sum(axis=1) == weights[:, 0] * 2 + weights[:, 2]).all()
 
 
 @pytest.mark.parametrize("block", [1, 4, 64])

@@ -12,7 +12,8 @@ import pyarrow as pa
 from conflictlab.arbitration.prompts import ORDERS
 from conflictlab.arbitration.trajectories import THRESHOLD
 from conflictlab.report.figures import plt
-from conflictlab.stats import wilson_interval
+from conflictlab.arbitration.methods import TEXT_VS_NUMBERS
+from conflictlab.stats import paired_difference, proportion_interval, unit_proportion_interval
 
 
 def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> pl.DataFrame:
@@ -72,7 +73,7 @@ def accuracy_by_cell(instances: pa.Table, predictions: pa.Table) -> list[dict]:
 
 def mean_over_seeds(cells: list[dict]) -> pa.Table:
     """Mean and standard deviation of accuracy across seeds (the paper's
-    figures), and the Wilson 95% interval of the accuracy over all ``n``
+    figures), and the Clopper-Pearson 95% interval of the accuracy over all ``n``
     instances of the seeds pooled (none at n < 2)."""
     groups: dict[tuple, list[dict]] = {}
     for c in cells:
@@ -82,7 +83,7 @@ def mean_over_seeds(cells: list[dict]) -> pa.Table:
         acc = np.array([m["accuracy"] for m in members])
         cal = np.array([m["calibrated"] for m in members])
         n = sum(m["n"] for m in members)
-        _, low, high = wilson_interval(sum(m["n_correct"] for m in members), n)
+        _, low, high = proportion_interval(sum(m["n_correct"] for m in members), n)
         rows.append(
             dict(
                 zip(("model", "setting", "order", "condition", "aligned_source"), key),
@@ -224,3 +225,88 @@ def trajectory_examples(instances: pa.Table, *, horizon: int, per_label: int = 2
     fig.suptitle(f"Generated trajectories ({setting} setting): {len(chosen)} of {len(rows)} instances; dotted: threshold 0.5", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def instance_unit(instance_id: str) -> str:
+    """The instance an id belongs to: ``<stem>/conflict/<order>`` -> ``<stem>``,
+    so that an instance asked in both evidence orders is one unit of analysis."""
+    for order in ORDERS:
+        suffix = f"/conflict/{order}"
+        if instance_id.endswith(suffix):
+            return instance_id[: -len(suffix)]
+    return instance_id
+
+
+ORDER_PAIR_SCHEMA = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("setting", pa.string(), nullable=False),
+        pa.field("aligned_source", pa.string(), nullable=False),  # numbers | text | all (both, distinct instances)
+        pa.field("n_pairs", pa.int64(), nullable=False),  # instances read out in both orders, seeds pooled
+        pa.field("accuracy", pa.float64()),  # per instance the mean over its two orders, then the mean over instances
+        pa.field("accuracy_low", pa.float64()),
+        pa.field("accuracy_high", pa.float64()),
+        pa.field("aligned_first", pa.float64()),
+        pa.field("aligned_first_low", pa.float64()),
+        pa.field("aligned_first_high", pa.float64()),
+        pa.field("aligned_last", pa.float64()),
+        pa.field("aligned_last_low", pa.float64()),
+        pa.field("aligned_last_high", pa.float64()),
+        pa.field("difference", pa.float64()),  # aligned_first - aligned_last over the same instances
+        pa.field("difference_low", pa.float64()),
+        pa.field("difference_high", pa.float64()),
+        pa.field("p_paired", pa.float64()),  # exact McNemar
+        pa.field("follows_numbers", pa.float64()),  # rows "all" of text-vs-numbers settings: answers that follow the numbers
+        pa.field("follows_numbers_low", pa.float64()),
+        pa.field("follows_numbers_high", pa.float64()),
+    ]
+)
+
+
+def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
+    """Accuracy under conflict with the instance as the unit (issue 50): each
+    instance is read out in both evidence orders, which are the same
+    evidence and so not independent samples.
+
+    Per (model, setting, aligned source, and both sources as ``all``): the
+    n_pairs instances answered in both orders; accuracy = the mean over
+    instances of their two orders' mean, with the Clopper-Pearson interval
+    over instances (:func:`conflictlab.stats.unit_proportion_interval`);
+    each order's accuracy over the same instances (Clopper-Pearson); their
+    difference with the Agresti-Min interval and the exact McNemar p
+    (:func:`conflictlab.stats.paired_difference`); and, on rows ``all``,
+    the share of answers following the numbers (per instance over its two
+    orders; the tool setting has no text-vs-numbers conflict, so none). A
+    conflict prompt whose other order was not read out is left out and
+    logged by the caller through ``n_pairs``. Returns :data:`ORDER_PAIR_SCHEMA` rows.
+    """
+    rows = (
+        _with_meta(instances, predictions, ["setting", "condition", "order", "aligned_source"])
+        .filter(pl.col("condition") == "conflict")
+        .with_columns(pl.col("instance_id").map_elements(instance_unit, return_dtype=pl.String).alias("unit"))
+    )
+    paired = (
+        rows.group_by("model", "setting", "aligned_source", "unit")
+        .agg(*(pl.col("correct").filter(pl.col("order") == order).first().alias(order) for order in ORDERS))
+        .drop_nulls(list(ORDERS))
+        .sort("model", "setting", "aligned_source", "unit")
+    )
+    out = []
+    for (model, setting), frame in paired.group_by("model", "setting", maintain_order=True):
+        for source in (*sorted(frame["aligned_source"].unique().to_list()), "all"):
+            mine = frame if source == "all" else frame.filter(pl.col("aligned_source") == source)
+            first, last = (mine[order].cast(pl.Float64).to_numpy() for order in ORDERS)
+            both = (first + last) / 2
+            row = {"model": model, "setting": setting, "aligned_source": source, "n_pairs": int(both.size)}
+            row.update(zip(("accuracy", "accuracy_low", "accuracy_high"), unit_proportion_interval(both)))
+            for order, values in zip(ORDERS, (first, last)):
+                row.update(zip((order, f"{order}_low", f"{order}_high"), proportion_interval(int(values.sum()), int(values.size))))
+            paired_test = paired_difference(first, last)
+            row.update(difference=paired_test["difference"], difference_low=paired_test["low"], difference_high=paired_test["high"],
+                       p_paired=paired_test["p"])
+            if source == "all" and setting in TEXT_VS_NUMBERS:
+                numbers = (mine["aligned_source"] == "numbers").to_numpy()
+                follows = np.where(numbers, both, 1.0 - both)
+                row.update(zip(("follows_numbers", "follows_numbers_low", "follows_numbers_high"), unit_proportion_interval(follows)))
+            out.append(row)
+    return pa.Table.from_pylist(out, schema=ORDER_PAIR_SCHEMA)

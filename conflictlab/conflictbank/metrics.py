@@ -17,10 +17,13 @@ proportions in [0, 1] of the n_scored records:
   which would read a model that answers neither as "never kept its memory";
 - mean entropy in bits of the four probabilities (zero probabilities dropped).
 
-Intervals: Wilson 95% for every proportion (MR's over n_mr); for the mean
-entropy :func:`conflictlab.stats.mean_ci`, the percentile bootstrap below
-5,000 scored records and the normal interval from there on, where the two
-agree within the bootstrap's own noise; none at n < 2.
+Intervals: Clopper-Pearson 95% for every proportion (MR's over n_mr;
+:func:`conflictlab.stats.proportion_interval`, none at n < 2); for the mean
+entropy the Student-t interval clipped to [0, 2] bits
+(:func:`conflictlab.stats.mean_interval`: none below its minimum n, none
+without spread). ``n_resamples``, ``seed`` and ``workers`` are unused since
+the entropy's bootstrap went (issue 50); kept until config drops
+``bootstrap_resamples``.
 The authors round to two decimals; nothing is rounded here.
 
 The full QA set read out under 17 settings is ~9.4M prediction rows per
@@ -33,14 +36,13 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from conflictlab.stats import mean_ci, wilson_interval
+from conflictlab.stats import mean_interval, proportion_interval
 
 RATES = ("oar", "car", "uncertain", "neither")
 
@@ -112,10 +114,6 @@ def entropy_bits(probabilities: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, -p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
     return terms.sum(axis=1)
-
-
-def _workers(workers: int | None) -> int:
-    return max(1, workers if workers is not None else len(os.sched_getaffinity(0)))
 
 
 def _groups(frame: pl.LazyFrame) -> pl.DataFrame:
@@ -220,9 +218,8 @@ def _metrics(
         for code, setting in enumerate(setting_type.categories.to_list()):
             if bounds[code + 1] > bounds[code]:
                 slices[model, setting] = entropies[order[bounds[code] : bounds[code + 1]]]
-    boot = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)  # one seed per setting, as before
-    with ThreadPoolExecutor(_workers(workers)) as pool:  # numpy's draws and gathers release the GIL
-        intervals = dict(zip(slices, pool.map(lambda values: mean_ci(values, **boot), slices.values())))
+    # entropy in bits of 4 options lies in [0, 2]
+    intervals = {key: mean_interval(values, confidence=confidence, bounds=(0.0, 2.0)) for key, values in slices.items()}
     empty = {"n_scored": 0, "oar": 0, "car": 0, "uncertain": 0}
     out = []
     for model, setting, n_records in groups.iter_rows():  # one per (model, setting): tens of rows
@@ -230,9 +227,9 @@ def _metrics(
         n, n_mr = count["n_scored"], count["oar"] + count["car"]
         row = {"model": model, "setting": setting, "n_records": n_records, "n_scored": n}
         for name, k in (("oar", count["oar"]), ("car", count["car"]), ("uncertain", count["uncertain"]), ("neither", n - n_mr)):
-            row[name], row[f"{name}_low"], row[f"{name}_high"] = wilson_interval(k, n, confidence=confidence)
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = proportion_interval(k, n, confidence=confidence)
         row["n_mr"] = n_mr
-        row["mr"], row["mr_low"], row["mr_high"] = wilson_interval(count["oar"], n_mr, confidence=confidence)
+        row["mr"], row["mr_low"], row["mr_high"] = proportion_interval(count["oar"], n_mr, confidence=confidence)
         row["entropy"], row["entropy_low"], row["entropy_high"] = intervals.get((model, setting), (math.nan,) * 3)
         out.append(row)
     return pa.Table.from_pylist(out, schema=METRIC_SCHEMA)

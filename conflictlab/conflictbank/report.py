@@ -26,6 +26,7 @@ from conflictlab.conflictbank.dataset import CONFLICT_KINDS
 from conflictlab.conflictbank.metrics import RATES, SCORED_SUBSET
 from conflictlab.report.figures import panel_grid
 from conflictlab.report.tables import write_markdown_and_csv
+from conflictlab.stats import MIN_N_MEAN
 
 
 def _percent(cells: dict, cell: tuple, column: str) -> tuple[float, float, float]:
@@ -100,12 +101,13 @@ _DISPLAY = dict(
     decimals={"entropy": 3},
 )
 _NOTES = [
-    "Rates in % of the n_scored records with Wilson 95% intervals; MR = OAR/(OAR+CAR) in % of the n_mr scored answers "
-    "that are correct or replaced, its Wilson interval over n_mr. No interval at n < 2.",
+    "Rates in % of the n_scored records with Clopper-Pearson 95% intervals; MR = OAR/(OAR+CAR) in % of the n_mr scored "
+    "answers that are correct or replaced, its Clopper-Pearson interval over n_mr. No interval at n < 2.",
     "MR is empty where n_mr = 0 (no scored answer is correct or replaced; the authors' evaluate.py reports 0); "
     "'neither' = 1 - OAR - CAR (the uncertain option or the other distractor).",
 ]
-_ENTROPY_NOTE = "Mean entropy (bits) of the A-D probabilities with a percentile-bootstrap interval over the scored records."
+_ENTROPY_NOTE = (f"Mean entropy (bits) of the A-D probabilities with a Student-t 95% interval over the scored records "
+                 f"(none below n = {MIN_N_MEAN} or without spread).")
 
 
 def write_metric_table(metrics: pa.Table, md_path, csv_path) -> None:
@@ -114,7 +116,9 @@ def write_metric_table(metrics: pa.Table, md_path, csv_path) -> None:
         metrics, md_path, csv_path,
         caption="ConflictBank per model and setting, on the scored subset (records answered correctly without evidence "
         "and with the correct evidence; n_scored of n_records): OAR, CAR, uncertain and neither rates, MR and mean "
-        "entropy of the A-D probabilities. '_reversed': conflicting evidence first.",
+        "entropy of the A-D probabilities. Scorer: each model's own read-out of options A-D (next-token logits of a "
+        "local model, log-probs or a generated letter of a hosted one; column read_out of the predictions). "
+        "'_reversed': conflicting evidence first.",
         notes=[*_NOTES, _ENTROPY_NOTE], **_DISPLAY,
     )
 

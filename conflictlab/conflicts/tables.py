@@ -5,10 +5,11 @@ source, beside the paper's counts of the release (no interval: they are
 counts of the data, not estimates).
 
 Rates are proportions in [0, 1] (shown as percentages): Task 1 accuracy,
-expected behaviour and answer recall with 95% Wilson intervals
-(:func:`conflictlab.stats.wilson_interval`), the grounding mean with a 95%
-percentile-bootstrap interval over responses; no interval at n < 2. Every
-row carries its n.
+expected behaviour and answer recall with 95% Clopper-Pearson intervals
+(:func:`conflictlab.stats.proportion_interval`; none at n < 2), the grounding
+mean with a 95% Student-t interval over responses
+(:func:`conflictlab.stats.mean_interval`: none below its minimum n, none
+without spread). Every row carries its n.
 
 Denominators are what a reader assumes, every query (Task 1) or every
 (query, strategy) pair (Task 2): a response that was not generated or not
@@ -42,7 +43,7 @@ import pyarrow.compute as pc
 
 from conflictlab.conflicts.evaluation import ORDER, confusion_matrix
 from conflictlab.conflicts.prompts import STRATEGIES, TAXONOMY
-from conflictlab.stats import bootstrap_mean_ci, wilson_interval
+from conflictlab.stats import mean_interval, proportion_interval
 
 THIS_RUN, PAPER = "this run", "paper"
 
@@ -143,7 +144,7 @@ def scored_outcome(verdict: str) -> pl.Expr:
 
 def _rate_of(count: int, n: int) -> tuple[float | None, float | None, float | None]:
     """(share, Wilson low, high) of ``count`` successes in ``n``; None where undefined."""
-    return _none_if_nan(wilson_interval(count, n))
+    return _none_if_nan(proportion_interval(count, n))
 
 
 def _outcome_counts(verdict: str, where: pl.Expr, name: str) -> list[pl.Expr]:
@@ -256,7 +257,7 @@ def table5(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Ta
             "n_behaviour": g["n_behaviour"], **dict(zip(("expected_behaviour", "eb_low", "eb_high"), _rate_of(g["k_behaviour"], g["n_behaviour"]))),
             "n_recall": g["n_recall"], **dict(zip(("answer_recall", "ar_low", "ar_high"), _rate_of(g["k_recall"], g["n_recall"]))),
             "n_grounding": grounding.size,
-            **dict(zip(("grounding", "gr_low", "gr_high"), _none_if_nan(bootstrap_mean_ci(grounding, n_resamples=n_resamples, seed=seed)))),
+            **dict(zip(("grounding", "gr_low", "gr_high"), _none_if_nan(mean_interval(grounding, bounds=(0.0, 1.0))))),
             "n_recall_all_gold": g["n_recall_all_gold"],
             **dict(zip(("answer_recall_all_gold", "ag_low", "ag_high"), _rate_of(g["k_recall_all_gold"], g["n_recall_all_gold"]))),
             "n_sentences": g["n_sentences"],

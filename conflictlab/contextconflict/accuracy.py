@@ -49,7 +49,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from conflictlab.io import group_in_order
-from conflictlab.stats import wilson_interval
+from conflictlab.stats import proportion_interval
 
 _ANSWER_SPAN = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 _SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
@@ -287,7 +287,7 @@ def summarize_accuracy(per_sample: pa.Table) -> pa.Table:
         halves = {group["implicit"]: group for group in splits[model, conflict_type]}
         groups += [("implicit", name, halves[implicit]) for implicit, name in ((False, "explicit"), (True, "implicit")) if implicit in halves]
         for level, name, group in groups:
-            mean, low, high = wilson_interval(group["correct"], group["n"])
+            mean, low, high = proportion_interval(group["correct"], group["n"])
             rows.append(
                 {
                     "model": model,

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from conflictlab.contextconflict.shapley import exact_shapley, sampled_shapley
 from conflictlab.rank_tests import rank_agreement, stratified_kendall
-from conflictlab.stats import balance, bootstrap_mean_ci, wilson_interval
+from conflictlab.stats import balance, mean_interval, proportion_interval
 
 ATTRIBUTION_SCHEMA = pa.schema(
     [
@@ -136,7 +136,11 @@ BALANCE_SUMMARY_SCHEMA = pa.schema(
 
 
 def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Mean Balance (×1, in [0, 1]) per (model, scorer, type) and per subset."""
+    """Mean Balance (×1, in [0, 1]) per (model, scorer, type) and per subset, with
+    its Student-t interval (:func:`conflictlab.stats.mean_interval`: none below
+    its minimum n or without spread). ``n_resamples``/``seed`` are unused since
+    the t interval replaced the bootstrap (issue 50); kept until config drops
+    ``bootstrap_resamples``."""
     frame = pl.from_arrow(attr.select(["model", "scorer", "conflict_type", "subset", "undefined", "balance", "gini"]))
     undefined, values, gini = frame["undefined"].to_numpy(), frame["balance"].to_numpy(), frame["gini"].to_numpy()
     by_subset: dict[tuple, list[tuple[int, str, np.ndarray]]] = defaultdict(list)
@@ -148,7 +152,7 @@ def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0)
         groups = [("all", members)] + [(subset, rs) for _, subset, rs in sorted(by_subset[key], key=lambda group: group[0])]
         for group, rs in groups:
             defined = rs[~undefined[rs]]
-            mean, low, high = bootstrap_mean_ci(values[defined], n_resamples=n_resamples, seed=seed)
+            mean, low, high = mean_interval(values[defined], bounds=(0.0, 1.0))
             rows.append(
                 {
                     "model": key[0],
@@ -184,13 +188,14 @@ POSITION_SCHEMA = pa.schema(
 
 
 def position_shares(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Mean share by input position, per (model, scorer, type, n)."""
+    """Mean share by input position, per (model, scorer, type, n), with its
+    Student-t interval; ``n_resamples``/``seed`` unused (see :func:`summarize_balance`)."""
     frame = _defined(attr.select(["model", "scorer", "conflict_type", "n_evidence", "undefined", "shares"]))
     rows = []
     for key, members in _groups(frame, ["model", "scorer", "conflict_type", "n_evidence"]):  # one per (model, scorer, type, n)
         shares = frame["shares"].gather(members).list.to_array(key[3]).to_numpy()  # (samples, n)
         for position in range(key[3]):
-            mean, low, high = bootstrap_mean_ci(shares[:, position], n_resamples=n_resamples, seed=seed)
+            mean, low, high = mean_interval(shares[:, position], bounds=(0.0, 1.0))
             rows.append(
                 {
                     "model": key[0],
@@ -212,19 +217,21 @@ AGREEMENT_SCHEMA = pa.schema(
     [
         ("scorer_a", pa.string()),
         ("scorer_b", pa.string()),
-        # "within types" (headline: pairs of responses of one type), a conflict
-        # type (its responses), or "generator x type cells" (secondary)
+        # "within generator x type" (headline: pairs of responses of one
+        # generator and type), "within types" (beside it: pairs of one type,
+        # across generators), a conflict type (its responses), or
+        # "generator x type cells" (secondary)
         ("level", pa.string()),
         ("n", pa.int64()),
         ("kendall_tau", pa.float64()),
         ("kendall_p", pa.float64()),
         ("spearman_rho", pa.float64()),
         ("spearman_p", pa.float64()),
-        ("p_method", pa.string()),  # exact | asymptotic | permutation within types
+        ("p_method", pa.string()),  # exact | permutation (m ...) | asymptotic | permutation within strata | undefined (why)
         ("p_floor", pa.float64()),  # the smallest p-value this n (or permutation count) can give
     ]
 )
-WITHIN_TYPES, CELLS = "within types", "generator x type cells"
+WITHIN_CELLS, WITHIN_TYPES, CELLS = "within generator x type", "within types", "generator x type cells"
 
 
 def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int = 0) -> tuple[pa.Table, pa.Table]:
@@ -235,12 +242,16 @@ def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int =
     the mean Balance of its defined samples under each scorer
     (``balance[<scorer>]``) and their count (``n[<scorer>]``), as the paper's
     table shows them. ``agreement``, per scorer pair: first the headline,
-    Kendall's τ over pairs of responses of the same type
-    (:func:`conflictlab.stats.stratified_kendall`), since the claim is that
-    scorers rank responses alike within a type; then τ and ρ per type; last
-    τ and ρ over the (generator × type) cell means, which a difference
+    Kendall's τ over pairs of responses of the same generator and type
+    (:func:`conflictlab.rank_tests.stratified_kendall`), since the claim is
+    that scorers rank responses alike and neither a type's nor a generator's
+    level should count as agreement (pooled over generators, a generator
+    effect leaks in: issue 50 measured 0.132 there against −0.01 within
+    cells); beside it the same within types only; then τ and ρ per type;
+    last τ and ρ over the (generator × type) cell means, which a difference
     between types alone can make large (secondary). p-values exact up to
-    n = 10 (:func:`conflictlab.stats.rank_agreement`); NaN below 3 pairs.
+    n = 10, by permutation up to 50 (:func:`conflictlab.rank_tests.rank_agreement`);
+    undefined below 3 pairs or on constant input, with ``p_method`` saying so.
     """
     frame = _defined(attr.select(["scorer", "model", "conflict_type", "sample_id", "undefined", "balance"]))
     scorers = sorted(frame["scorer"].unique().to_list())
@@ -270,11 +281,17 @@ def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int =
                 .join(frame.filter(pl.col("scorer") == b), on=["model", "conflict_type", "sample_id"], suffix="_b")
                 .sort("conflict_type", "model", "sample_id")
             )
-            within = stratified_kendall(shared["balance"].to_list(), shared["balance_b"].to_list(), shared["conflict_type"].to_list(),
-                                        n_permutations=n_permutations, seed=seed)
-            agreement.append({"scorer_a": a, "scorer_b": b, "level": WITHIN_TYPES, "n": within["n"],
-                              "kendall_tau": within["tau"], "kendall_p": within["p"], "spearman_rho": math.nan,
-                              "spearman_p": math.nan, "p_method": "permutation within types", "p_floor": within["p_floor"]})
+            strata = {
+                WITHIN_CELLS: list(zip(shared["model"].to_list(), shared["conflict_type"].to_list())),
+                WITHIN_TYPES: shared["conflict_type"].to_list(),
+            }
+            for level, labels in strata.items():  # the headline first, the other stratification beside it
+                within = stratified_kendall(shared["balance"].to_list(), shared["balance_b"].to_list(), labels,
+                                            n_permutations=n_permutations, seed=seed)
+                how = within["undefined"] or f"permutation within strata ({n_permutations} permutations)"
+                agreement.append({"scorer_a": a, "scorer_b": b, "level": level, "n": within["n"],
+                                  "kendall_tau": within["tau"], "kendall_p": within["p"], "spearman_rho": math.nan,
+                                  "spearman_p": math.nan, "p_method": how, "p_floor": within["p_floor"]})
             for conflict_type in sorted({t for _, t in keys}):
                 mine = shared.filter(pl.col("conflict_type") == conflict_type)
                 agreement.append({"scorer_a": a, "scorer_b": b, "level": conflict_type, "n": mine.height,
@@ -286,15 +303,17 @@ def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int =
 
 
 def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
-    """Table 3: mean Δ_high and Δ_low with bootstrap CIs, and the share of
-    responses with Δ_high > Δ_low with its Wilson interval (none at n < 2)."""
+    """Table 3: mean Δ_high and Δ_low with Student-t intervals
+    (:func:`conflictlab.stats.mean_interval`), and the share of responses with
+    Δ_high > Δ_low with its Clopper-Pearson interval (none at n < 2).
+    ``n_resamples``/``seed`` unused (see :func:`summarize_balance`)."""
     frame = pl.from_arrow(causal.select(["model", "conflict_type", "delta_high", "delta_low"]))
     delta_high, delta_low = frame["delta_high"].to_numpy(), frame["delta_low"].to_numpy()
     by_model = [((model, "all"), members) for (model,), members in _groups(frame, ["model"])]
     rows = []
     for key, members in _groups(frame, ["model", "conflict_type"]) + by_model:  # one per (model, type), then per model
-        high = bootstrap_mean_ci(delta_high[members], n_resamples=n_resamples, seed=seed)
-        low = bootstrap_mean_ci(delta_low[members], n_resamples=n_resamples, seed=seed)
+        high = mean_interval(delta_high[members])
+        low = mean_interval(delta_low[members])
         rows.append(
             {
                 "model": key[0],
@@ -307,7 +326,7 @@ def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0
                 "delta_low_ci_low": low[1],
                 "delta_low_ci_high": low[2],
                 **dict(zip(("frac_high_gt_low", "frac_ci_low", "frac_ci_high"),
-                           wilson_interval(int((delta_high[members] > delta_low[members]).sum()), members.size))),
+                           proportion_interval(int((delta_high[members] > delta_low[members]).sum()), members.size))),
             }
         )
     return pa.Table.from_pylist(rows)

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
 from conflictlab.contextconflict.variants import BASE, METHODS, SteeredModel, SteeringVariant
 from conflictlab.io import atomic_path
-from conflictlab.stats import DEFAULT_MIN_N_MARK, marks_over_same_samples
+from conflictlab.stats import marks_over_same_samples
 
 # --------------------------------------------------------------------------
 # Variants: a steered rerun is the pseudo-model "name@variant" and a variant is
@@ -314,7 +314,7 @@ def table4(
     table_variants: Sequence[str],
     columns: Sequence[tuple[str, str]],
     sample_ids: Mapping[tuple[str, str, str], frozenset] | None = None,
-    min_n: int = DEFAULT_MIN_N_MARK,
+    min_n: int,
 ) -> tuple[list[dict], list[str]]:
     """Table 4 cells and their notes.
 

@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 from conflictlab.io import group_in_order
 from conflictlab.judges.prompts.ragas import statements_request, verdict_request
 from conflictlab.judges.requests import JudgeRequest, read_choices, read_json_object
-from conflictlab.stats import bootstrap_mean_ci, wilson_interval
+from conflictlab.stats import mean_interval, proportion_interval
 
 STATUSES = ("ok", "no_statements", "unparseable", "truncated", "refusal", "empty_response", "not_generated")
 NAN_STATUSES = tuple(s for s in STATUSES if s != "ok")
@@ -205,8 +205,9 @@ FAITHFULNESS_SUMMARY_SCHEMA = pa.schema(
 
 def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
     """Per (model, type): mean Faithfulness over the scored samples with its
-    bootstrap 95% CI (none at n_scored < 2), the share of samples left NaN
-    with its Wilson 95% CI, and the count of each reason."""
+    Student-t 95% CI (:func:`conflictlab.stats.mean_interval`: none below its
+    minimum n or without spread), the share of samples left NaN with its
+    Clopper-Pearson 95% CI, and the count of each reason. ``n_resamples``/``seed`` unused."""
     faithfulness = pc.fill_null(rows.column("faithfulness"), math.nan).to_numpy(zero_copy_only=False)
     scored = pc.is_valid(rows.column("faithfulness")).to_numpy(zero_copy_only=False)
     status = rows.column("status").to_numpy(zero_copy_only=False)
@@ -216,8 +217,8 @@ def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int
     for model, conflict_type, members in zip(*(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))):  # per (model, type)
         members = np.asarray(members, dtype=np.int64)
         scores = faithfulness[members[scored[members]]]
-        mean, low, high = bootstrap_mean_ci(scores, n_resamples=n_resamples, seed=seed)
-        nan_rate, nan_low, nan_high = wilson_interval(members.size - int(scores.size), members.size)
+        mean, low, high = mean_interval(scores, bounds=(0.0, 1.0))
+        nan_rate, nan_low, nan_high = proportion_interval(members.size - int(scores.size), members.size)
         row = {
             "model": model,
             "conflict_type": conflict_type,

@@ -7,7 +7,8 @@ tables (full precision) under ``tables/`` and the per-layer spectral tables
 every interval in them, checks:
 
 - the reported value lies inside its own interval;
-- no finite interval stands on fewer than 2 samples;
+- no finite interval stands on fewer than 2 samples, none has zero width;
+- no p-value is 0;
 - the table has an n column;
 - no p-value lies below the smallest its sample size allows (``p_floor``).
 
@@ -28,6 +29,8 @@ import math
 import sys
 from pathlib import Path
 
+from conflictlab.report.tables import is_p_column
+
 
 def _number(text: str) -> float:
     try:
@@ -36,7 +39,7 @@ def _number(text: str) -> float:
         return math.nan
 
 
-DENOMINATORS = {"n", "n_scored", "n_samples", "n_pairs", "n_records", "n_judged", "n_shapley", "n_behaviour", "n_recall", "n_grounding"}
+DENOMINATORS = {"n", "n_items", "n_scored", "n_samples", "n_pairs", "n_records", "n_judged", "n_shapley", "n_behaviour", "n_recall", "n_grounding"}
 
 
 def _is_n(column: str) -> bool:
@@ -92,6 +95,12 @@ def audit_rows(name: str, columns: list[str], rows: list[dict[str, str]]) -> lis
             n = _number(row[n_name]) if n_name else math.nan
             if n < 2:
                 problems.append(f"{name}, line {line}: finite interval of {value} on {n_name} = {n:g}")
+            if hi - lo <= 0:
+                problems.append(f"{name}, line {line}: zero-width interval of {value} [{lo:g}, {hi:g}] (no spread is no interval)")
+    for column in filter(is_p_column, columns):
+        for line, row in enumerate(rows, start=2):
+            if _number(row[column]) == 0:
+                problems.append(f"{name}, line {line}: {column} = 0 (a p-value is never 0)")
     if "p_floor" in columns:
         for line, row in enumerate(rows, start=2):
             floor = _number(row["p_floor"])

@@ -6,13 +6,13 @@ number on it is a number of its table (nothing is re-estimated):
 ======================  ===============================================  ==================================
 benchmark               rows of the page                                 table (``results/tables/``)
 ======================  ===============================================  ==================================
-ContextConflict         accuracy per reasoning type (Wilson)             ``accuracy.csv``, ``level = type``
+ContextConflict         accuracy per reasoning type (Clopper-Pearson)    ``accuracy.csv``, ``level = type``
                         Balance per summarization type and scorer        ``balance.csv``, ``group = all``
-                        (bootstrap); Faithfulness per type where judged  ``faithfulness.csv`` (n = n_scored)
-evidence arbitration    conflict accuracy when the numbers / the text    ``arbitration_accuracy.csv``,
-                        are right, share following the numbers           ``condition = conflict``
+                        (Student-t); Faithfulness per type where judged  ``faithfulness.csv`` (n = n_scored)
+evidence arbitration    conflict accuracy when the numbers / the text    ``arbitration_orders.csv``
+                        are right, share following the numbers           (one unit per instance)
                         (modality setting); conflict accuracy per
-                        setting (Wilson over the pooled counts)
+                        setting (Clopper-Pearson over instances)
 CONFLICTS               Task 1 type-prediction accuracy per read-out;    ``conflicts_table4.csv``,
                         Task 2 expected behaviour and answer recall      ``conflicts_table5.csv``,
                         per strategy, expected behaviour per category    ``conflicts_table6.csv``
@@ -22,11 +22,9 @@ ConflictBank            MR, OAR, CAR per conflict kind (conflicting      ``confl
                         temporal, semantic)
 ======================  ===============================================  ==================================
 
-The arbitration rows pool the table's cells over evidence orders (and
-aligned sources): each cell's count of correct answers is its accuracy
-times its n (the accuracy is the mean over seeds of equally sized seeds,
-so the product is a whole number; anything else is an error), and the
-pooled share gets a Wilson interval like every proportion of the table.
+The arbitration rows read the order-paired table: an instance asked in both
+evidence orders is one unit (the mean of its two answers), so its n is the
+instances, not the prompts of both orders as if they were independent.
 
 Conventions (README, Statistics): every cell shows its n; an interval is
 shown only at n >= 2 (:data:`conflictlab.stats.MIN_N_INTERVAL`), also where
@@ -55,7 +53,7 @@ import pyarrow.csv as pacsv
 from conflictlab.report import reproduction
 from conflictlab.report.paper_models import paper_model_name  # noqa: F401  (the pages find their paper names through it)
 from conflictlab.report.tables import format_estimate
-from conflictlab.stats import MIN_N_INTERVAL, wilson_interval
+from conflictlab.stats import MIN_N_INTERVAL, MIN_N_MEAN
 
 
 @dataclass(frozen=True)
@@ -81,24 +79,24 @@ BENCHMARK_BY_KEY = {b.key: b for b in BENCHMARKS}
 # Each section of the page: (benchmark, section key) -> (title, source table and how it is read).
 SECTIONS = {
     ("contextconflict", "accuracy"): ("Accuracy by reasoning type",
-                                      "results/tables/accuracy.csv, rows level = type; Wilson 95% interval"),
+                                      "results/tables/accuracy.csv, rows level = type; Clopper-Pearson 95% interval"),
     ("contextconflict", "balance"): ("Balance by summarization type (0 = even use of the evidence, 100 = one piece)",
-                                     "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, bootstrap 95% interval"),
+                                     "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, Student-t 95% interval"),
     ("contextconflict", "faithfulness"): ("Faithfulness by type (judged responses)",
-                                          "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, bootstrap 95% interval"),
+                                          "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, Student-t 95% interval"),
     ("arbitration", "modality"): ("Text vs numbers (modality setting, the two disagree)",
-                                  "results/tables/arbitration_accuracy.csv, rows condition = conflict, setting = modality, pooled over evidence orders; Wilson 95% interval"),
+                                  "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances"),
     ("arbitration", "settings"): ("Accuracy under conflict by setting",
-                                  "results/tables/arbitration_accuracy.csv, rows condition = conflict, pooled over evidence orders and aligned sources; Wilson 95% interval"),
+                                  "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances"),
     ("conflicts", "task1"): ("Task 1: conflict-type prediction",
-                             "results/tables/conflicts_table4.csv, rows source = this run; Wilson 95% interval"),
+                             "results/tables/conflicts_table4.csv, rows source = this run; Clopper-Pearson 95% interval"),
     ("conflicts", "task2"): ("Task 2: expected behaviour and answer recall per strategy",
-                             "results/tables/conflicts_table5.csv, rows source = this run; Wilson 95% intervals; n = n_behaviour, n_recall"),
+                             "results/tables/conflicts_table5.csv, rows source = this run; Clopper-Pearson 95% intervals; n = n_behaviour, n_recall"),
     ("conflicts", "categories"): ("Task 2: expected behaviour by category and strategy",
-                                  "results/tables/conflicts_table6.csv, rows source = this run; Wilson 95% interval; n = n_<strategy>"),
+                                  "results/tables/conflicts_table6.csv, rows source = this run; Clopper-Pearson 95% interval; n = n_<strategy>"),
     ("conflictbank", "kinds"): ("MR, OAR and CAR by conflict kind (conflicting evidence alone)",
                                 "results/tables/conflictbank_mr.csv, settings misinformation, temporal, semantic, on the scored subset; "
-                                "Wilson 95% intervals, MR's over n = n_mr, OAR's and CAR's over n = n_scored"),
+                                "Clopper-Pearson 95% intervals, MR's over n = n_mr, OAR's and CAR's over n = n_scored"),
 }
 
 # The cells each figure panel plots (the benchmark's headline), by key.
@@ -195,43 +193,30 @@ def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, mod
     return cells
 
 
-def _correct_count(row: dict) -> int:
-    """Correct answers of an arbitration cell: its accuracy (the mean over
-    equally sized seeds) times its n, which must be a whole number."""
-    exact = float(row["accuracy"]) * int(row["n"])
-    count = round(exact)
-    if abs(exact - count) > 1e-6:
-        raise ValueError(f"arbitration cell {row} : accuracy x n = {exact} is not a count (seeds of unequal size?)")
-    return count
-
-
-def _pooled(benchmark, section, key, label, model, successes: int, n: int) -> dict:
-    value, low, high = wilson_interval(successes, n)
-    return _cell(benchmark, section, key, label, model, value, low, high, n)
-
-
-def arbitration_cells(accuracy=None, *, models: Sequence[str]) -> list[dict]:
-    """From the arbitration accuracy table, per model, under conflict:
-    accuracy when the numbers are right and when the text is right, and the
-    share of answers that follow the numbers (modality setting); accuracy
-    per setting. Counts pooled over evidence orders (and aligned sources)."""
-    rows = [r for r in _rows(accuracy) if r["condition"] == "conflict" and r["model"] in models]
+def arbitration_cells(orders=None, *, models: Sequence[str]) -> list[dict]:
+    """From the arbitration order-paired table (one unit per instance, both
+    evidence orders averaged within it), per model, under conflict: accuracy
+    when the numbers are right and when the text is right, and the share of
+    answers that follow the numbers (modality setting); accuracy per setting
+    over both aligned sources. Each with its table's interval and n = the
+    instances (n_pairs), never the prompts of both orders as if independent."""
+    rows = [r for r in _rows(orders) if r["model"] in models]
     cells = []
     for model in dict.fromkeys(r["model"] for r in rows):
-        mine = [r for r in rows if r["model"] == model]
-        modality = [r for r in mine if r["setting"] == "modality"]
-        if modality:
+        mine = {(r["setting"], r["aligned_source"]): r for r in rows if r["model"] == model}
+        if any(setting == "modality" for setting, _ in mine):
+            none = {"accuracy": None, "accuracy_low": None, "accuracy_high": None, "n_pairs": 0}  # a source not run: n = 0
             for source, label in (("numbers", "accuracy when the numbers are right"), ("text", "accuracy when the text is right")):
-                aligned = [r for r in modality if r["aligned_source"] == source]
-                cells.append(_pooled("arbitration", "modality", f"modality/{source}_right", label, model,
-                                     sum(map(_correct_count, aligned)), sum(int(r["n"]) for r in aligned)))
-            follows = sum(_correct_count(r) if r["aligned_source"] == "numbers" else int(r["n"]) - _correct_count(r) for r in modality)
-            cells.append(_pooled("arbitration", "modality", "modality/follows_numbers", "answers following the numbers", model,
-                                 follows, sum(int(r["n"]) for r in modality)))
-        for setting in dict.fromkeys(r["setting"] for r in mine):
-            members = [r for r in mine if r["setting"] == setting]
-            cells.append(_pooled("arbitration", "settings", f"settings/{setting}", ARBITRATION_SETTINGS.get(setting, setting), model,
-                                 sum(map(_correct_count, members)), sum(int(r["n"]) for r in members)))
+                r = mine.get(("modality", source), none)
+                cells.append(_cell("arbitration", "modality", f"modality/{source}_right", label, model,
+                                   r["accuracy"], r["accuracy_low"], r["accuracy_high"], r["n_pairs"]))
+            r = mine["modality", "all"]
+            cells.append(_cell("arbitration", "modality", "modality/follows_numbers", "answers following the numbers", model,
+                               r["follows_numbers"], r["follows_numbers_low"], r["follows_numbers_high"], r["n_pairs"]))
+        for (setting, source), r in mine.items():
+            if source == "all":
+                cells.append(_cell("arbitration", "settings", f"settings/{setting}", ARBITRATION_SETTINGS.get(setting, setting), model,
+                                   r["accuracy"], r["accuracy_low"], r["accuracy_high"], r["n_pairs"]))
     return cells
 
 
@@ -488,8 +473,9 @@ def render_page(
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>Conflict profile: {html.escape(model)}</title>", f"<style>{_STYLE}</style></head><body>",
         f"<h1>Conflict profile: {html.escape(model)}</h1>",
-        '<p class="note">Every number in % with its 95% interval in brackets and its n: Wilson intervals for proportions, '
-        "percentile bootstrap for means (Balance, Faithfulness); no interval at n &lt; 2. Columns are the models of this run that "
+        '<p class="note">Every number in % with its 95% interval in brackets and its n: Clopper-Pearson intervals for '
+        f"proportions, Student-t for means (Balance, Faithfulness; none at n &lt; {MIN_N_MEAN}); no "
+        "interval at n &lt; 2. Columns are the models of this run that "
         "take part in each benchmark; this page's model is highlighted. No cell is marked best: the columns are different models, "
         "and the paper's numbers stand on the full release, not on this run's samples. The numbers are those of the tables named "
         "under each section (results/tables/).</p>",

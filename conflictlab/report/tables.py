@@ -13,26 +13,59 @@ import pyarrow as pa
 from conflictlab.io import atomic_path
 
 
-def _cell(value, *, scale: float = 1.0, decimals: int = 4) -> str:
+def _cell(value, *, scale: float = 1.0, decimals: int = 4, p_value: bool = False) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
+    if p_value and isinstance(value, (int, float)):
+        return format_p(float(value))
     if isinstance(value, float):
         return f"{scale * value:.{decimals}f}"
     return str(value)
 
 
-def format_estimate(value: float | None, low: float | None = None, high: float | None = None, *, scale: float = 100.0, decimals: int = 1) -> str:
-    """``62.5 [48.1, 75.2]``: the estimate and its interval, times ``scale``;
-    the estimate alone where the interval is NaN or missing; ``""`` for none."""
-    def shown(v):
-        return v is not None and not (isinstance(v, float) and math.isnan(v))
+def _shown(v) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
 
-    if not shown(value):
+
+def format_p(p: float | None) -> str:
+    """A p-value with two significant digits (``0.032``, ``0.00021``), never
+    ``0``: below 1e-4 it reads ``< 1e-4`` (an asymptotic p of 0.0 is an
+    underflow, not a certainty); ``""`` for none."""
+    if not _shown(p):
+        return ""
+    if p < 1e-4:
+        return "< 1e-4"
+    return f"{p:.2g}" if p < 1 else "1"
+
+
+def is_p_column(name: str) -> bool:
+    """Whether column ``name`` holds p-values (``p``, ``kendall_p``, ``p_paired``, ``p_floor``; not ``p_method``)."""
+    return name == "p" or name.endswith("_p") or (name.startswith("p_") and name != "p_method")
+
+
+def format_estimate(
+    value: float | None, low: float | None = None, high: float | None = None, *, scale: float = 100.0, decimals: int = 1,
+    n: int | None = None,
+) -> str:
+    """``62.5 [48.1, 75.2]``: the estimate and its interval, times ``scale``;
+    ``""`` for none. Without an interval, why, where ``n`` is given: ``(no
+    interval at n = 5 < 30)`` below :data:`conflictlab.stats.MIN_N_MEAN` (a
+    proportion gets one from n = 2), ``(no spread, n = 40)`` from there on;
+    a zero-width interval reads ``(no spread)``, never ``[x, x]``."""
+    from conflictlab.stats import MIN_N_INTERVAL, MIN_N_MEAN
+
+    if not _shown(value):
         return ""
     text = f"{scale * value:.{decimals}f}"
-    if shown(low) and shown(high):
-        text += f" [{scale * low:.{decimals}f}, {scale * high:.{decimals}f}]"
-    return text
+    if _shown(low) and _shown(high):
+        if high - low > 0:
+            return text + f" [{scale * low:.{decimals}f}, {scale * high:.{decimals}f}]"
+        return text + (" (no spread)" if n is None else f" (no spread, n = {n})")
+    if n is None:
+        return text
+    if n < MIN_N_INTERVAL:
+        return text + f" (no interval at n = {n})"
+    return text + (f" (no interval at n = {n} < {MIN_N_MEAN})" if n < MIN_N_MEAN else f" (no spread, n = {n})")
 
 
 def markdown(
@@ -49,15 +82,22 @@ def markdown(
 
     ``intervals``: value column -> (low column, high column); the three show
     as one cell, ``62.5 [48.1, 75.2]`` (the value alone where the interval is
-    NaN), and the bound columns are not shown apart. ``scale`` multiplies a
-    column's floats (1 -> 100 for a proportion shown in percent) and its
-    interval's; ``decimals`` sets its digits (default 4, or 1 for a column
-    scaled by 100). ``notes`` follow as a bullet list (why a cell is empty).
+    NaN), and the bound columns are not shown apart; an estimate without an
+    interval says why with its n (:func:`format_estimate`; the n column found
+    as :func:`conflictlab.report.audit.n_column` finds it). ``scale``
+    multiplies a column's floats (1 -> 100 for a proportion shown in percent)
+    and its interval's; ``decimals`` sets its digits (default 4, or 1 for a
+    column scaled by 100). p-value columns (:func:`is_p_column`) show two
+    significant digits and never 0 (:func:`format_p`). ``notes`` follow as a
+    bullet list (why a cell is empty).
     """
+    from conflictlab.report.audit import n_column
+
     intervals, scale, decimals = dict(intervals or {}), dict(scale or {}), dict(decimals or {})
     bounds = {c for pair in intervals.values() for c in pair}
     columns = [c for c in (columns or table.column_names) if c not in bounds]
     digits = {c: decimals.get(c, 1 if scale.get(c) == 100 else 4) for c in columns}
+    counts = {c: n_column(table.column_names, c, low) for c, (low, _) in intervals.items() if c in table.column_names}
     lines = [f"{caption}\n"] if caption else []
     lines.append("| " + " | ".join(columns) + " |")
     lines.append("|" + "|".join("---" for _ in columns) + "|")
@@ -66,9 +106,10 @@ def markdown(
         for c in columns:
             if c in intervals:
                 low, high = intervals[c]
-                cells.append(format_estimate(row[c], row[low], row[high], scale=scale.get(c, 1.0), decimals=digits[c]))
+                n = row[counts[c]] if counts.get(c) else None
+                cells.append(format_estimate(row[c], row[low], row[high], scale=scale.get(c, 1.0), decimals=digits[c], n=n))
             else:
-                cells.append(_cell(row[c], scale=scale.get(c, 1.0), decimals=digits[c]))
+                cells.append(_cell(row[c], scale=scale.get(c, 1.0), decimals=digits[c], p_value=is_p_column(c)))
         lines.append("| " + " | ".join(cells) + " |")
     if notes:
         lines += [""] + [f"- {note}" for note in notes]
@@ -107,7 +148,7 @@ def _marked(cell: dict | None, style: str) -> str:
         return "–" if style == "md" else "--"
     text = _MARKUP[style][cell["mark"]].format(format_estimate(cell["value"]))
     if style == "md":
-        interval = format_estimate(cell["value"], cell.get("ci_low"), cell.get("ci_high"))[len(format_estimate(cell["value"])):]
+        interval = format_estimate(cell["value"], cell.get("ci_low"), cell.get("ci_high"), n=cell.get("n"))[len(format_estimate(cell["value"])):]
         return f"{text}{interval} (n={cell['n']})" if "n" in cell else text + interval
     return f"{text} {{\\scriptsize ({cell['n']})}}" if "n" in cell else text
 

@@ -12,6 +12,7 @@ from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import write_markdown_and_csv
+from conflictlab.stats import MIN_N_MEAN
 
 log = configure_logging(snakemake.log[0], "conflicts_tables")
 out, options, judge = snakemake.output, snakemake.params.options, snakemake.params.judge_label
@@ -38,16 +39,17 @@ write_markdown_and_csv(
 )
 write_markdown_and_csv(
     table4(types), out.table4_md, out.table4_csv,
-    caption="CONFLICTS Table 4: conflict-type prediction accuracy (%, 95% Wilson interval) over every query, per model and "
-    "read-out (option_loglikelihood: the most likely category name; generated: the parsed label).",
+    caption="CONFLICTS Table 4: conflict-type prediction accuracy (%, 95% Clopper-Pearson interval) over every query, per "
+    "model and read-out, the scorer (option_loglikelihood: the most likely category name under the model; generated: "
+    "the parsed label of its answer).",
     notes=["n_unparseable: labels that could not be read (or prompts too long); counted wrong, in n.", PAPER_ROWS + " (458 queries)", EMPTY],
     **TABLE4_DISPLAY,
 )
 write_markdown_and_csv(
     table5(judged, n_resamples=options["bootstrap_resamples"], seed=options["seed"]), out.table5_md, out.table5_csv,
     caption=f"CONFLICTS Table 5: response quality per model and strategy, judged by {judge}, % with 95% intervals: expected "
-    "behaviour and answer recall (Wilson), factual grounding (FACTS, supported / factual sentences; mean per response, "
-    "percentile bootstrap).",
+    "behaviour and answer recall (Clopper-Pearson), factual grounding (FACTS, supported / factual sentences; mean per "
+    f"response, Student-t; none at n_grounding < {MIN_N_MEAN} or without spread).",
     notes=[
         UNPARSEABLE,
         "n_behaviour, n_recall: responses scored (n less the verdicts the judge left unreadable, counted in n_unreadable).",
@@ -62,7 +64,7 @@ write_markdown_and_csv(
 )
 write_markdown_and_csv(
     table6(judged), out.table6_md, out.table6_csv,
-    caption=f"CONFLICTS Table 6: expected behaviour (%, 95% Wilson interval) per category and strategy, judged by {judge}; "
+    caption=f"CONFLICTS Table 6: expected behaviour (%, 95% Clopper-Pearson interval) per category and strategy, judged by {judge}; "
     "Freshness (outdated information) and Misinformation merged as in the paper.",
     notes=["n_*: responses scored; " + UNPARSEABLE.replace("n_unparseable", "n_unparseable_*"),
            PAPER_ROWS + " Model: Gemini 2.5 Flash Thinking.", EMPTY],

@@ -2,10 +2,12 @@
 
 from conflictlab.io import read_tables
 from conflictlab.judges.faithfulness import DEVIATIONS, SUMMARY_DISPLAY, summarize_faithfulness
-from conflictlab.judges.gold import gold_agreement
+from conflictlab.judges.gold import MIN_N_ITEMS_BOOTSTRAP, gold_agreement
 from conflictlab.judges.ratings import HUMAN_NOTE, agreement_table, judge_balance_table
 from conflictlab.logs import configure_logging
+from conflictlab.judges.ratings import MIN_N_KAPPA
 from conflictlab.report.tables import write_markdown_and_csv
+from conflictlab.stats import MIN_N_MEAN
 
 log = configure_logging(snakemake.log[0], "judge_tables")
 params, inputs, out = snakemake.params, snakemake.input, snakemake.output
@@ -16,7 +18,8 @@ faithfulness = summarize_faithfulness(read_tables(inputs.faithfulness), **boot)
 write_markdown_and_csv(
     faithfulness, out.faithfulness_md, out.faithfulness_csv,
     caption=f"Faithfulness (RAGAS; judge {judge}) per responding model and type: mean (%) over the n_scored scored responses "
-    "with bootstrap 95% CI (none at n_scored < 2); nan_rate: share of the n responses without a score, Wilson 95% CI, "
+    f"with Student-t 95% CI (none at n_scored < {MIN_N_MEAN} or without spread); nan_rate: share of the n responses "
+    "without a score, Clopper-Pearson 95% CI, "
     f"by reason in the n_* columns. {DEVIATIONS}",
     **SUMMARY_DISPLAY,
 )
@@ -38,16 +41,22 @@ if "ratings" in inputs.keys():
         caption=f"Table 7: Balance (normalised Gini %, lower is better) from the LLM judge's 1-5 ratings ({judge}; a piece's "
         f"mass is rating - 1, so one piece rated 5 and the rest 1 is 100% as all Shapley mass on one piece) and from Shapley "
         f"values under {params.scorer}, both over the same n samples (both Balances defined; by pieces per sample in "
-        "n_evidence), bootstrap 95% CI, none at n < 2; samples left out are counted by reason. "
+        f"n_evidence), Student-t 95% CI, none at n < {MIN_N_MEAN} or without spread; samples left out are counted by reason. "
         f"Human column: {HUMAN_NOTE}.",
         intervals={"judge_balance": ("judge_ci_low", "judge_ci_high"), "shapley_balance": ("shapley_ci_low", "shapley_ci_high")},
         decimals={"judge_balance": 1, "shapley_balance": 1},
     )
-gold = gold_agreement(read_tables(inputs.gold))
+gold = gold_agreement(read_tables(inputs.gold), **boot)
 write_markdown_and_csv(
     gold, out.gold_md, out.gold_csv,
     caption=f"How good is the judge? Agreement of {judge} with the team-written gold set (resources/judges/gold.jsonl): "
-    "share of labels equal to gold, Cohen's kappa, and for ratings the mean |judge Balance - gold Balance| in points.",
+    "share of labels equal to gold (%, an unreadable label counts as disagreement) with its 95% interval over the "
+    "n_items items (Clopper-Pearson where an item has one label; where it has several, a bootstrap over items, none "
+    f"below {MIN_N_ITEMS_BOOTSTRAP} items), Cohen's kappa over the readable labels with a 95% bootstrap interval over items (none "
+    f"below {MIN_N_KAPPA} items, where its coverage falls under 93%), and for ratings the mean |judge Balance - gold "
+    "Balance| in points.",
+    intervals={"agreement": ("agreement_low", "agreement_high"), "kappa": ("kappa_low", "kappa_high")},
+    scale={"agreement": 100}, decimals={"kappa": 3},
 )
 for row in gold.to_pylist():
     log.info("gold %s: agreement %s, kappa %s over %d labels", row["kind"], row["agreement"], row["kappa"], row["n_labels"])

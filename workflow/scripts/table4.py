@@ -19,6 +19,7 @@ from conflictlab.judges.faithfulness import DEVIATIONS, faithfulness_notes, summ
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
 from conflictlab.report.tables import marked_latex, marked_markdown, write_csv, write_text
+from conflictlab.stats import MIN_N_MEAN
 
 log = configure_logging(snakemake.log[0], "table4")
 params, out = snakemake.params, snakemake.output
@@ -47,7 +48,8 @@ notes += faithfulness_notes(results)
 caption = (
     f"Table 4: steered reruns on the test split (alpha = {params.alpha:g}; %). Acc and Fth (RAGAS Faithfulness, "
     f"judge {params.judge_label}) higher is better, Bal (Balance under scorer {params.scorer}) lower is better. "
-    "Cells: value [95% CI] (n); no interval at n < 2. Best bold, second underlined within each model block, only "
+    f"Cells: value [95% CI] (n): Clopper-Pearson for Acc, Student-t for Bal and Fth (none at n < {MIN_N_MEAN} or "
+    "without spread); no interval at n < 2. Best bold, second underlined within each model block, only "
     f"where every variant covers the same samples with n >= {params.min_n_mark}. Fth: {DEVIATIONS}"
 )
 write_text(marked_markdown(rows, ["model", "method"], headers, caption=caption, notes=notes), out.table4_md)
