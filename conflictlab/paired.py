@@ -189,7 +189,7 @@ def format_p(p: float | None) -> str:
         return ""
     if p < P_FLOOR:
         return "< 1e-4"
-    return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
+    return f"{p:#.2g}"  # "#" keeps a trailing zero: 0.0020, 0.50
 
 
 def best_by_paired_tests(

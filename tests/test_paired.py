@@ -122,7 +122,8 @@ def test_pair_on_ids_joins_and_refuses_repeats():
 
 def test_format_p_never_zero_two_significant_digits():
     assert format_p(0.0) == "< 1e-4" and format_p(3e-7) == "< 1e-4"
-    assert format_p(0.0123) == "0.012" and format_p(0.5) == "0.50" and format_p(1.0) == "1.00"
+    assert format_p(0.0123) == "0.012" and format_p(0.5) == "0.50" and format_p(1.0) == "1.0"
+    assert format_p(2 * 0.5**10) == "0.0020"
     assert format_p(None) == "" and format_p(float("nan")) == ""
 
 
