@@ -140,13 +140,14 @@ def sign_flip_p(differences, *, n_resamples: int = 10_000, seed: int = 0) -> tup
 
 def paired_mean_ci(x, y, *, confidence: float = 0.95) -> tuple[float, float, float]:
     """(difference, low, high): mean(x − y) and its Student-t interval; the
-    bounds are NaN at n < 2 or when every difference is equal (no spread)."""
+    bounds are NaN at n < 2 or when every difference is equal up to rounding
+    (no spread: never a zero-width interval)."""
     x, y = _check_pairs(x, y)
     d = x - y
     if d.size == 0:
         raise ValueError("a paired difference of means needs at least one pair")
     mean = float(d.mean())
-    if d.size < 2 or np.ptp(d) == 0:
+    if d.size < 2 or np.ptp(d) <= 1e-9 * max(1.0, float(np.abs(d).max())):  # equal up to rounding: no spread
         return mean, math.nan, math.nan
     half = stats.t.ppf(0.5 + confidence / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size)
     return mean, mean - half, mean + half

@@ -36,6 +36,7 @@ ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is buil
 # Newcombe's interval (proportions) and of the t interval (means) was checked
 # by simulation from these n up (tests/test_paired.py, docs/methods.md).
 PAIRED_MIN_N = {"wilson": 5, "bootstrap": 10}
+PAIRED_COLUMNS = ("difference", "difference_low", "difference_high", "p_paired", "p_paired_text", "n_pairs", "paired_test")
 
 METHOD_CELL_SCHEMA = pa.schema(
     [
@@ -117,7 +118,7 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
     for (model, benchmark, metric), group in groups.items():
         reference = next((c for c in group if c["method"] == base), None)
         for cell in group:
-            paired = dict.fromkeys(("difference", "difference_low", "difference_high", "p_paired", "p_paired_text", "n_pairs", "paired_test"))
+            paired = dict.fromkeys(PAIRED_COLUMNS)
             if reference is not None and cell is not reference:
                 paired.update(_paired_cell(cell, reference, n_resamples=n_resamples, seed=seed))
             out.append({**cell, **paired, "best": False})
@@ -136,11 +137,23 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
 
 def _paired_cell(cell: dict, reference: dict, *, n_resamples: int, seed: int) -> dict:
     what = f"{cell['benchmark']} {cell['metric']} of {cell['model']}: {cell['method']} against {reference['method']}"
-    _, x, y = pair_on_ids(*cell[ITEMS], *reference[ITEMS], what=what)
+    return paired_columns(cell[ITEMS], reference[ITEMS], proportion=cell["interval"] == "wilson", what=what,
+                          n_resamples=n_resamples, seed=seed)
+
+
+def paired_columns(items: tuple, reference: tuple, *, proportion: bool, what: str, n_resamples: int = 10_000, seed: int = 0) -> dict:
+    """The paired columns (``difference``, ``difference_low``,
+    ``difference_high``, ``p_paired``, ``p_paired_text``, ``n_pairs``,
+    ``paired_test``) of ``items`` against ``reference``, each (item ids,
+    per-item values), joined on the ids; the interval null below
+    :data:`PAIRED_MIN_N` pairs or without spread, everything but
+    ``n_pairs = 0`` null without shared items. ``what`` names the
+    comparison in errors."""
+    _, x, y = pair_on_ids(*items, *reference, what=what)
     if x.size == 0:
         return {"n_pairs": 0}
-    result = paired_difference(x, y, proportion=cell["interval"] == "wilson", n_resamples=n_resamples, seed=seed)
-    if result["n_pairs"] < PAIRED_MIN_N[cell["interval"]]:
+    result = paired_difference(x, y, proportion=proportion, n_resamples=n_resamples, seed=seed)
+    if result["n_pairs"] < PAIRED_MIN_N["wilson" if proportion else "bootstrap"]:
         result["difference_low"] = result["difference_high"] = None
     result = {k: _nan_to_none(v) for k, v in result.items()}
     return {**result, "p_paired_text": format_p(result["p_paired"])}
