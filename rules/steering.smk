@@ -11,7 +11,9 @@ VARIANTS = {v.format(): [v.method, v.alpha] for v in map(SteeringVariant.parse, 
 
 # The generation settings of steered reruns: hf, with steering's length, batch size and precision.
 STEERING_GENERATION_PARAMS = {
-    **subset(config["generation"], "templates", "max_model_len", "on_too_long", "seed", "shard_size"),
+    **subset(
+        config["generation"], "templates", "max_model_len", "on_too_long", "seed", "shard_size", "repetition_penalty"
+    ),
     "backend": "hf",
     **{key: config["steering"][key] for key in ("max_new_tokens", "batch_size", "dtype")},
 }

@@ -59,6 +59,17 @@ class DecodingParams:
         return json.dumps({"do_sample": False, **asdict(self)}, sort_keys=True)
 
 
+def decoding_params(settings: dict, *, max_new_tokens: int | None = None) -> DecodingParams:
+    """The :class:`DecodingParams` of a config's generation settings
+    (``max_new_tokens`` unless given, ``seed``, and ``repetition_penalty``
+    where the config asks for one, else 1.0: none)."""
+    return DecodingParams(
+        max_new_tokens=settings["max_new_tokens"] if max_new_tokens is None else max_new_tokens,
+        seed=settings["seed"],
+        repetition_penalty=settings.get("repetition_penalty", 1.0),
+    )
+
+
 @dataclass
 class Completion:
     token_ids: list[int]  # generated tokens, without the stop token (empty from a chat endpoint, whose tokenizer is not ours)
