@@ -75,7 +75,9 @@ def mcnemar_exact_p(x, y) -> float:
     b, c = int(np.sum(x & ~y)), int(np.sum(~x & y))
     if b + c == 0:
         return 1.0
-    return float(min(1.0, 2.0 * stats.binom.cdf(min(b, c), b + c, 0.5)))
+    p = min(1.0, 2.0 * float(stats.binom.cdf(min(b, c), b + c, 0.5)))
+    # thousands of one-sided discordant pairs underflow to 0.0; an exact p is never 0
+    return max(p, float(np.finfo(float).tiny))
 
 
 def _wilson(successes: int, n: int, z: float) -> tuple[float, float]:

@@ -34,6 +34,10 @@ def test_mcnemar_matches_statsmodels_exact(n):
         assert mcnemar_exact_p(x, y) == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-12)
 
 
+def test_mcnemar_p_never_underflows_to_zero():
+    assert 0 < mcnemar_exact_p(np.ones(5000), np.zeros(5000)) < 1e-300
+
+
 def test_holm_matches_statsmodels():
     p = np.array([0.01, 0.04, 0.03, 0.005, 0.5, 0.04])
     assert np.allclose(holm(p), multipletests(p, method="holm")[1])
