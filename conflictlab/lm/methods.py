@@ -80,8 +80,12 @@ narrator's statement and inquire about the narrator's opinions")::
                  + the base prompt
     instr+opin:  the same instruction + the opinion-based prompt
 
-(``query[:-1]`` drops the question mark; demonstrations, which the paper also
-studies, are not used here.) Every benchmark here has its own prompt
+(``query[:-1]`` drops the question mark.) Counterfactual demonstrations, which
+the paper also studies, are not implemented: in the authors' code (commit
+cd78bf2677b150031dd315458f1ae01a505ca2cb, ``--demo_mode counter``) they are
+each item's ``ic_examples`` from their Natural Questions data file, which is
+not in the repository and could not be retrieved here to quote; the methods
+table's caption says the prompts run zero-shot. Every benchmark here has its own prompt
 templates, so the rewrite is applied to a benchmark's pieces rather than
 replacing its prompt: :func:`opinion_context` and :func:`opinion_question`
 reframe the context and the question, :data:`INSTRUCTION` goes first in the
