@@ -4,7 +4,11 @@
 
 # CONFLICTS answers through the `generation` backend, with its own reply length.
 CONFLICTS_GENERATION_PARAMS = {
-    **subset(config["generation"], "backend", "max_model_len", "seed", "dtype", *BACKEND_KEYS[config["generation"]["backend"]]),
+    **subset(
+        config["generation"],
+        *("backend", "max_model_len", "seed", "dtype", "repetition_penalty"),
+        *BACKEND_KEYS[config["generation"]["backend"]],
+    ),
     "max_new_tokens": config["conflicts"]["max_new_tokens"],
 }
 

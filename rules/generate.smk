@@ -14,6 +14,7 @@ SERVER_LOG = {"server": "results/logs/{rule}/{{model}}.server.log"} if config["g
 GENERATION_PARAMS = subset(
     config["generation"],
     *("backend", "templates", "max_new_tokens", "max_model_len", "on_too_long", "seed", "shard_size", "dtype"),
+    "repetition_penalty",
     *BACKEND_KEYS[config["generation"]["backend"]],
 )
 

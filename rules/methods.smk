@@ -132,7 +132,10 @@ rule conflicts_methods_respond:
     params:
         methods=METHODS_WITH_GREEDY,
         # every method, on every benchmark, decodes as the steered reruns do (steering's length, batch size, precision)
-        generation=subset(STEERING_GENERATION_PARAMS, "dtype", "batch_size", "max_model_len", "seed", "max_new_tokens"),
+        generation=subset(
+            STEERING_GENERATION_PARAMS,
+            *("dtype", "batch_size", "max_model_len", "seed", "max_new_tokens", "repetition_penalty"),
+        ),
         code=code_hash("conflicts_methods_respond.py"),
     log:
         "results/logs/conflicts_methods_respond/{model}.log",

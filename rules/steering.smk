@@ -11,7 +11,9 @@ VARIANTS = {v.format(): [v.method, v.alpha] for v in map(SteeringVariant.parse, 
 
 # The generation settings of steered reruns: hf, with steering's length, batch size and precision.
 STEERING_GENERATION_PARAMS = {
-    **subset(config["generation"], "templates", "max_model_len", "on_too_long", "seed", "shard_size"),
+    **subset(
+        config["generation"], "templates", "max_model_len", "on_too_long", "seed", "shard_size", "repetition_penalty"
+    ),
     "backend": "hf",
     **{key: config["steering"][key] for key in ("max_new_tokens", "batch_size", "dtype")},
 }
@@ -22,7 +24,15 @@ STEERED_NAMES = [name for model in config["steering"]["models"] for name in stee
 # default scorer (summarization), and the judged Faithfulness (all types).
 TABLE4_INPUTS = {
     "faithfulness": "results/judges/faithfulness.parquet",
-    **({"accuracy": [f"results/metrics/{name}/accuracy_summary.parquet" for name in STEERED_NAMES]} if REASONING_TYPES else {}),
+    **(
+        {
+            "accuracy": [f"results/metrics/{name}/accuracy_summary.parquet" for name in STEERED_NAMES],
+            # per-sample outcomes, paired on the sample id against the base rerun
+            "accuracy_items": [f"results/metrics/{name}/accuracy.parquet" for name in STEERED_NAMES],
+        }
+        if REASONING_TYPES
+        else {}
+    ),
     **(
         {"attributions": [f"results/metrics/{name}/attributions_{default_scorer()}.parquet" for name in STEERED_NAMES]}
         if SUMMARIZATION_TYPES and default_scorer()

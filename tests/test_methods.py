@@ -16,6 +16,8 @@ from scipy.spatial.distance import jensenshannon
 from conflictlab.lm.generation import Completion, DecodingParams, HFBackend, generate_with_method
 from conflictlab.lm.loading import LoadedModel
 from conflictlab.lm.methods import (
+    ADACAD_LONG_FORM_FLOOR,
+    ADACAD_SHORT_ANSWER_FLOOR,
     INSTRUCTION,
     Method,
     cad_logits,
@@ -189,6 +191,11 @@ def test_adacads_weight_and_logits_follow_its_equation():
     assert np.allclose(logits.numpy(), expected, rtol=1e-12)
     cad_alpha = contrast_weight(Method("cad", 0.5), with_context, without_context)
     assert cad_alpha.tolist() == [0.5, 0.5, 0.5]
+    # the authors' long-form floor: alpha = max(JSD, 0.3), rows above it unchanged
+    floored = contrast_weight(Method("adacad"), with_context, without_context, floor=ADACAD_LONG_FORM_FLOOR).numpy()
+    assert np.allclose(floored, np.maximum(expected_alpha, 0.3), rtol=1e-12)
+    assert floored[0] == 0.3 and expected_alpha[1] > 0.3 and floored[1] == pytest.approx(expected_alpha[1])
+    assert ADACAD_LONG_FORM_FLOOR == 0.3 and ADACAD_SHORT_ANSWER_FLOOR == 0.0
 
 
 def test_contrast_of_option_logits():
@@ -248,7 +255,8 @@ def test_every_chosen_token_is_the_argmax_of_the_equation_by_hand(tiny_lm, metho
             a = next_logits(tiny_lm, prompt + chosen[:t]).numpy()
             b = next_logits(tiny_lm, free + chosen[:t]).numpy()
             p, q = np.exp(a - a.max()), np.exp(b - b.max())
-            alpha = method.alpha if method.kind == "cad" else jensenshannon(p / p.sum(), q / q.sum()) ** 2
+            # generated text: AdaCAD's weight floored at the authors' long-form threshold
+            alpha = method.alpha if method.kind == "cad" else max(jensenshannon(p / p.sum(), q / q.sum()) ** 2, ADACAD_LONG_FORM_FLOOR)
             by_hand = (1 + alpha) * a - alpha * b
             assert token == int(np.argmax(by_hand)), (prompt, t)
             changed += int(np.argmax(a)) != token

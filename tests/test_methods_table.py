@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from conflictlab.report.methods import METHOD_CELL_SCHEMA, method_cell, methods_figure, methods_table, samples_key
+from conflictlab.report.methods import ITEMS, METHOD_CELL_SCHEMA, method_cell, methods_figure, methods_table, samples_key, with_paired
 
 
 def cell(method, values, ids, *, benchmark="B", metric="acc", model="m", proportion=True, higher=True):
@@ -37,44 +37,63 @@ def test_a_mean_cell_bootstraps_and_rejects_mismatched_ids():
         cell("base", [1, 0, 1], ["a", "b"])
 
 
-def test_marks_only_where_every_method_covers_the_same_samples():
+def test_paired_columns_and_best_only_where_paired_tests_say_so():
     ids = [f"s{i}" for i in range(40)]
     cells = [
         cell("base", [1] * 20 + [0] * 20, ids),
-        cell("cad-0.5", [1] * 30 + [0] * 10, ids),
-        cell("adacad", [1] * 25 + [0] * 15, ids),
+        cell("cad-0.5", [1] * 30 + [0] * 10, ids),  # base plus items 20-29
+        cell("adacad", [1] * 22 + [0] * 18, ids),  # base plus items 20-21
         # another benchmark where one method ran on fewer samples
         cell("base", [1] * 20 + [0] * 20, ids, benchmark="C"),
         cell("cad-0.5", [1] * 30 + [0] * 9, ids[:39], benchmark="C"),
     ]
-    table = pa.Table.from_pylist(cells, schema=METHOD_CELL_SCHEMA)
+    paired = with_paired(cells, base="base", min_n=30)
+    assert all(ITEMS not in c for c in paired)
+    table = pa.Table.from_pylist(paired, schema=METHOD_CELL_SCHEMA)
+    by = {(r["benchmark"], r["method"]): r for r in table.to_pylist()}
+    cad = by["B", "cad-0.5"]
+    assert (cad["difference"], cad["n_pairs"]) == (pytest.approx(0.25), 40)
+    assert cad["p_paired"] == pytest.approx(2 * 0.5**10) and cad["p_paired_text"] == "0.0020"
+    assert cad["difference_low"] < 0.25 < cad["difference_high"]
+    assert by["B", "base"]["difference"] is None and by["B", "base"]["n_pairs"] is None
+    assert by["C", "cad-0.5"]["n_pairs"] == 39  # the items both answered
+    # cad beats base (p = 0.002) and adacad (8 discordant, p = 0.0078): both survive Holm
     rows, columns, notes = methods_table(table, methods=["base", "cad-0.5", "adacad"], min_n=30)
     assert columns == [("B:acc", "B acc"), ("C:acc", "C acc")]
-    partial = methods_table(pa.Table.from_pylist([*cells, cell("base", [1, 0], ["s0", "s1"], metric="bal")], schema=METHOD_CELL_SCHEMA),
-                            methods=["base", "cad-0.5", "adacad"], min_n=30)[2]
-    assert "m, B bal: no value for cad-0.5, adacad (no sample scored)" in partial
     by_method = {r["method"]: r for r in rows}
-    assert [by_method[m]["B:acc"]["mark"] for m in ("base", "cad-0.5", "adacad")] == ["", "best", "second"]
-    assert by_method["cad-0.5"]["C:acc"]["mark"] == "" and by_method["adacad"]["C:acc"] is None
-    assert "m, C: not run for adacad" in notes
-    assert any(n.startswith("no marks (cells cover different samples)") and "m C acc" in n for n in notes)
+    assert [by_method[m]["B:acc"]["mark"] for m in ("base", "cad-0.5", "adacad")] == ["", "best", ""]
+    assert by_method["adacad"]["C:acc"] is None and "m, C: not run for adacad" in notes
+    # adacad as good as cad: no best, and a note says why
+    close = with_paired([*cells[:2], cell("adacad", [1] * 29 + [0] * 11, ids)], base="base", min_n=30)
+    _, _, notes = methods_table(pa.Table.from_pylist(close, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5", "adacad"], min_n=30)
+    assert any(n.startswith("no marks (no method beats every other in paired tests") for n in notes)
+    partial = methods_table(
+        pa.Table.from_pylist(with_paired([*cells, cell("base", [1, 0], ["s0", "s1"], metric="bal")], base="base", min_n=30),
+                             schema=METHOD_CELL_SCHEMA),
+        methods=["base", "cad-0.5", "adacad"], min_n=30)[2]
+    assert "m, B bal: no value for cad-0.5, adacad (no sample scored)" in partial
 
 
 def test_lower_is_better_and_small_n_are_respected():
     ids = list(range(10))
     cells = [cell("base", np.full(10, 0.5), ids, proportion=False, higher=False),
              cell("cad-0.5", np.full(10, 0.2), ids, proportion=False, higher=False)]
-    table = pa.Table.from_pylist(cells, schema=METHOD_CELL_SCHEMA)
-    rows, _, notes = methods_table(table, methods=["base", "cad-0.5"], min_n=5)
-    assert [r["B:acc"]["mark"] for r in rows] == ["second", "best"]
-    rows, _, notes = methods_table(table, methods=["base", "cad-0.5"], min_n=30)
+    paired = with_paired(cells, base="base", min_n=5)
+    cad = paired[1]
+    # every difference is -0.3: no spread, so no interval; the exact sign-flip p is 2 / 2**10
+    assert cad["difference"] == pytest.approx(-0.3) and cad["difference_low"] is None
+    assert cad["p_paired"] == pytest.approx(2 / 1024)
+    rows, _, notes = methods_table(pa.Table.from_pylist(paired, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], min_n=5)
+    assert [r["B:acc"]["mark"] for r in rows] == ["", "best"]
+    paired = with_paired(cells, base="base", min_n=30)
+    rows, _, notes = methods_table(pa.Table.from_pylist(paired, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], min_n=30)
     assert [r["B:acc"]["mark"] for r in rows] == ["", ""] and any("n < 30" in n for n in notes)
 
 
 def test_the_figure_has_one_panel_per_column_and_a_legend_entry_per_model():
     ids = list(range(5))
     cells = [cell(m, [1, 0, 1, 1, 0], ids, model=model, benchmark=b) for m in ("base", "cad-0.5") for model in ("m1", "m2") for b in ("B", "C")]
-    fig = methods_figure(pa.Table.from_pylist(cells, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], title="t")
+    fig = methods_figure(pa.Table.from_pylist(with_paired(cells, base="base", min_n=5), schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], title="t")
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["B\nacc", "C\nacc"]
     assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == ["m1", "m2"]

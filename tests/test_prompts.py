@@ -69,18 +69,19 @@ def test_chat_rendering_has_special_tokens_once(smollm2_dir):
 # Conflict-resolution methods: the context-free prompt, the context-faithful ones
 
 
-def test_context_free_prompt_is_the_template_without_any_evidence():
-    from conflictlab.contextconflict.prompts import context_free_messages
+def test_context_free_prompt_is_one_closed_book_prompt_that_never_mentions_evidence():
+    from conflictlab.contextconflict.prompts import TEMPLATES, context_free_messages
 
-    combined = context_free_messages("reasoning_combined", "Who?")
-    assert combined == build_messages("reasoning_combined", "Who?", [])
-    assert combined[1]["content"].startswith("[Question]: Who?\nAnalyze all evidence above")
-    single = context_free_messages("reasoning_single", "Who?")
-    assert single[0] == build_messages("reasoning_single", "Who?", ["x"])[0]
-    assert single[1]["content"] == (
-        "[Question]: Who?\nBased on the evidence above, think step by step and provide your final answer inside <answer></answer> tags."
+    for name in TEMPLATES:
+        messages = context_free_messages(name, "Who?")
+        assert messages[0]["content"] == "You are a helpful assistant. Answer the question from your own knowledge."
+        assert not any(word in m["content"].lower() for m in messages for word in ("evidence", "source", "provided"))
+    assert context_free_messages("reasoning_combined", "Who?")[1]["content"] == (
+        "[Question]: Who?\nThink step by step, then provide your final answer inside <answer></answer> tags."
     )
+    assert context_free_messages("reasoning_single", "Who?") == context_free_messages("reasoning_combined", "Who?")
     assert context_free_messages("summarization_single", "Why?")[1]["content"] == "[Question]: Why?"
+    assert context_free_messages("summarization_neutral", "Why?") == context_free_messages("summarization_simple", "Why?")
 
 
 def test_context_faithful_prompts_reframe_the_whole_evidence_block():

@@ -266,54 +266,72 @@ def test_table4_columns_order_and_marks_column():
 
     def row(variant, method, metric, conflict_type, value):
         return {"model": "m", "variant": variant, "method": method, "alpha": 1.0, "metric": metric, "conflict_type": conflict_type,
-                "value": value, "ci_low": value - 0.01, "ci_high": value + 0.01, "n": 4}
+                "value": value, "ci_low": value - 0.01, "ci_high": value + 0.01, "n": 12}
 
     results = pa.Table.from_pylist(
         [row(v, m, "balance", "perspective", b) for v, m, b in (("base", "base", 0.5), ("cas-a1", "cas", 0.3))]
-        + [row(v, m, "accuracy", t, a) for t in ("temporal", "inferential") for v, m, a in (("base", "base", 0.2), ("cas-a1", "cas", 0.4))],
+        + [row(v, m, "accuracy", t, a) for t in ("temporal", "inferential") for v, m, a in (("base", "base", 0.0), ("cas-a1", "cas", 1.0))],
         schema=STEERING_RESULT_SCHEMA,
     )
+    ids = [f"s{i}" for i in range(12)]
+    items = {("m@base", "balance", "perspective"): (ids, np.full(12, 0.5)), ("m@cas-a1", "balance", "perspective"): (ids, np.full(12, 0.3))}
+    for t in ("temporal", "inferential"):
+        items |= {("m@base", "accuracy", t): (ids, np.zeros(12)), ("m@cas-a1", "accuracy", t): (ids, np.ones(12))}
     columns = table4_columns(results)
     assert columns == [("accuracy", "inferential"), ("accuracy", "temporal"), ("balance", "perspective")]
-    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, min_n=4)
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, items=items, min_n=4)
     marked = with_marks(results, rows).to_pylist()
     marks = {(r["variant"], r["metric"], r["conflict_type"]): r["mark"] for r in marked}
-    assert marks[("cas-a1", "accuracy", "temporal")] == "best" and marks[("base", "accuracy", "temporal")] == "second"
+    # 12 of 12 discordant pairs: exact McNemar p = 2 / 2**12
+    assert marks[("cas-a1", "accuracy", "temporal")] == "best" and marks[("base", "accuracy", "temporal")] == ""
     assert marks[("cas-a1", "balance", "perspective")] == "best"  # lower Balance is better
     assert len(marked) == results.num_rows
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, min_n=4)
+    assert not any(cell["mark"] for r in rows for cell in r.values() if isinstance(cell, dict))
+    assert any(n.startswith("no marks (no per-item values to pair)") for n in notes)
 
 
-def test_table4_marks_only_over_the_same_samples_and_enough_n():
-    from conflictlab.contextconflict.steering import STEERING_RESULT_SCHEMA, table4
+def test_table4_marks_only_where_paired_tests_say_so_and_enough_n():
+    from conflictlab.contextconflict.steering import STEERING_RESULT_SCHEMA, paired_results, table4
 
     def row(variant, method, value, n):
         return {"model": "m", "variant": variant, "method": method, "alpha": 1.0, "metric": "balance",
                 "conflict_type": "perspective", "value": value, "ci_low": value - 0.1, "ci_high": value + 0.1, "n": n}
 
-    results = pa.Table.from_pylist([row("base", "base", 0.5, 40), row("cas-a1", "cas", 0.3, 40)], schema=STEERING_RESULT_SCHEMA)
+    results = pa.Table.from_pylist([row("base", "base", 0.5, 40), row("cas-a1", "cas", 0.45, 40)], schema=STEERING_RESULT_SCHEMA)
     columns = [("balance", "perspective")]
-    same = {("m@base", "balance", "perspective"): frozenset(range(40)), ("m@cas-a1", "balance", "perspective"): frozenset(range(40))}
-    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, sample_ids=same, min_n=30)
-    assert [r["balance:perspective"]["mark"] for r in rows] == ["second", "best"]
-    # one undefined sample fewer under CAS: the cells average different samples
-    other = {**same, ("m@cas-a1", "balance", "perspective"): frozenset(range(1, 41))}
-    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, sample_ids=other, min_n=30)
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0, 1, 40)
+    items = {("m@base", "balance", "perspective"): (list(range(40)), base),
+             ("m@cas-a1", "balance", "perspective"): (list(range(40)), base - 0.2)}
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, items=items, min_n=30)
+    assert [r["balance:perspective"]["mark"] for r in rows] == ["", "best"]
+    # noise as large as the gain: the paired test does not say so
+    noisy = {**items, ("m@cas-a1", "balance", "perspective"): (list(range(40)), base + rng.normal(0, 0.5, 40))}
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, items=noisy, min_n=30)
     assert [r["balance:perspective"]["mark"] for r in rows] == ["", ""]
-    assert any("cells cover different samples" in note for note in notes)
-    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, sample_ids=same, min_n=41)
+    assert any("no variant beats every other in paired tests" in note for note in notes)
+    rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, items=items, min_n=41)
     assert [r["balance:perspective"]["mark"] for r in rows] == ["", ""] and any("n < 41" in note for note in notes)
+    paired = {r["variant"]: r for r in paired_results(results, items).to_pylist()}
+    assert paired["base"]["difference"] is None and paired["cas-a1"]["n_pairs"] == 40
+    assert paired["cas-a1"]["difference"] == pytest.approx(-0.2) and paired["cas-a1"]["difference_low"] is None  # no spread
+    assert paired["cas-a1"]["p_paired_text"] == "< 1e-4"
 
 
-def test_cell_sample_ids_keep_defined_shares_and_scored_responses_only():
-    from conflictlab.contextconflict.steering import cell_sample_ids
+def test_cell_items_keep_defined_shares_and_scored_responses_only():
+    from conflictlab.contextconflict.steering import cell_items
 
+    accuracy = pa.table({"model": ["m@base"], "conflict_type": ["temporal"], "sample_id": ["e"], "correct": [True]})
     attributions = pa.table({"model": ["m@base", "m@base", "m@cas-a1"], "conflict_type": ["ambiguity"] * 3,
-                             "sample_id": ["a", "b", "a"], "undefined": [False, True, False]})
+                             "sample_id": ["a", "b", "a"], "balance": [0.2, None, 0.4], "undefined": [False, True, False]})
     judged = pa.table({"model": ["m@base", "m@base"], "conflict_type": ["temporal", "temporal"], "sample_id": ["c", "d"],
                        "faithfulness": [0.5, None]})
-    assert cell_sample_ids(attributions, judged) == {
-        ("m@base", "balance", "ambiguity"): frozenset({"a"}),
-        ("m@cas-a1", "balance", "ambiguity"): frozenset({"a"}),
-        ("m@base", "faithfulness", "temporal"): frozenset({"c"}),
+    items = {key: (ids, list(values)) for key, (ids, values) in cell_items(accuracy, attributions, judged).items()}
+    assert items == {
+        ("m@base", "accuracy", "temporal"): (["e"], [1.0]),
+        ("m@base", "balance", "ambiguity"): (["a"], [0.2]),
+        ("m@cas-a1", "balance", "ambiguity"): (["a"], [0.4]),
+        ("m@base", "faithfulness", "temporal"): (["c"], [0.5]),
     }
-    assert cell_sample_ids(None, None) == {}
+    assert cell_items(None, None, None) == {}

@@ -267,12 +267,34 @@ def method_prompt(instance: Mapping, style: str | None = None) -> str:
     return f"{INSTRUCTION}\n\n{prompt}" if "instructed" in style else prompt
 
 
+# What the question asks of the evidence; the closed-book prompt asks it plainly.
+_EVIDENCE_QUESTION = "Question: Based on the information above, will "
+_TASK = "The task is to predict"
+
+
 def context_free_prompt(instance: Mapping) -> str:
-    """The prompt without its evidence blocks (the framing, the task
-    instruction, the question and the answer options stay): what CAD and
-    AdaCAD contrast the prompt with. The arbitration prompt's context is all
-    of its evidence, so "without context" is without any of it."""
-    return _replace_once(instance["prompt"], "\n\n" + instance["context"], "")
+    """The closed-book prompt CAD and AdaCAD contrast an instance's prompt
+    with (one for every setting, written here): the domain's framing, the
+    task sentence, the question without "Based on the information above",
+    the answer options and the closing instruction. The instruction's
+    description of the sources and every evidence block are left out, so it
+    never mentions evidence it does not hold::
+
+        {framing}\n\n{task}\n\nQuestion: Will the {entity}'s {risk} at time {t} be high (>…) or low (<…)?\n\n{options and closing}
+
+    Without its evidence the prompt holds nothing about the answer, so the
+    context-free logits are the model's prior over the answer letters, and
+    CAD here is label-bias calibration (the methods table says so)."""
+    prompt, context, question = instance["prompt"], instance["context"], instance["question"]
+    _replace_once(prompt, context, context)  # exactly once, else a clear error
+    head, rest = prompt.split("\n\n" + context, 1)
+    framing, _, instruction = head.partition("\n\n")
+    if _TASK not in instruction or not question.startswith(_EVIDENCE_QUESTION) or question not in rest:
+        raise ValueError(f"arbitration prompt of {instance.get('instance_id')!r}: not in the form the closed-book prompt rewrites")
+    task = instruction[instruction.index(_TASK):]
+    closed_question = "Question: Will " + question.removeprefix(_EVIDENCE_QUESTION)
+    closing = rest[rest.index(question) + len(question):]
+    return f"{framing}\n\n{task}\n\n{closed_question}{closing}"
 
 
 def _replace_once(text: str, old: str, new: str) -> str:

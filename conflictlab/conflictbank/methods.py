@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from conflictlab.conflictbank.metrics import scored_records, setting_metrics
 from conflictlab.conflictbank.prompts import METHOD_SETTINGS
-from conflictlab.report.methods import samples_key
+from conflictlab.report.methods import ITEMS, samples_key
 
 BENCHMARK = "ConflictBank"
 SHOWN = ("mr",)  # in the Markdown table and the figure; OAR and CAR in the CSV
@@ -45,6 +45,7 @@ def method_cells(predictions: pa.Table, runs: Mapping[str, tuple[str, str]], *, 
     kept = frame.filter(pl.col("model").is_in(list(runs)) & pl.col("setting").is_in(METHOD_SETTINGS))
     # The entropy's interval is not shown here: one resample keeps its cost nil.
     metrics = pl.from_arrow(setting_metrics(kept, subsets=subsets, n_resamples=1))
+    items = _per_record(kept, subsets)
     cells = []
     for row in metrics.iter_rows(named=True):  # one row per (run, setting): tens of rows
         model, method = runs[row["model"]]
@@ -54,5 +55,29 @@ def method_cells(predictions: pa.Table, runs: Mapping[str, tuple[str, str]], *, 
                 "value": row[name], "ci_low": row[f"{name}_low"], "ci_high": row[f"{name}_high"],
                 "n": row["n_mr"] if name == "mr" else row["n_scored"], "samples": samples_key(ids[model]),
                 "higher_is_better": None, "interval": "wilson", "shown": name in SHOWN,
+                ITEMS: items.get((row["model"], row["setting"], name), ([], [])),
             })
     return cells
+
+
+def _per_record(kept: pl.DataFrame, subsets: Mapping[str, list]) -> dict[tuple[str, str, str], tuple[list, list]]:
+    """Per (run, setting, metric), the scored records' ids and 0/1 values, the
+    items the paired comparison with the greedy run joins on: OAR and CAR
+    over the scored subset, MR over the records answered with the correct or
+    the replaced option (its value: the correct one)."""
+    subset = pl.DataFrame(
+        {"model": [run for run, ids in subsets.items() for _ in ids], "record_id": [i for ids in subsets.values() for i in ids]},
+        schema={"model": pl.String, "record_id": pl.Int64},
+    ).unique()
+    scored = kept.join(subset, on=["model", "record_id"], how="semi").select(
+        "model", "setting", "record_id",
+        oar=(pl.col("predicted_letter") == pl.col("correct_letter")).cast(pl.Float64),
+        car=(pl.col("predicted_letter") == pl.col("replaced_letter")).cast(pl.Float64),
+    )
+    out = {}
+    for (run, setting), group in scored.group_by("model", "setting", maintain_order=True):  # tens of groups
+        out[run, setting, "oar"] = (group["record_id"].to_list(), group["oar"].to_numpy())
+        out[run, setting, "car"] = (group["record_id"].to_list(), group["car"].to_numpy())
+        answered = group.filter((pl.col("oar") + pl.col("car")) > 0)
+        out[run, setting, "mr"] = (answered["record_id"].to_list(), answered["oar"].to_numpy())
+    return out

@@ -245,6 +245,7 @@ def respond(
     seed: int = 0,
     harmony: HarmonyTokens | None = None,
     method=GREEDY,
+    repetition_penalty: float = 1.0,
 ) -> pa.Table:
     """Task 2: one response per (query, strategy), strategies outer, all
     prompts sent to ``backend`` in one call (it sorts and batches them).
@@ -262,7 +263,7 @@ def respond(
     method = as_method(method)
     if method.contrastive and (set(strategies) != {"vanilla"} or tokenizer is None):
         raise ValueError(f"method {method.format()}: CONFLICTS contrasts the Vanilla prompt only, with token ids (got {list(strategies)})")
-    params = DecodingParams(max_new_tokens, seed)
+    params = DecodingParams(max_new_tokens, seed, repetition_penalty)
     rows, prompts, context_free = [], [], []
     for strategy in strategies:
         for query in queries:
@@ -373,7 +374,8 @@ def answer_with_methods(model_dir, settings: dict, queries: Sequence[dict], runs
     harmony = HarmonyTokens.of(lm.tokenizer)
     return pa.concat_tables([
         respond(backend, lm.tokenizer, queries, {}, model=run, strategies=("vanilla",), limit=limit,
-                max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], harmony=harmony, method=method)
+                max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], harmony=harmony, method=method,
+                repetition_penalty=settings.get("repetition_penalty", 1.0))
         for run, method in runs.items()
     ])
 
@@ -404,4 +406,5 @@ def _respond_all(backend, tokenizer, queries, types: pa.Table, *, model, strateg
     return respond(
         backend, tokenizer, queries, predicted, model=model, strategies=strategies, limit=limit,
         max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], harmony=harmony,
+        repetition_penalty=settings.get("repetition_penalty", 1.0),
     )

@@ -23,7 +23,7 @@ from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_direc
 from conflictlab.contextconflict.variants import SteeredModel
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
 from conflictlab.lm.chat import ChatBackend
-from conflictlab.lm.generation import Backend, DecodingParams, HFBackend, MethodBackend
+from conflictlab.lm.generation import Backend, HFBackend, MethodBackend, decoding_params
 from conflictlab.lm.methods import Method, MethodRun, as_method, check_method_backend
 from conflictlab.lm.registry import context_limit, weights_checksum
 from conflictlab.lm.shards import RESPONSE_SCHEMA, STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded, run_sharded_variants
@@ -159,7 +159,7 @@ def generate_subsets_hosted(
     per_table = [hosted_requests(samples, settings["templates"]) for samples in subsets]
     job = GenerationJob(
         model=model, model_checksum=identity, backend=backend.name,
-        params=DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"]), shard_size=settings["shard_size"],
+        params=decoding_params(settings), shard_size=settings["shard_size"],
     )
     return _cut(run_sharded(job, [r for requests in per_table for r in requests], lambda: backend, shard_dir), per_table)
 
@@ -176,7 +176,7 @@ def _job(model: str, model_dir, settings: dict, limit: int, steering_key: str | 
         model=model,
         model_checksum=weights_checksum(model_dir),
         backend=settings["backend"],
-        params=DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"]),
+        params=decoding_params(settings),
         shard_size=settings["shard_size"],
         extra_key={
             "dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings),

@@ -122,10 +122,27 @@ def build_messages(
 # prompt of CAD and AdaCAD, and the context-faithful prompts.
 
 
+# The one closed-book prompt of ContextConflict (written here, not the
+# paper's): what CAD and AdaCAD contrast every template with. It never
+# mentions evidence: the templates' own system messages and instructions do
+# ("based ONLY on the provided evidence", "Analyze all evidence above"), and
+# asked of a prompt that holds none they pull the context-free distribution
+# toward the contextual one (AdaCAD's mean weight on SmolLM2 was 0.015 with
+# such a prompt and 0.53 with a closed-book one, issue 50).
+CLOSED_BOOK_SYSTEM = "You are a helpful assistant. Answer the question from your own knowledge."
+CLOSED_BOOK_USER = "[Question]: {question}"
+# The reasoning templates' answer format, without their reference to evidence:
+# the contrast is between the two passes' answers, so both are asked for the
+# same form.
+CLOSED_BOOK_ANSWER_FORMAT = "Think step by step, then provide your final answer inside <answer></answer> tags."
+
+
 def context_free_messages(template: str | PromptTemplate, question: str) -> list[dict[str, str]]:
     """The prompt "without context" that CAD and AdaCAD contrast a sample's
-    prompt with: the same template with no evidence at all, the question
-    alone.
+    prompt of ``template`` with: the closed-book prompt
+    (:data:`CLOSED_BOOK_SYSTEM`, :data:`CLOSED_BOOK_USER`), one for every
+    template, with :data:`CLOSED_BOOK_ANSWER_FORMAT` on its own line where
+    the template asks for ``<answer>`` tags (the reasoning templates).
 
     Why no evidence at all, rather than the evidence pieces ablated one at a
     time: the contrast is between what the model answers from the context
@@ -135,20 +152,14 @@ def context_free_messages(template: str | PromptTemplate, question: str) -> list
     passes per generated token, and would ask how much each piece moves the
     answer, a Shapley-like question that the Balance of the responses
     (:mod:`conflictlab.contextconflict.balance`) already answers, piece by
-    piece, for every method alike.
-
-    Multi-evidence templates: :func:`build_messages` with no evidence (the
-    evidence block and its line break left out; also the context-free
-    reference of Context-Aware Steering). Single-evidence templates: the
-    user message without its ``[Evidence]:`` line.
+    piece, for every method alike. (Context-Aware Steering's question-only
+    reference is another prompt: :func:`build_messages` with no evidence.)
     """
     t = get_template(template) if isinstance(template, str) else template
-    if not t.single_evidence:
-        return build_messages(t, question, [])
-    marker = "\0evidence\0"
-    lines = t.user.format(source_content=marker, question=question).split("\n")
-    user = "\n".join(line for line in lines if marker not in line)
-    return [{"role": "system", "content": t.system}, {"role": "user", "content": user}]
+    user = CLOSED_BOOK_USER.format(question=question)
+    if "<answer></answer>" in t.user:
+        user += "\n" + CLOSED_BOOK_ANSWER_FORMAT
+    return [{"role": "system", "content": CLOSED_BOOK_SYSTEM}, {"role": "user", "content": user}]
 
 
 def faithful_messages(template: str | PromptTemplate, question: str, evidence: Sequence[str], style: str) -> list[dict[str, str]]:

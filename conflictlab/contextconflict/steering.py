@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
 from conflictlab.contextconflict.variants import BASE, METHODS, SteeredModel, SteeringVariant
 from conflictlab.io import atomic_path
-from conflictlab.stats import marks_over_same_samples
+from conflictlab.paired import best_by_paired_tests
 
 # --------------------------------------------------------------------------
 # Variants: a steered rerun is the pseudo-model "name@variant" and a variant is
@@ -313,29 +313,28 @@ def table4(
     *,
     table_variants: Sequence[str],
     columns: Sequence[tuple[str, str]],
-    sample_ids: Mapping[tuple[str, str, str], frozenset] | None = None,
+    items: Mapping[tuple[str, str, str], tuple[list, np.ndarray]] | None = None,
     min_n: int,
+    seed: int = 0,
 ) -> tuple[list[dict], list[str]]:
     """Table 4 cells and their notes.
 
-    ``columns``: (metric, conflict_type) pairs. ``sample_ids``: per
-    ``(model@variant, metric, type)``, the ids of the samples a cell averages
-    (Balance: defined shares; Faithfulness: scored responses); a cell without
-    an entry covers every sample of the test split (accuracy counts each).
-    Returns one dict per (model, method) row with, per column key
-    ``"<metric>:<type>"``, a dict of ``value``, ``ci_low``, ``ci_high``, ``n``
-    and ``mark``: best/second within the model block, given only where every
-    cell of the column covers the same samples with n ≥ ``min_n``
-    (:func:`conflictlab.stats.marks_over_same_samples`); and notes: why a
-    column has no marks, or that the best value's 95% CI overlaps the second's.
+    ``columns``: (metric, conflict_type) pairs. ``items``: per
+    ``(model@variant, metric, type)``, the per-item ids and values a cell
+    averages (:func:`cell_items`). Returns one dict per (model, method) row
+    with, per column key ``"<metric>:<type>"``, a dict of ``value``,
+    ``ci_low``, ``ci_high``, ``n`` and ``mark``: "best" where that variant
+    beats every other variant of its model block in paired tests on the
+    items they share, Holm-corrected (:func:`conflictlab.paired.best_by_paired_tests`),
+    with every cell at n ≥ ``min_n``; and notes saying why a column has no mark.
     """
-    sample_ids = dict(sample_ids or {})
+    items = dict(items or {})
     models = pc.unique(results.column("model")).to_pylist()  # in order of first appearance
     # the rows the table shows become its cells (dicts), the sweep's other variants stay out
     shown = results.filter(pc.is_in(results.column("variant"), pa.array(list(table_variants), pa.string())))
     data = {(r["model"], r["variant"], r["metric"], r["conflict_type"]): r for r in shown.to_pylist()}
     methods = {(r["model"], r["variant"]): r["method"] for r in data.values()}
-    rows, notes, unmarked = [], [], {}
+    rows, unmarked = [], {}
     for model in models:
         missing = [v for v in table_variants if (model, v) not in methods]
         if missing:
@@ -343,28 +342,50 @@ def table4(
         block = [{"model": model, "method": METHOD_LABELS[methods[model, v]], "variant": v} for v in table_variants]
         for metric, conflict_type in columns:
             cells = [data.get((model, v, metric, conflict_type)) for v in table_variants]
-            values = [math.nan if c is None or c["value"] is None else c["value"] for c in cells]
-            samples = [sample_ids.get((SteeredModel(model, v).format(), metric, conflict_type), "test split") for v in table_variants]
-            marks, why = marks_over_same_samples(values, samples, [0 if c is None else c["n"] for c in cells],
-                                                 higher_is_better=HIGHER_IS_BETTER[metric], min_n=min_n)
+            found = [items.get((SteeredModel(model, v).format(), metric, conflict_type)) for v in table_variants]
+            marks, why = [""] * len(cells), ""
+            if any(c is None or c["n"] < min_n for c in cells):
+                why = f"n < {min_n}"
+            elif any(f is None for f in found):
+                why = "no per-item values to pair"
+            else:
+                best = best_by_paired_tests([f[0] for f in found], [f[1] for f in found], higher_is_better=HIGHER_IS_BETTER[metric],
+                                            proportion=metric == "accuracy", seed=seed)
+                if best is None:
+                    why = "no variant beats every other in paired tests, Holm-corrected at 5%"
+                else:
+                    marks[best] = "best"
             if why:
                 unmarked.setdefault(why, []).append(f"{model} {METRIC_LABELS[metric]} {conflict_type}")
             for row, cell, mark in zip(block, cells, marks):
                 row[column_key(metric, conflict_type)] = None if cell is None else {**cell, "mark": mark}
-            best = [c for c, m in zip(cells, marks) if m == "best"]
-            second = [c for c, m in zip(cells, marks) if m == "second"]
-            if best and second and any(_overlap(b, s) for b in best for s in second):
-                notes.append(f"{model}, {metric} {conflict_type}: the best value's 95% CI overlaps the second's")
         rows += block
-    notes = [f"no marks ({why}): {', '.join(where)}" for why, where in unmarked.items()] + notes
-    return rows, notes
+    return rows, [f"no marks ({why}): {', '.join(where)}" for why, where in unmarked.items()]
 
 
-def _overlap(a: dict, b: dict) -> bool:
-    """Whether two cells' intervals overlap; a cell without one (n < 2) overlaps everything."""
-    if any(v is None or math.isnan(v) for v in (a["ci_low"], a["ci_high"], b["ci_low"], b["ci_high"])):
-        return True
-    return not (a["ci_low"] > b["ci_high"] or b["ci_low"] > a["ci_high"])
+def paired_results(
+    results: pa.Table, items: Mapping[tuple[str, str, str], tuple[list, np.ndarray]], *, n_resamples: int = 10_000, seed: int = 0
+) -> pa.Table:
+    """``results`` with the paired columns of
+    :func:`conflictlab.report.methods.paired_columns`: each row compared
+    with its model's ``base`` row of the same metric and type on the items
+    both cover (``items`` of :func:`cell_items`); null on the base rows and
+    where either side has no per-item values."""
+    from conflictlab.report.methods import PAIRED_COLUMNS, paired_columns
+
+    rows = []
+    for r in results.to_pylist():  # one per (rerun, metric, type): tens of rows
+        mine = items.get((SteeredModel(r["model"], r["variant"]).format(), r["metric"], r["conflict_type"]))
+        base = items.get((SteeredModel(r["model"], BASE).format(), r["metric"], r["conflict_type"]))
+        paired = dict.fromkeys(PAIRED_COLUMNS)
+        if r["variant"] != BASE and mine is not None and base is not None:
+            what = f"Table 4 {r['metric']} {r['conflict_type']} of {r['model']}: {r['variant']} against {BASE}"
+            paired.update(paired_columns(mine, base, proportion=r["metric"] == "accuracy", what=what, n_resamples=n_resamples, seed=seed))
+        rows.append(paired)
+    types = {"p_paired_text": pa.string(), "paired_test": pa.string(), "n_pairs": pa.int64()}
+    for name in PAIRED_COLUMNS:
+        results = results.append_column(name, pa.array([row[name] for row in rows], types.get(name, pa.float64())))
+    return results
 
 
 def table4_columns(results: pa.Table) -> list[tuple[str, str]]:
@@ -395,20 +416,27 @@ def with_marks(results: pa.Table, rows: list[dict]) -> pa.Table:
     return results.append_column("mark", pc.fill_null(pa.array(list(marks.values()), pa.string()).take(at), ""))
 
 
-def cell_sample_ids(attributions: pa.Table | None, judged: pa.Table | None) -> dict[tuple[str, str, str], frozenset]:
-    """Per ``(model, metric, type)``, the ids of the samples a Table 4 cell
-    averages (:func:`table4`'s ``sample_ids``): Balance the attributions with
-    defined shares, Faithfulness the judged rows with a score; ``model`` as
-    the tables spell it (``name@variant`` for a steered rerun)."""
+def cell_items(
+    accuracy: pa.Table | None, attributions: pa.Table | None, judged: pa.Table | None
+) -> dict[tuple[str, str, str], tuple[list, np.ndarray]]:
+    """Per ``(model, metric, type)``, the item ids and per-item values a Table 4
+    cell averages (:func:`table4`'s and :func:`paired_results`' ``items``):
+    accuracy every per-sample row (``correct`` as 0/1), Balance the
+    attributions with defined shares, Faithfulness the judged rows with a
+    score; ``model`` as the tables spell it (``name@variant`` for a steered rerun)."""
+    import polars as pl
+
     kept = []
+    if accuracy is not None:
+        kept.append(("accuracy", pl.from_arrow(accuracy.select(["model", "conflict_type", "sample_id", "correct"])), "correct"))
     if attributions is not None:
-        kept.append(("balance", attributions.filter(pc.invert(attributions.column("undefined")))))
+        frame = pl.from_arrow(attributions.select(["model", "conflict_type", "sample_id", "balance", "undefined"]))
+        kept.append(("balance", frame.filter(~pl.col("undefined")), "balance"))
     if judged is not None:
-        kept.append(("faithfulness", judged.filter(pc.is_valid(judged.column("faithfulness")))))
-    ids = {}
-    for metric, table in kept:
-        cells = table.group_by(["model", "conflict_type"], use_threads=False).aggregate([("sample_id", "distinct")])
-        columns = (cells.column(c).to_pylist() for c in ("model", "conflict_type", "sample_id_distinct"))
-        for model, conflict_type, members in zip(*columns):  # one per (model@variant, type)
-            ids[(model, metric, conflict_type)] = frozenset(members)
-    return ids
+        frame = pl.from_arrow(judged.select(["model", "conflict_type", "sample_id", "faithfulness"]))
+        kept.append(("faithfulness", frame.filter(pl.col("faithfulness").is_not_null()), "faithfulness"))
+    out = {}
+    for metric, frame, value in kept:
+        for (model, conflict_type), group in frame.group_by("model", "conflict_type", maintain_order=True):  # one per cell
+            out[(model, metric, conflict_type)] = (group["sample_id"].to_list(), group[value].cast(pl.Float64).to_numpy())
+    return out

@@ -36,12 +36,18 @@ def single_token_ids(tokenizer, texts: Sequence[str]) -> list[int]:
 
 def _last_position_logits(lm: LoadedModel, prompts: Sequence[Sequence[int]]):
     """Next-token logits after each of ``prompts`` (one left-padded forward),
-    shape (len(prompts), vocab), on the model's device."""
+    shape (len(prompts), vocab), on the model's device. Each row's positions
+    count from its first real token, as ``generate`` numbers them, so a
+    padded row reads what it reads alone (a model with absolute position
+    embeddings would otherwise shift every padded row)."""
     import torch
 
     ids, mask = pad_batch(prompts, lm.pad_id, side="left")
+    positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
     with torch.inference_mode():
-        return lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), logits_to_keep=1).logits[:, -1]
+        return lm.model(
+            input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), position_ids=positions.to(lm.device), logits_to_keep=1
+        ).logits[:, -1]
 
 
 def choice_logits(
@@ -116,7 +122,7 @@ def choice_logits_under(
     2-core CPU instead of 2x)."""
     import torch
 
-    from conflictlab.lm.methods import as_method, contrast_logits
+    from conflictlab.lm.methods import ADACAD_SHORT_ANSWER_FLOOR, as_method, contrast_logits
 
     methods = [as_method(m) for m in methods]
     if any(m.prompt_style is not None for m in methods):
@@ -131,7 +137,8 @@ def choice_logits_under(
         with_context = _last_position_logits(lm, [prompts[i] for i in batch])
         without_context = _last_position_logits(lm, [context_free[i] for i in batch])
         per_method = [
-            contrast_logits(m, with_context, without_context)[0] if m.contrastive else with_context.float() for m in methods
+            contrast_logits(m, with_context, without_context, floor=ADACAD_SHORT_ANSWER_FLOOR)[0] if m.contrastive else with_context.float()
+            for m in methods
         ]
         return torch.stack([logits[:, select] for logits in per_method], dim=1).double().cpu().numpy()  # (batch, methods, options)
 

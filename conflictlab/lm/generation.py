@@ -39,13 +39,35 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class DecodingParams:
-    """Greedy decoding (the paper's setting): only the length is a choice."""
+    """Greedy decoding (the paper's setting), the one generation config of
+    every backend and every method: the length, and a repetition penalty
+    (HF's: a seen token's positive logit divided by it, a negative one
+    multiplied) only where a config asks for one; 1.0 is none. A model's own
+    ``generation_config`` (Qwen2.5's asks for 1.05) is not consulted:
+    :func:`conflictlab.lm.loading.load` replaces it with a plain one, vLLM
+    gets explicit sampling parameters and a served model ``--generation-config vllm``."""
 
     max_new_tokens: int = 512
     seed: int = 0
+    repetition_penalty: float = 1.0
+
+    def __post_init__(self):
+        if not self.repetition_penalty > 0:
+            raise ValueError(f"repetition_penalty must be > 0 (1.0: none), got {self.repetition_penalty!r}")
 
     def to_json(self) -> str:
         return json.dumps({"do_sample": False, **asdict(self)}, sort_keys=True)
+
+
+def decoding_params(settings: dict, *, max_new_tokens: int | None = None) -> DecodingParams:
+    """The :class:`DecodingParams` of a config's generation settings
+    (``max_new_tokens`` unless given, ``seed``, and ``repetition_penalty``
+    where the config asks for one, else 1.0: none)."""
+    return DecodingParams(
+        max_new_tokens=settings["max_new_tokens"] if max_new_tokens is None else max_new_tokens,
+        seed=settings["seed"],
+        repetition_penalty=settings.get("repetition_penalty", 1.0),
+    )
 
 
 @dataclass
@@ -109,6 +131,7 @@ class HFBackend:
                 past_key_values=cache,
                 max_new_tokens=params.max_new_tokens,
                 do_sample=False,
+                repetition_penalty=params.repetition_penalty,
                 temperature=None,
                 top_p=None,
                 top_k=None,
@@ -144,20 +167,24 @@ class HFBackend:
         end-of-sequence token, a batch when every row has stopped or after
         ``params.max_new_tokens``. A batch holds at most ``batch_size`` rows,
         i.e. half as many pairs. The backend's own ``steering`` is not used here.
+        ``params.repetition_penalty`` applies to the contrasted logits over
+        the contextual rows' tokens (prompt, padding and generated, as
+        ``generate`` sees them), so at α = 0 this loop is ``generate``'s
+        greedy decoding token for token.
         """
         if len(prompts) != len(context_free):
             raise ValueError(f"{len(prompts)} prompts but {len(context_free)} context-free prompts")
         if callable(method):
             contrast = method
         else:
-            from conflictlab.lm.methods import as_method, contrast_logits
+            from conflictlab.lm.methods import ADACAD_LONG_FORM_FLOOR, as_method, contrast_logits
 
             method = as_method(method)
             if not method.contrastive:
                 raise ValueError(f"method {method.format()} has no context-free pass; use generate")
 
-            def contrast(with_context, without_context):
-                return contrast_logits(method, with_context, without_context)[0]
+            def contrast(with_context, without_context):  # generated text: AdaCAD's long-form floor
+                return contrast_logits(method, with_context, without_context, floor=ADACAD_LONG_FORM_FLOOR)[0]
 
         pairs = BatchPolicy(batch_size=max(1, self.policy.batch_size // 2))
         return map_batches(
@@ -180,13 +207,23 @@ class HFBackend:
         cache = DynamicCache(config=lm.model.config)
         done = torch.zeros(k, dtype=torch.bool, device=lm.device)
         steps = []
+        penalty = None
+        if params.repetition_penalty != 1.0:
+            from transformers import RepetitionPenaltyLogitsProcessor
+
+            penalty, seen = RepetitionPenaltyLogitsProcessor(params.repetition_penalty), ids[:k]
         with torch.inference_mode():
             for _ in range(params.max_new_tokens):
                 logits = lm.model(
                     input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1
                 ).logits[:, -1]
-                token = contrast(logits[:k], logits[k:]).argmax(-1).masked_fill(done, lm.pad_id)
+                scores = contrast(logits[:k], logits[k:])
+                if penalty is not None:
+                    scores = penalty(seen, scores)
+                token = scores.argmax(-1).masked_fill(done, lm.pad_id)
                 steps.append(token)
+                if penalty is not None:
+                    seen = torch.cat([seen, token[:, None]], dim=1)
                 done |= torch.isin(token, eos)
                 if bool(done.all()):
                     break
@@ -331,6 +368,8 @@ class OpenAIBackend:
                 "temperature": 0.0,
                 "seed": params.seed,
                 "return_token_ids": True,
+                # a vLLM extension: sent only when a config asks, since a hosted API may refuse it
+                **({"repetition_penalty": params.repetition_penalty} if params.repetition_penalty != 1.0 else {}),
             }
             for group in groups
         ]

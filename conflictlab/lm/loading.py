@@ -125,6 +125,26 @@ def end_of_sequence_ids(generation_config, tokenizer) -> frozenset[int]:
     return frozenset(eos if isinstance(eos, (list, tuple)) else [eos])
 
 
+# What a plain generation config keeps of a model's own: its special tokens.
+# Sampling settings (temperature, top_p, repetition_penalty, ...) are the
+# caller's, through conflictlab.lm.generation.DecodingParams, for every method alike.
+_TOKEN_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+
+
+def plain_generation_config(generation_config):
+    """A ``transformers.GenerationConfig`` holding only the special tokens of
+    ``generation_config`` (a model's own), so that ``model.generate`` decodes
+    as the caller says and as the contrastive loop does: greedy, no
+    repetition penalty, no length rules the model card chose. Returns (the
+    plain config, the dropped settings as a dict, for the log)."""
+    from transformers import GenerationConfig
+
+    own = generation_config.to_diff_dict() if generation_config is not None else {}
+    kept = {key: own[key] for key in _TOKEN_FIELDS if own.get(key) is not None}
+    dropped = {key: value for key, value in own.items() if key not in _TOKEN_FIELDS and key != "transformers_version"}
+    return GenerationConfig(**kept), dropped
+
+
 def folder_eos_ids(model_dir: str | os.PathLike, tokenizer=None) -> frozenset[int]:
     """:func:`end_of_sequence_ids` of a prepared folder, without loading its weights."""
     from transformers import AutoTokenizer, GenerationConfig
@@ -200,6 +220,9 @@ def load(
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
         split = None
     eos_ids = end_of_sequence_ids(model.generation_config, tokenizer)
+    model.generation_config, dropped = plain_generation_config(model.generation_config)
+    if dropped:
+        log.info("%s: its generation_config's %s not used (decoding follows DecodingParams)", model_dir, dropped)
     packed = pack_linear_layers(model) if pack and split is None else 0
     use_grouped_sdpa(model)
     return LoadedModel(

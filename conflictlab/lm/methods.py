@@ -33,25 +33,37 @@ the output probabilities when a model is used with and without context".)
 **AdaCAD** (Wang et al. 2024, "AdaCAD: Adaptively Decoding to Balance
 Conflicts between Contextual and Parametric Knowledge", NAACL 2025, arXiv 2409.07394): the same
 bracket with ``α`` replaced at every step by the Jensen-Shannon divergence of
-the two next-token distributions (:func:`jensen_shannon`)::
+the two next-token distributions (:func:`jensen_shannon`), floored at a
+threshold ``τ`` in long-form generation::
 
-    α_t = JSD( pθ(y_t | c, x, y<t) ‖ pθ(y_t | x, y<t) )
+    α_t = max( JSD( pθ(y_t | c, x, y<t) ‖ pθ(y_t | x, y<t) ), τ )
     y_t ~ softmax[(1 + α_t) ℓθ(y_t | c, x, y<t) − α_t ℓθ(y_t | x, y<t)]
 
 Where the equation comes from: the paper's own text could not be retrieved
 here (only its abstract: the weight "is measured by the Jensen-Shannon
 divergence between distributions representing contextual and parametric
 knowledge"), so the lines above are read from the authors' released code,
-github.com/HanNight/AdaCAD, ``group_decode_fileio_adacad.py``: ``alpha =
-get_jsd(score1, score2) + args.offset`` with ``score1`` the contextual and
+github.com/HanNight/AdaCAD, ``group_decode_fileio_adacad.py`` at commit
+10af33af04be9843a90e4c4b11750af27f26ba1f (the version of the file that
+carries the floor; earlier ones, e.g. 0658f8c0, added ``args.offset``
+instead): ``alpha = get_jsd(score1, score2)`` then ``if alpha <
+args.threshold: alpha = args.threshold``, with ``score1`` the contextual and
 ``score2`` the context-free logits, then ``(1 + alpha) * score`` summed with
-``(0 - alpha) * score`` of the context-free process (``--offset`` defaults to
-0, and is 0 here; the code then samples from the top of the result, where
-greedy decoding here takes its argmax). Its ``get_jsd`` is ``0.5 * (KL(p ‖ m) + KL(q ‖ m))`` with
-``m = (p + q) / 2`` through ``torch.nn.functional.kl_div``, i.e. with the
-**natural logarithm**: ``α_t`` lies in [0, ln 2], and that is the base used
-here. (In base 2 it would lie in [0, 1]; ``scipy.spatial.distance.jensenshannon``
-returns the square root of the JSD, in nats unless ``base`` is given.)
+``(0 - alpha) * score`` of the context-free process. ``--threshold``
+defaults to 0.0; the same commit's ``run_summ.sh`` sets ``THRESHOLD="0.3"``
+("warmup operation for long-form generation") for summarization, and its QA
+script passes none. Here: τ = :data:`ADACAD_LONG_FORM_FLOOR` (0.3) wherever a
+method generates text (ContextConflict's answers, reasoning included, and
+CONFLICTS' responses run to sentences), τ = :data:`ADACAD_SHORT_ANSWER_FLOOR`
+(0) for the one-token choice read-outs (ConflictBank, arbitration), the
+authors' QA setting. The authors' code then samples from the top of the
+result, where greedy decoding here takes its argmax. Its ``get_jsd`` is
+``0.5 * (KL(p ‖ m) + KL(q ‖ m))`` with ``m = (p + q) / 2`` through
+``torch.nn.functional.kl_div``, i.e. with the **natural logarithm**: the JSD
+lies in [0, ln 2], and that is the base used here (so the floor 0.3 is in
+nats, as theirs). (In base 2 it would lie in [0, 1];
+``scipy.spatial.distance.jensenshannon`` returns the square root of the JSD,
+in nats unless ``base`` is given.)
 
 **Context-faithful prompting** (Zhou et al. 2023, "Context-faithful Prompting
 for Large Language Models", arXiv 2303.11315): prompt-only, one pass.
@@ -68,8 +80,12 @@ narrator's statement and inquire about the narrator's opinions")::
                  + the base prompt
     instr+opin:  the same instruction + the opinion-based prompt
 
-(``query[:-1]`` drops the question mark; demonstrations, which the paper also
-studies, are not used here.) Every benchmark here has its own prompt
+(``query[:-1]`` drops the question mark.) Counterfactual demonstrations, which
+the paper also studies, are not implemented: in the authors' code (commit
+cd78bf2677b150031dd315458f1ae01a505ca2cb, ``--demo_mode counter``) they are
+each item's ``ic_examples`` from their Natural Questions data file, which is
+not in the repository and could not be retrieved here to quote; the methods
+table's caption says the prompts run zero-shot. Every benchmark here has its own prompt
 templates, so the rewrite is applied to a benchmark's pieces rather than
 replacing its prompt: :func:`opinion_context` and :func:`opinion_question`
 reframe the context and the question, :data:`INSTRUCTION` goes first in the
@@ -110,6 +126,11 @@ PROMPT_STYLES = ("opinion", "instructed", "opinion_instructed")
 PROMPTING = tuple(f"cfp-{style}" for style in PROMPT_STYLES)
 KINDS = (GREEDY, CAD, ADACAD, *PROMPTING)
 CONTRASTIVE = (CAD, ADACAD)
+
+# AdaCAD's floor on its weight (the module docstring: the authors' threshold):
+# long-form generation, and the one-token read-outs (their QA setting).
+ADACAD_LONG_FORM_FLOOR = 0.3
+ADACAD_SHORT_ANSWER_FLOOR = 0.0
 
 # Backends (conflictlab.lm.backends.BACKENDS) that run each kind of method.
 CONTRASTIVE_BACKENDS = ("hf",)
@@ -270,23 +291,26 @@ def jensen_shannon(p_logits, q_logits):
     return (0.5 * (kl_to_m(log_p) + kl_to_m(log_q))).clamp_min(0.0)
 
 
-def contrast_weight(method: Method, with_context, without_context):
+def contrast_weight(method: Method, with_context, without_context, *, floor: float = ADACAD_SHORT_ANSWER_FLOOR):
     """The weight α of each row, shape (batch,): ``method.alpha`` for CAD,
-    the rows' :func:`jensen_shannon` for AdaCAD. Logits of shape (batch, vocab)."""
+    for AdaCAD the rows' :func:`jensen_shannon` raised to ``floor`` where it
+    is below (:data:`ADACAD_LONG_FORM_FLOOR` for generated text). Logits of
+    shape (batch, vocab)."""
     import torch
 
     if method.kind == ADACAD:
-        return jensen_shannon(with_context, without_context)
+        return jensen_shannon(with_context, without_context).clamp_min(floor)
     if method.kind == CAD:
         return torch.full((with_context.shape[0],), method.alpha, dtype=torch.float64, device=with_context.device)
     raise ValueError(f"method {method.format()} has no contrast")
 
 
-def contrast_logits(method: Method, with_context, without_context):
+def contrast_logits(method: Method, with_context, without_context, *, floor: float = ADACAD_SHORT_ANSWER_FLOOR):
     """The next-token logits ``method`` decodes from, and its weights:
     (logits of shape (batch, vocab), α of shape (batch,)); inputs of shape
-    (batch, vocab), row i of both from the same sample."""
-    alpha = contrast_weight(method, with_context, without_context)
+    (batch, vocab), row i of both from the same sample; ``floor``: AdaCAD's
+    (:func:`contrast_weight`)."""
+    alpha = contrast_weight(method, with_context, without_context, floor=floor)
     return cad_logits(with_context, without_context, alpha.to(with_context.device)), alpha
 
 

@@ -30,6 +30,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,46 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
         while block := handle.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+def folder_sha256(folder: str | os.PathLike) -> str:
+    """One SHA-256 over every file of ``folder`` (relative path and content
+    hash, sorted): the revision of a local model folder, which has no other."""
+    digest = hashlib.sha256()
+    root = Path(folder)
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(root).as_posix()}\0{sha256_file(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def package_version(module: str) -> str:
+    """``<distribution>==<version>`` of the installed distribution that
+    provides ``module`` (the GGUF packages' files change only with it)."""
+    from importlib import metadata
+
+    names = metadata.packages_distributions().get(module) or [module]
+    try:
+        return f"{names[0]}=={metadata.version(names[0])}"
+    except metadata.PackageNotFoundError:
+        raise ModuleNotFoundError(f"no installed distribution provides the module {module!r}") from None
+
+
+def resolved_revision(parsed: "ModelSource", model, *, revision: str | None = None) -> str | None:
+    """What a prepared folder was built from, per source kind: an hf source's
+    hub commit (the snapshot huggingface_hub resolved, as the loaded config
+    records it; a pinned 40-hex ``revision`` must be that commit), a
+    package's ``<distribution>==<version>``, a local folder's
+    :func:`folder_sha256` prefixed ``sha256:``."""
+    if parsed.kind == "hf":
+        commit = getattr(model.config, "_commit_hash", None)
+        if revision and re.fullmatch(r"[0-9a-f]{40}", revision) and commit and commit != revision:
+            raise ValueError(f"{parsed}: pinned to {revision} but the hub resolved {commit}")
+        return commit
+    if parsed.kind == "gguf-package":
+        return package_version(parsed.location.partition("/")[0])
+    if parsed.kind == "path":
+        return f"sha256:{folder_sha256(parsed.location)}"
+    return None
 
 
 def locate_gguf(location: str, workdir: Path) -> Path:
@@ -145,28 +186,29 @@ def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: 
                 raise FileNotFoundError(f"model {name!r}: source folder {location} does not exist")
             model, tokenizer = _load_pretrained(location, dtype, revision)
 
-        return save_model_folder(
-            model,
-            tokenizer,
-            out_dir,
-            {"name": name, "source": str(parsed), "source_sha256": source_sha256, "dtype": dtype, "revision": revision},
-        )
+        fields = {
+            "name": name, "source": str(parsed), "source_sha256": source_sha256, "dtype": dtype, "revision": revision,
+            "source_revision": resolved_revision(parsed, model, revision=revision),
+        }
+        return save_model_folder(model, tokenizer, out_dir, fields)
 
 
 def save_model_folder(model, tokenizer, out_dir: str | os.PathLike, fields: dict) -> dict:
     """Save ``model`` and ``tokenizer`` as a prepared model folder, atomically.
 
-    The manifest holds ``fields`` (name, source, dtype and any provenance)
-    plus what every folder records: the hub revision, architecture, shape,
-    chat template presence and each weight file's SHA-256. Returns it.
+    The manifest holds ``fields`` (name, source, dtype and any provenance,
+    ``source_revision`` among them: :func:`resolved_revision`) plus what
+    every folder records: architecture, shape, chat template presence and
+    each weight file's SHA-256; ``source_revision`` defaults to the hub
+    commit the loaded config records (None off the hub). Returns it.
     """
     with atomic_path(out_dir, directory=True) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         weights = sorted(Path(tmp).glob("*.safetensors"))
         manifest = {
-            **fields,
             "source_revision": getattr(model.config, "_commit_hash", None),
+            **fields,
             "architecture": type(model).__name__,
             "num_hidden_layers": model.config.num_hidden_layers,
             "hidden_size": model.config.hidden_size,

@@ -61,7 +61,10 @@ def serve_vllm(
         "--model", str(model_dir), "--served-model-name", served_name,
         "--host", host, "--port", str(port),
         "--max-model-len", str(max_model_len), "--gpu-memory-utilization", str(gpu_memory_utilization),
-        "--dtype", dtype, *extra_args,
+        "--dtype", dtype,
+        # the server's defaults for what a request leaves out: vLLM's, not the model's generation_config
+        "--generation-config", "vllm",
+        *extra_args,
     ]
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:

@@ -70,7 +70,10 @@ class VLLMBackend:
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         from vllm import SamplingParams
 
-        sampling = SamplingParams(temperature=0.0, max_tokens=params.max_new_tokens, seed=params.seed)
+        # explicit parameters: vLLM applies a model's generation_config only to requests without them
+        sampling = SamplingParams(
+            temperature=0.0, max_tokens=params.max_new_tokens, seed=params.seed, repetition_penalty=params.repetition_penalty
+        )
         outputs = self.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], sampling, use_tqdm=True)
         completions = []
         for output in outputs:

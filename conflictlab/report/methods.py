@@ -3,10 +3,19 @@ headline metrics as columns, one model block per model (issue 35).
 
 Every benchmark contributes long-form *cells* (:data:`METHOD_CELL_SCHEMA`),
 one per (model, method, benchmark, metric): the estimate, its 95% interval,
-n and an identity of the samples behind it (:func:`samples_key`). The table
-ranks cells of one column within a model block only where every cell covers
-the same samples with n ≥ ``min_n`` (:func:`conflictlab.stats.marks_over_same_samples`);
-a method that did not run on a benchmark has an empty cell and a note says why.
+n and an identity of the samples behind it (:func:`samples_key`), and, while
+the table is built, the per-item values behind it (``ITEMS``: ids and values).
+
+Every method answers the same items as its model's baseline, so
+:func:`with_paired` compares each method with the baseline item by item
+(issue 50, item 3; :mod:`conflictlab.paired`): the difference (method −
+baseline), its paired 95% interval, a paired p-value (exact McNemar for
+proportions, a sign-flip test for means) and the number of pairs, joined on
+the item id. A cell is marked best only where its method beats every other
+row of its model block in paired tests, Holm-corrected across them
+(:func:`conflictlab.paired.best_by_paired_tests`), with every row at n ≥
+``min_n``. A method that did not run on a benchmark has an empty cell and a
+note says why.
 """
 
 from __future__ import annotations
@@ -18,8 +27,16 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
+from conflictlab.paired import best_by_paired_tests, format_p, pair_on_ids, paired_difference
 from conflictlab.report.figures import panel_grid, plt
-from conflictlab.stats import bootstrap_mean_ci, marks_over_same_samples, proportion_ci
+from conflictlab.stats import bootstrap_mean_ci, proportion_ci
+
+ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is built; never written
+# The fewest pairs at which a paired interval is printed: the coverage of
+# Newcombe's interval (proportions) and of the t interval (means) was checked
+# by simulation from these n up (tests/test_paired.py, docs/methods.md).
+PAIRED_MIN_N = {"wilson": 5, "bootstrap": 10}
+PAIRED_COLUMNS = ("difference", "difference_low", "difference_high", "p_paired", "p_paired_text", "n_pairs", "paired_test")
 
 METHOD_CELL_SCHEMA = pa.schema(
     [
@@ -35,6 +52,15 @@ METHOD_CELL_SCHEMA = pa.schema(
         pa.field("higher_is_better", pa.bool_()),  # null: neither direction is better (no marks)
         pa.field("interval", pa.string(), nullable=False),  # wilson | bootstrap
         pa.field("shown", pa.bool_(), nullable=False),  # in the Markdown table and the figure (false: the CSV only)
+        # against the model's baseline on the items both answered (null on the baseline's own row)
+        pa.field("difference", pa.float64()),  # method − baseline
+        pa.field("difference_low", pa.float64()),  # paired 95% interval; null below PAIRED_MIN_N pairs
+        pa.field("difference_high", pa.float64()),
+        pa.field("p_paired", pa.float64()),  # exact McNemar (proportions) | sign-flip (means)
+        pa.field("p_paired_text", pa.string()),  # p_paired with two significant digits, "< 1e-4" below
+        pa.field("n_pairs", pa.int64()),
+        pa.field("paired_test", pa.string()),
+        pa.field("best", pa.bool_(), nullable=False),  # beats every other row of its block, paired and Holm-corrected
     ]
 )
 
@@ -74,7 +100,63 @@ def method_cell(
         "value": value, "ci_low": low, "ci_high": high, "n": int(values.size),
         "samples": samples_key(sample_ids), "higher_is_better": higher_is_better,
         "interval": "wilson" if proportion else "bootstrap", "shown": True,
+        ITEMS: (list(sample_ids), values),
     }
+
+
+def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
+    """``cells`` (dicts of :func:`method_cell`, or any with ``ITEMS``) with
+    the paired columns of :data:`METHOD_CELL_SCHEMA` filled against the
+    cell of method ``base`` of the same (model, benchmark, metric), and the
+    ``best`` mark; ``ITEMS`` removed. A cell without a baseline cell keeps
+    null paired columns; a 0/1 metric (``interval`` wilson) is compared as
+    proportions, any other as means."""
+    groups: dict[tuple, list[dict]] = {}
+    for cell in cells:
+        groups.setdefault((cell["model"], cell["benchmark"], cell["metric"]), []).append(cell)
+    out = []
+    for (model, benchmark, metric), group in groups.items():
+        reference = next((c for c in group if c["method"] == base), None)
+        for cell in group:
+            paired = dict.fromkeys(PAIRED_COLUMNS)
+            if reference is not None and cell is not reference:
+                paired.update(_paired_cell(cell, reference, n_resamples=n_resamples, seed=seed))
+            out.append({**cell, **paired, "best": False})
+        direction = group[0]["higher_is_better"]
+        if direction is not None and len(group) > 1 and all(c["n"] >= min_n for c in group):
+            best = best_by_paired_tests(
+                [c[ITEMS][0] for c in group], [c[ITEMS][1] for c in group], higher_is_better=direction,
+                proportion=group[0]["interval"] == "wilson", n_resamples=min(n_resamples, 2000), seed=seed,
+            )
+            if best is not None:
+                out[len(out) - len(group) + best]["best"] = True
+    for cell in out:
+        cell.pop(ITEMS, None)
+    return out
+
+
+def _paired_cell(cell: dict, reference: dict, *, n_resamples: int, seed: int) -> dict:
+    what = f"{cell['benchmark']} {cell['metric']} of {cell['model']}: {cell['method']} against {reference['method']}"
+    return paired_columns(cell[ITEMS], reference[ITEMS], proportion=cell["interval"] == "wilson", what=what,
+                          n_resamples=n_resamples, seed=seed)
+
+
+def paired_columns(items: tuple, reference: tuple, *, proportion: bool, what: str, n_resamples: int = 10_000, seed: int = 0) -> dict:
+    """The paired columns (``difference``, ``difference_low``,
+    ``difference_high``, ``p_paired``, ``p_paired_text``, ``n_pairs``,
+    ``paired_test``) of ``items`` against ``reference``, each (item ids,
+    per-item values), joined on the ids; the interval null below
+    :data:`PAIRED_MIN_N` pairs or without spread, everything but
+    ``n_pairs = 0`` null without shared items. ``what`` names the
+    comparison in errors."""
+    _, x, y = pair_on_ids(*items, *reference, what=what)
+    if x.size == 0:
+        return {"n_pairs": 0}
+    result = paired_difference(x, y, proportion=proportion, n_resamples=n_resamples, seed=seed)
+    if result["n_pairs"] < PAIRED_MIN_N["wilson" if proportion else "bootstrap"]:
+        result["difference_low"] = result["difference_high"] = None
+    result = {k: _nan_to_none(v) for k, v in result.items()}
+    return {**result, "p_paired_text": format_p(result["p_paired"])}
 
 
 def _nan_to_none(v):
@@ -88,7 +170,7 @@ def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tup
     any cell for a model is left out of that block). Returns (rows, columns,
     notes): one dict per (model, method) with ``model``, ``method`` and, per
     column key, a cell dict (``value``, ``ci_low``, ``ci_high``, ``n``,
-    ``mark``) or None; columns as (key, header) in the order benchmarks first
+    ``mark``: "best" from the cells' ``best``, see :func:`with_paired`) or None; columns as (key, header) in the order benchmarks first
     appear in ``cells`` (the cells ``shown`` only); notes on empty cells and
     unmarked columns.
     """
@@ -102,19 +184,22 @@ def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tup
         block = [{"model": model, "method": method} for method in present]
         for (benchmark, metric), (key, header) in zip(columns, keys):
             found = [data.get((model, method, benchmark, metric)) for method in present]
-            values = [math.nan if c is None or c["value"] is None else c["value"] for c in found]
             direction = next((c["higher_is_better"] for c in found if c is not None), None)
+            marks = ["best" if c is not None and c["best"] else "" for c in found]
             if direction is None:
-                marks, why = [""] * len(found), "neither direction is better"
+                why = "neither direction is better"
+            elif any(c is not None and c["n"] < min_n for c in found):
+                why = f"n < {min_n}"
+            elif not any(marks):
+                why = "no method beats every other in paired tests, Holm-corrected at 5%"
             else:
-                marks, why = marks_over_same_samples(
-                    values, [None if c is None else c["samples"] for c in found], [0 if c is None else c["n"] for c in found],
-                    higher_is_better=direction, min_n=min_n,
-                )
+                why = ""
             if why:
                 unmarked.setdefault(why, []).append(f"{model} {header}")
             for row, cell, mark, method in zip(block, found, marks, present):
-                row[key] = None if cell is None else {**{k: _nan_to_none(cell[k]) for k in ("value", "ci_low", "ci_high")}, "n": cell["n"], "mark": mark}
+                row[key] = None if cell is None else {
+                    **{k: _nan_to_none(cell[k]) for k in ("value", "ci_low", "ci_high")}, "n": cell["n"], "mark": mark
+                }
                 if cell is None:
                     missing.setdefault((model, benchmark), {}).setdefault(method, []).append(header)
         rows += block
@@ -165,3 +250,29 @@ def methods_figure(cells: pa.Table, *, methods: Sequence[str], title: str):
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.05, 1, 0.95))
     return fig
+
+
+def paired_markdown(cells: pa.Table, *, base: str) -> str:
+    """The paired comparisons of :func:`with_paired` as a Markdown table: one
+    line per (model, method, column) compared with ``base``: difference
+    [95% interval] in percentage points (every column is a share or a 0–1
+    score), paired p, n of pairs, the test."""
+    lines = [
+        f"Paired differences from {base} (method − {base}, percentage points) on the items both answered: proportions "
+        "with an exact McNemar p and Newcombe's paired score interval, means with a sign-flip p and a t interval; "
+        f"no interval below {PAIRED_MIN_N['wilson']} pairs (proportions) or {PAIRED_MIN_N['bootstrap']} (means).\n",
+        "| model | method | column | difference [95% CI] | p (paired) | pairs | test |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in cells.to_pylist():
+        if r["n_pairs"] is None:
+            continue
+        scale = 100.0  # every column of the table is a share or a 0-1 score, shown in percent
+        diff = "–" if r["difference"] is None else f"{scale * r['difference']:+.1f}"
+        if r["difference_low"] is not None:
+            diff += f" [{scale * r['difference_low']:+.1f}, {scale * r['difference_high']:+.1f}]"
+        lines.append(
+            f"| {r['model']} | {r['method']} | {r['benchmark']} {r['metric']} | {diff} | {r['p_paired_text'] or '–'} "
+            f"| {r['n_pairs']} | {r['paired_test'] or '–'} |"
+        )
+    return "\n".join(lines) + "\n"

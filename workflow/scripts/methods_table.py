@@ -13,7 +13,7 @@ from conflictlab.io import read_tables
 from conflictlab.lm.methods import GREEDY, MethodRun
 from conflictlab.logs import configure_logging
 from conflictlab.report.figures import save
-from conflictlab.report.methods import METHOD_CELL_SCHEMA, methods_figure, methods_table
+from conflictlab.report.methods import METHOD_CELL_SCHEMA, methods_figure, methods_table, paired_markdown, with_paired
 from conflictlab.report.tables import marked_markdown, write_csv, write_text
 
 log = configure_logging(snakemake.log[0], "methods_table")
@@ -46,6 +46,7 @@ if "conflictbank" in read:
     cells += conflictbank_cells(read["conflictbank"], other_runs, greedy=greedy)
 if "arbitration" in read:
     cells += arbitration_cells(read["arbitration_instances"], read["arbitration"], other_runs)
+cells = with_paired(cells, base=BASE, min_n=params.min_n_mark, seed=params.seed)
 table = pa.Table.from_pylist(cells, schema=METHOD_CELL_SCHEMA)
 
 order = list(dict.fromkeys([BASE, *(label(run)[1] for run in params.cc_runs), *(label(run)[1] for run in other_runs)]))
@@ -55,10 +56,18 @@ caption = (
     "AdaCAD and context-faithful prompts (cfp-*); columns each benchmark's headline metrics. ContextConflict on the steering "
     f"test split (Bal under scorer {params.scorer}, lower is better; Fth judged by {params.judge_label}); CONFLICTS Vanilla "
     "prompt; ConflictBank MR per conflict kind on the greedy read-out's scored subset (OAR, CAR in the CSV); arbitration on "
-    "the conflict prompts. Cells: value [95% CI] (n); no interval at n < 2. Best bold, second underlined within a model "
-    f"block, only where every cell covers the same samples with n >= {params.min_n_mark} and the metric has a better direction."
+    "the conflict prompts, where CAD and AdaCAD are label-bias calibration: without its evidence the prompt says nothing "
+    "about the answer, so the contrast subtracts the model's prior over the letters A/B at one position. Context-faithful "
+    "prompting runs zero-shot: the paper's counterfactual demonstrations are not implemented. Cells: value [95% CI] "
+    "(n); no interval at n < 2. Best bold within a model block only where the method beats every other row in paired "
+    f"tests on the same items (Holm-corrected, 5%), each with n >= {params.min_n_mark}, and the metric has a better "
+    "direction. Below: each method's paired difference from Base (the CSV: difference, difference_low, "
+    "difference_high, p_paired, n_pairs)."
 )
-write_text(marked_markdown(rows, ["model", "method"], columns, caption=caption, notes=notes), out.md)
+write_text(
+    marked_markdown(rows, ["model", "method"], columns, caption=caption, notes=notes) + "\n" + paired_markdown(table, base=BASE),
+    out.md,
+)
 write_csv(table, out.csv)
 save(methods_figure(table, methods=order, title="Conflict-resolution methods (95% CIs; dashed: each model's base)"), Path(out.png).with_suffix(""))
 log.info("%d cells, %d rows; notes: %s", table.num_rows, len(rows), "; ".join(notes))

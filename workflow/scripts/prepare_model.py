@@ -14,4 +14,4 @@ if spec["source"].startswith("random:"):
     manifest = prepare_random_model(name, snakemake.input.like, snakemake.output.folder, **spec.get("shape", {}))
 else:
     manifest = prepare_model(name, spec["source"], snakemake.output.folder, dtype=spec.get("dtype", "bfloat16"), revision=spec.get("revision"))
-log.info("wrote %s: %s", snakemake.output.folder, manifest)
+log.info("wrote %s, resolved to %s: %s", snakemake.output.folder, manifest.get("source_revision"), manifest)

@@ -7,8 +7,9 @@ from conflictlab.contextconflict.figures import alpha_sweep_curves
 from conflictlab.contextconflict.steering import (
     METHOD_LABELS,
     METRIC_LABELS,
-    cell_sample_ids,
+    cell_items,
     column_key,
+    paired_results,
     steering_results,
     table4,
     table4_columns,
@@ -39,22 +40,24 @@ results = steering_results(variants, read_all(inputs.get("accuracy")), balance, 
 
 columns = table4_columns(results)
 headers = [(column_key(m, t), f"{METRIC_LABELS[m]} {t}") for m, t in columns]
-# Marks compare only cells over the same samples: Balance averages the defined
-# shares, Faithfulness the scored responses, which can differ between variants.
-sample_ids = cell_sample_ids(attributions, judged)
-rows, notes = table4(results, table_variants=params.table4_variants, columns=columns, sample_ids=sample_ids,
-                     min_n=params.min_n_mark)
+# Per-item values of every cell, paired on the sample id: Balance averages the
+# defined shares, Faithfulness the scored responses, which can differ between variants.
+items = cell_items(read_all(inputs.get("accuracy_items")), attributions, judged)
+rows, notes = table4(results, table_variants=params.table4_variants, columns=columns, items=items,
+                     min_n=params.min_n_mark, seed=params.seed)
 notes += faithfulness_notes(results)
 caption = (
     f"Table 4: steered reruns on the test split (alpha = {params.alpha:g}; %). Acc and Fth (RAGAS Faithfulness, "
     f"judge {params.judge_label}) higher is better, Bal (Balance under scorer {params.scorer}) lower is better. "
     f"Cells: value [95% CI] (n): Clopper-Pearson for Acc, Student-t for Bal and Fth (none at n < {MIN_N_MEAN} or "
-    "without spread); no interval at n < 2. Best bold, second underlined within each model block, only "
-    f"where every variant covers the same samples with n >= {params.min_n_mark}. Fth: {DEVIATIONS}"
+    "without spread); no interval at n < 2. Best bold within a model block only where the variant beats "
+    "every other in paired tests on the samples both cover (exact McNemar for Acc, sign-flip for Bal and Fth; "
+    f"Holm-corrected, 5%), every cell with n >= {params.min_n_mark}. The CSV gives each variant's paired difference "
+    f"from Base (difference, difference_low, difference_high, p_paired, n_pairs). Fth: {DEVIATIONS}"
 )
 write_text(marked_markdown(rows, ["model", "method"], headers, caption=caption, notes=notes), out.table4_md)
 write_text(marked_latex(rows, ["model", "method"], headers, caption=caption, group="model"), out.table4_tex)
-write_csv(with_marks(results, rows), out.table4_csv)
+write_csv(with_marks(paired_results(results, items, seed=params.seed), rows), out.table4_csv)
 
 for model, png in zip(params.models, out.fig31_png):
     title = f"{model}: steering strength (Figure 31; base = no steering)"
