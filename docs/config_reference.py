@@ -8,6 +8,7 @@ type, the embedded default (``config.yaml``), allowed values and the schema's de
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -112,12 +113,15 @@ def default_of(defaults: dict, path: str) -> Any:
 
 
 def _code(value: Any) -> str:
+    """Inline code for a table cell: HTML, since a Markdown table splits on every ``|``, code spans included."""
     text = value if isinstance(value, str) else json.dumps(value)
-    return "`" + text.replace("|", "\\|") + "`"
+    # Markdown still reads emphasis, escapes and links inside inline HTML: entities keep them literal.
+    literal = _cell(text).translate({ord(c): f"&#{ord(c)};" for c in "*_\\[]`"})
+    return "<code>" + literal + "</code>"
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", " ")
 
 
 def reference_markdown(schema: dict, defaults: dict) -> str:
