@@ -1,0 +1,166 @@
+# Building new conflict data the papers' way (docs/construction.md): ConflictBank
+# from a Wikidata dump (scatter by chunk, gather, generate, check, QA) and
+# ContextConflict's semi-synthetic instances with their audit sheets. Named
+# targets construct_conflictbank and construct_contextconflict; not in `all`.
+# After judges.smk, whose judge settings, inputs and reply cache it takes.
+
+CONSTRUCTION = config["construction"]
+CB_BUILD = CONSTRUCTION["conflictbank"]
+CC_BUILD = CONSTRUCTION["contextconflict"]
+CONSTRUCTION_GENERATOR = CONSTRUCTION["generator"]
+if CONSTRUCTION_GENERATOR not in config["models"]:
+    raise ValueError(f"config: construction.generator names {CONSTRUCTION_GENERATOR}, which is missing from 'models'")
+
+# A local generator runs under transformers (chat template, greedy) whatever generation.backend is.
+CONSTRUCTION_GENERATION = {"backend": "hf", **subset(config["generation"], "batch_size", "dtype", "max_model_len")}
+
+# What a construction job that generates reads and how it is priced.
+CONSTRUCTION_MODEL_PARAMS = {
+    "model": CONSTRUCTION_GENERATOR,
+    "hosted": hosted_spec(CONSTRUCTION_GENERATOR),
+    "price": config["models"][CONSTRUCTION_GENERATOR].get("prices"),
+    "budget_usd": CONSTRUCTION["budget_usd"],
+    "generation": CONSTRUCTION_GENERATION,
+    "max_new_tokens": CONSTRUCTION["max_new_tokens"],
+}
+
+CB_CHUNKS = range(CB_BUILD["chunks"])
+CB_DIR = "results/construction/conflictbank"
+
+
+rule construct_cb_scan:
+    """One chunk of the dump (lines n with n % chunks == chunk): entities, facts, rejected lines."""
+    input:
+        dump=CB_BUILD["dump"],
+    output:
+        entities=f"{CB_DIR}/chunks/{{chunk}}.entities.parquet",
+        facts=f"{CB_DIR}/chunks/{{chunk}}.facts.parquet",
+        rejected=f"{CB_DIR}/chunks/{{chunk}}.rejected.parquet",
+        counts=f"{CB_DIR}/chunks/{{chunk}}.counts.parquet",
+    params:
+        chunk=lambda wildcards: int(wildcards.chunk),
+        n_chunks=CB_BUILD["chunks"],
+        relations=CB_BUILD["relations"],
+        code=code_hash("construct_cb_scan.py"),
+    wildcard_constraints:
+        chunk=r"\d+",
+    log:
+        "results/logs/construction/cb_scan/{chunk}.log",
+    benchmark:
+        "results/benchmarks/construction/cb_scan/{chunk}.tsv"
+    resources:
+        mem_mb=2000,
+    conda:
+        "../envs/datasets.yaml"
+    script:
+        "../workflow/scripts/construct_cb_scan.py"
+
+
+rule construct_cb_claims:
+    """The chunks gathered: one fact per subject-relation pair, its substitutes and its four claims."""
+    input:
+        entities=expand(f"{CB_DIR}/chunks/{{chunk}}.entities.parquet", chunk=CB_CHUNKS),
+        facts=expand(f"{CB_DIR}/chunks/{{chunk}}.facts.parquet", chunk=CB_CHUNKS),
+        rejected=expand(f"{CB_DIR}/chunks/{{chunk}}.rejected.parquet", chunk=CB_CHUNKS),
+        counts=expand(f"{CB_DIR}/chunks/{{chunk}}.counts.parquet", chunk=CB_CHUNKS),
+    output:
+        claims=f"{CB_DIR}/claims.parquet",
+        rejected=f"{CB_DIR}/dump.rejected.parquet",
+        counts=f"{CB_DIR}/counts.parquet",
+    params:
+        seed=CONSTRUCTION["seed"],
+        relations=CB_BUILD["relations"],
+        code=code_hash("construct_cb_claims.py"),
+    log:
+        "results/logs/construction/cb_claims.log",
+    benchmark:
+        "results/benchmarks/construction/cb_claims.tsv"
+    resources:
+        mem_mb=2000,
+    conda:
+        "../envs/datasets.yaml"
+    script:
+        "../workflow/scripts/construct_cb_claims.py"
+
+
+rule construct_cb_evidence:
+    """Evidence for every claim of a seeded sample of facts (request count and cost checked first)."""
+    input:
+        unpack(lambda wildcards: model_inputs(CONSTRUCTION_GENERATOR)),
+        claims=f"{CB_DIR}/claims.parquet",
+    output:
+        evidence=f"{CB_DIR}/evidence.parquet",
+        usage="results/usage/construct_cb_evidence.parquet",
+    params:
+        **CONSTRUCTION_MODEL_PARAMS,
+        facts=CB_BUILD["facts"],
+        seed=CONSTRUCTION["seed"],
+        code=code_hash("construct_cb_evidence.py"),
+    log:
+        "results/logs/construction/cb_evidence.log",
+    benchmark:
+        "results/benchmarks/construction/cb_evidence.tsv"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
+    conda:
+        "../envs/transformers.yaml"
+    script:
+        "../workflow/scripts/construct_cb_evidence.py"
+
+
+rule construct_cb_quality:
+    """The quality controls: refusal filter, then NLI entailment and conflict confirmation by the judge."""
+    input:
+        **JUDGE_INPUTS,
+        evidence=f"{CB_DIR}/evidence.parquet",
+    output:
+        checked=f"{CB_DIR}/evidence.checked.parquet",
+    params:
+        judge_settings=JUDGE_SETTINGS,
+        checks=CB_BUILD["checks"],
+        code=code_hash("construct_cb_quality.py"),
+    log:
+        **judge_logs("construct_cb_quality"),
+    benchmark:
+        "results/benchmarks/construction/cb_quality.tsv"
+    threads: torch_threads
+    resources:
+        gpu=JUDGE_GPUS,
+        mem_mb=8000,
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow/scripts/construct_cb_quality.py"
+
+
+rule construct_cb_qa:
+    """QA pairs in the released format, and the counts after each step beside the paper's."""
+    input:
+        claims=f"{CB_DIR}/claims.parquet",
+        checked=f"{CB_DIR}/evidence.checked.parquet",
+        counts=f"{CB_DIR}/counts.parquet",
+    output:
+        qa=f"{CB_DIR}/QA_dataset.jsonl",
+        md="results/tables/construction_conflictbank_steps.md",
+        csv="results/tables/construction_conflictbank_steps.csv",
+    params:
+        seed=CONSTRUCTION["seed"],
+        checks=CB_BUILD["checks"],
+        code=code_hash("construct_cb_qa.py"),
+    log:
+        "results/logs/construction/cb_qa.log",
+    benchmark:
+        "results/benchmarks/construction/cb_qa.tsv"
+    conda:
+        "../envs/datasets.yaml"
+    script:
+        "../workflow/scripts/construct_cb_qa.py"
+
+
+rule construct_conflictbank:
+    """Named target: ConflictBank built from the configured dump (conflictbank.path may then name the QA file)."""
+    input:
+        f"{CB_DIR}/QA_dataset.jsonl",
+        f"{CB_DIR}/dump.rejected.parquet",
+        "results/tables/construction_conflictbank_steps.md",
