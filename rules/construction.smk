@@ -70,6 +70,7 @@ rule construct_cb_claims:
     params:
         seed=CONSTRUCTION["seed"],
         relations=CB_BUILD["relations"],
+        parts=CB_BUILD["gather_parts"],
         code=code_hash("construct_cb_claims.py"),
     log:
         "results/logs/construction/cb_claims.log",

@@ -75,15 +75,21 @@ def test_gathered_facts_substitute_same_type_objects_that_differ_from_the_answer
     _dump(path, 60)
     _, tables = _scan_all(path, 2)
     entities = pl.concat([pl.from_arrow(t[0]) for t in tables])
-    facts, counts = cb.gather_facts(entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), seed=3)
+    facts, counts = cb.gather_all(entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), seed=3)
     assert facts.height == 60 * len(RELATIONS) and counts[-1][1] == facts.height
     kind = dict(zip(entities.get_column("label"), entities.get_column("type")))
     for row in facts.iter_rows(named=True):
         assert len({row["object"], row["replaced_object"], row["distractor"]}) == 3
         assert kind[row["object"]] == kind[row["replaced_object"]] == kind[row["distractor"]]
         assert row["semantic_description"] != row["subject_description"]
-    again, _ = cb.gather_facts(entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), seed=3)
+    again, _ = cb.gather_all(entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), seed=3)
     assert again.equals(facts)  # seeded: the same bytes
+    written = tmp_path / "claims.parquet"
+    steps = cb.write_claims(entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), RELATIONS, written, seed=3, parts=3)
+    assert steps == counts + [("claims (default and three conflicts per fact)", 4 * facts.height)]
+    in_parts = pl.read_parquet(written).sort(["subject_id", "relation"])
+    # pools are global: the parts give each fact the same substitutes as one piece
+    assert in_parts.drop(cb.CLAIM_COLUMNS).equals(facts.sort(["subject_id", "relation"]))
 
 
 def _reply(route, body):
@@ -102,9 +108,9 @@ def _construct(tmp_path, server, n_people=12, sample=None):
     path = tmp_path / "dump.json.gz"
     _dump(path, n_people)
     _, tables = _scan_all(path, 2)
-    facts, counts = cb.gather_facts(pl.concat([pl.from_arrow(t[0]) for t in tables]).lazy(),
+    facts, _ = cb.gather_all(pl.concat([pl.from_arrow(t[0]) for t in tables]).lazy(),
                                     pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), seed=0)
-    claims = cb.sample_facts(cb.claims_table(facts, RELATIONS), sample, seed=0)
+    claims = cb.sample_facts(cb.claims_table(facts, RELATIONS).lazy(), sample, seed=0)
     requests = cb.evidence_requests(claims, seed=0)
     hosted = {"base_url": server.base_url, "model": "fake", "backoff_s": 0.01, "max_backoff_s": 0.05}
     with open_generator(None, hosted, {}, cache_dir=tmp_path / "requests", writer="construct") as (backend, tokenizer):

@@ -21,8 +21,9 @@ then :func:`qa_records` in the released QA format, which
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import polars as pl
 import pyarrow as pa
@@ -45,67 +46,78 @@ PAPER_COUNTS = {
 }
 
 
-def _hash(seed: int, *columns: str) -> pl.Expr:
-    """A seeded 64-bit hash of the row's ``columns`` (a stable draw per row)."""
-    return pl.concat_str([pl.col(c) for c in columns], separator="\x1f").hash(seed=seed)
+def _hash(seed: int, *columns: str, salt: str = "") -> pl.Expr:
+    """A seeded 64-bit hash of the row's ``columns`` and ``salt`` (a stable draw per row)."""
+    return pl.concat_str([*(pl.col(c) for c in columns), pl.lit(salt)], separator="\x1f").hash(seed=seed)
 
 
-def _pool_pick(frame: pl.DataFrame, *, group: list[str], value: str, payload: list[str], seed: int, salt: str, name: str) -> pl.DataFrame:
-    """For each row, two other members of its group's distinct ``value``s,
-    chosen by a seeded hash: columns ``{name}_1_*`` and ``{name}_2_*`` (the
-    ``value`` and ``payload`` columns of each). Rows whose group has fewer
-    than three distinct values are dropped (the caller counts them)."""
-    pool = frame.select([*group, value, *payload]).unique(subset=[*group, value]).sort([*group, value])
-    pool = pool.with_columns(pl.int_range(pl.len()).over(group).alias("_rank"), pl.len().over(group).alias("_n"))
-    rows = frame.join(pool.select([*group, value, "_rank", "_n"]), on=[*group, value], how="inner").filter(pl.col("_n") >= 3)
-    rows = rows.with_columns(
-        (pl.concat_str([pl.col("subject_id"), pl.col("relation"), pl.lit(salt)], separator="\x1f").hash(seed=seed)).alias("_h1"),
-        (pl.concat_str([pl.col("subject_id"), pl.col("relation"), pl.lit(salt + "'")], separator="\x1f").hash(seed=seed)).alias("_h2"),
-    )
+def _ranked_pool(values: pl.LazyFrame, group: list[str], value: str) -> pl.DataFrame:
+    """The distinct ``value`` rows of each group, sorted and ranked 0..n-1 (``_rank``, ``_n``)."""
+    pool = values.unique(subset=[*group, value]).sort([*group, value])
+    return pool.with_columns(pl.int_range(pl.len()).over(group).cast(pl.Int64).alias("_rank"), pl.len().over(group).alias("_n")).collect()
+
+
+def _pick(rows: pl.DataFrame, pool: pl.DataFrame, *, group: list[str], value: str, seed: int, salt: str, name: str) -> pl.DataFrame:
+    """For each row, two other members of its group in ``pool``
+    (:func:`_ranked_pool`), chosen by a seeded hash of the fact: columns
+    ``{name}_1_*`` and ``{name}_2_*`` (the pool's columns). Rows whose group
+    has fewer than three members are dropped (the caller counts them); row
+    order is kept."""
+    rows = rows.join(pool.select([*group, value, "_rank", "_n"]), on=[*group, value], how="inner", maintain_order="left")
+    rows = rows.filter(pl.col("_n") >= 3)
     n = pl.col("_n").cast(pl.UInt64)
-    offset_1 = 1 + pl.col("_h1") % (n - 1)
+    offset_1 = 1 + _hash(seed, "subject_id", "relation", salt=salt) % (n - 1)
     # 1..n-2 steps on from offset_1 within 1..n-1: never offset_1, never 0
-    offset_2 = 1 + (offset_1 - 1 + 1 + pl.col("_h2") % (n - 2)) % (n - 1)
+    offset_2 = 1 + (offset_1 + _hash(seed, "subject_id", "relation", salt=salt + "'") % (n - 2)) % (n - 1)
     rows = rows.with_columns(
         ((pl.col("_rank").cast(pl.UInt64) + offset_1) % n).cast(pl.Int64).alias("_r1"),
         ((pl.col("_rank").cast(pl.UInt64) + offset_2) % n).cast(pl.Int64).alias("_r2"),
     )
-    ranked = pool.with_columns(pl.col("_rank").cast(pl.Int64)).drop("_n")
+    ranked = pool.drop("_n")
+    payload = [c for c in ranked.columns if c not in (*group, "_rank")]
     for k in (1, 2):
-        renamed = ranked.rename({value: f"{name}_{k}_{value}", **{p: f"{name}_{k}_{p}" for p in payload}, "_rank": f"_r{k}"})
-        rows = rows.join(renamed, on=[*group, f"_r{k}"], how="left")
-    return rows.drop(["_rank", "_n", "_h1", "_h2", "_r1", "_r2"])
+        renamed = ranked.rename({**{p: f"{name}_{k}_{p}" for p in payload}, "_rank": f"_r{k}"})
+        rows = rows.join(renamed, on=[*group, f"_r{k}"], how="left", maintain_order="left")
+    return rows.drop(["_rank", "_n", "_r1", "_r2"])
 
 
-def gather_facts(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int) -> tuple[pl.DataFrame, list[tuple[str, int]]]:
-    """One row per subject-relation pair ready for claims, and the count after each step.
+GATHER_STEPS = (
+    "facts whose object is a labelled item of the dump",
+    "facts with subject and object descriptions and an object type",
+    "facts with two same-type substitutes",
+    "facts with a borrowed semantic description",
+)
 
-    ``entities``: columns of :data:`conflictlab.construction.wikidata.ENTITY_SCHEMA`;
-    ``facts``: of :data:`~conflictlab.construction.wikidata.FACT_SCHEMA`.
-    Returns columns subject_id, subject, subject_description, relation,
-    object_id, object, object_description, replaced_object,
-    replaced_description, distractor, semantic_description, t1, t2, line.
+
+def gather_facts(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int, parts: int = 1) -> Iterator[tuple[pl.DataFrame, list[int]]]:
+    """One row per subject-relation pair ready for claims, in ``parts``
+    pieces (facts whose dump line n has n % parts == part), each with its
+    row count after each of :data:`GATHER_STEPS`.
+
+    The substitute pools are built once over all facts from narrow columns;
+    only one part's wide rows are in memory at a time. ``entities``: columns
+    of :data:`conflictlab.construction.wikidata.ENTITY_SCHEMA`; ``facts``: of
+    :data:`~conflictlab.construction.wikidata.FACT_SCHEMA`. Columns:
+    subject_id, subject_description, subject, relation, object_id, object,
+    object_description, replaced_object, replaced_description, distractor,
+    semantic_description, t1, t2, line.
     """
-    entities = entities.unique(subset=["id"], keep="first")
-    subjects = entities.rename({"id": "subject_id", "label": "subject", "description": "subject_description", "type": "subject_type"})
-    objects = entities.rename({"id": "object_id", "label": "object", "description": "object_description", "type": "object_type"})
-    joined = facts.join(subjects, on="subject_id", how="inner").join(objects, on="object_id", how="inner").collect()
-    counts = [("facts whose object is a labelled item of the dump", joined.height)]
-    described = joined.filter(
-        pl.col("subject_description").is_not_null() & pl.col("object_description").is_not_null() & pl.col("object_type").is_not_null()
+    table = entities.unique(subset=["id"], keep="first", maintain_order=True).collect()
+    subjects = table.rename({"id": "subject_id", "label": "subject", "description": "subject_description", "type": "subject_type"})
+    objects = table.rename({"id": "object_id", "label": "object", "description": "object_description", "type": "object_type"})
+    described = pl.col("object_description").is_not_null() & pl.col("object_type").is_not_null()
+    object_pool = _ranked_pool(
+        facts.select("relation", "object_id").unique().join(objects.lazy(), on="object_id", how="inner").filter(described)
+        .select("relation", "object_type", "object_id"),
+        ["relation", "object_type"], "object_id",
     )
-    counts.append(("facts with subject and object descriptions and an object type", described.height))
-    substituted = _pool_pick(
-        described, group=["relation", "object_type"], value="object_id", payload=["object", "object_description"],
-        seed=seed, salt="object", name="sub",
+    # the semantic conflict's subject is described as another subject of its kind with the same relation
+    semantic_pool = _ranked_pool(
+        facts.select("subject_id", "relation").unique().join(subjects.lazy(), on="subject_id", how="inner")
+        .filter(pl.col("subject_description").is_not_null())
+        .select("relation", pl.col("subject_type").fill_null("<none>"), "subject_description"),
+        ["relation", "subject_type"], "subject_description",
     )
-    counts.append(("facts with two same-type substitutes", substituted.height))
-    with_type = substituted.with_columns(pl.col("subject_type").fill_null("<none>"))
-    semantic = _pool_pick(
-        with_type.rename({"subject_description": "own_description"}).with_columns(pl.col("own_description").alias("subject_description")),
-        group=["relation", "subject_type"], value="subject_description", payload=[], seed=seed, salt="semantic", name="sem",
-    )
-    counts.append(("facts with a borrowed semantic description", semantic.height))
     h = _hash(seed, "subject_id", "relation")
     start = 2025 + (h % 15).cast(pl.Int64)
     end = start + 1 + ((h // 15) % 10).cast(pl.Int64)
@@ -115,15 +127,56 @@ def gather_facts(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int) -> t
         month = ((h // (4200 * salt)) % 12).cast(pl.Int64).replace_strict(list(range(12)), list(MONTHS), return_dtype=pl.String)
         return pl.format("{} {}, {}", day, month, year)
 
-    result = semantic.select(
-        "subject_id", pl.col("own_description").alias("subject_description"), "subject", "relation", "object_id", "object",
-        "object_description", pl.col("sub_1_object").alias("replaced_object"),
-        pl.col("sub_1_object_description").alias("replaced_description"), pl.col("sub_2_object").alias("distractor"),
-        # the semantic conflict's subject is described as another subject of its kind
-        pl.col("sem_1_subject_description").alias("semantic_description"),
-        date(start, 1).alias("t1"), date(end, 2).alias("t2"), "line",
-    ).sort(["subject_id", "relation"])
-    return result, counts
+    for part in range(parts):
+        rows = facts.filter(pl.col("line") % parts == part).collect()
+        rows = rows.join(subjects, on="subject_id", how="inner", maintain_order="left")
+        rows = rows.join(objects, on="object_id", how="inner", maintain_order="left")
+        counts = [rows.height]
+        rows = rows.filter(described & pl.col("subject_description").is_not_null())
+        counts.append(rows.height)
+        rows = _pick(rows, object_pool, group=["relation", "object_type"], value="object_id", seed=seed, salt="object", name="sub")
+        for k in (1, 2):  # the substitutes' labels and descriptions
+            rows = rows.join(objects.select(pl.col("object_id").alias(f"sub_{k}_object_id"), pl.col("object").alias(f"sub_{k}_object"),
+                                            pl.col("object_description").alias(f"sub_{k}_object_description")),
+                             on=f"sub_{k}_object_id", how="left", maintain_order="left")
+        counts.append(rows.height)
+        rows = _pick(rows.with_columns(pl.col("subject_type").fill_null("<none>")), semantic_pool,
+                     group=["relation", "subject_type"], value="subject_description", seed=seed, salt="semantic", name="sem")
+        counts.append(rows.height)
+        yield rows.select(
+            "subject_id", "subject_description", "subject", "relation", "object_id", "object", "object_description",
+            pl.col("sub_1_object").alias("replaced_object"), pl.col("sub_1_object_description").alias("replaced_description"),
+            pl.col("sub_2_object").alias("distractor"), pl.col("sem_1_subject_description").alias("semantic_description"),
+            date(start, 1).alias("t1"), date(end, 2).alias("t2"), "line",
+        ), counts
+
+
+def gather_all(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int) -> tuple[pl.DataFrame, list[tuple[str, int]]]:
+    """:func:`gather_facts` in one piece: (facts, [(step, count)]) (tests, small dumps)."""
+    ((frame, counts),) = gather_facts(entities, facts, seed=seed, parts=1)
+    return frame, list(zip(GATHER_STEPS, counts))
+
+
+def write_claims(entities: pl.LazyFrame, facts: pl.LazyFrame, relations: Sequence[str], path: str | os.PathLike, *,
+                 seed: int, parts: int) -> list[tuple[str, int]]:
+    """Every fact's claims (:func:`claims_table`) written to one Parquet file
+    at ``path`` part by part (atomically); returns (step, count) of
+    :data:`GATHER_STEPS` and of the claims."""
+    import pyarrow.parquet as pq
+
+    from conflictlab.io import atomic_path
+
+    totals = [0] * len(GATHER_STEPS)
+    with atomic_path(path) as tmp:
+        writer = None
+        for frame, counts in gather_facts(entities, facts, seed=seed, parts=parts):
+            totals = [t + c for t, c in zip(totals, counts)]
+            table = claims_table(frame, relations).to_arrow()
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, table.schema)
+            writer.write_table(table.cast(writer.schema))
+        writer.close()
+    return list(zip(GATHER_STEPS, totals)) + [("claims (default and three conflicts per fact)", 4 * totals[-1])]
 
 
 def _render(template: str, columns: dict[str, str]) -> pl.Expr:
@@ -137,6 +190,9 @@ def _by_relation(relations: Sequence[str], make: Callable) -> pl.Expr:
     for relation in reversed(list(relations)):
         expr = pl.when(pl.col("relation") == relation).then(make(TEMPLATES[relation])).otherwise(expr)
     return expr
+
+
+CLAIM_COLUMNS = ["default_claim", "misinformation_claim", "temporal_claim", "semantic_claim", "question"]
 
 
 def claims_table(facts: pl.DataFrame, relations: Sequence[str]) -> pl.DataFrame:
@@ -155,12 +211,13 @@ def claims_table(facts: pl.DataFrame, relations: Sequence[str]) -> pl.DataFrame:
     )
 
 
-def sample_facts(claims: pl.DataFrame, n: int | None, *, seed: int) -> pl.DataFrame:
+def sample_facts(claims: pl.LazyFrame, n: int | None, *, seed: int) -> pl.DataFrame:
     """A seeded ``n`` of the facts (all when ``n`` is None), in subject order:
     the model steps' share of the claims."""
-    if n is None or n >= claims.height:
-        return claims
-    return claims.with_columns(_hash(seed, "subject_id", "relation").alias("_h")).sort("_h").head(n).drop("_h").sort(["subject_id", "relation"])
+    claims = claims.lazy()
+    if n is not None:
+        claims = claims.with_columns(_hash(seed, "subject_id", "relation").alias("_h")).sort("_h").head(n).drop("_h")
+    return claims.sort(["subject_id", "relation"]).collect()
 
 
 EVIDENCE_TEMPLATE = "conflictbank_evidence_v1"

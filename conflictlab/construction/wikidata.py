@@ -82,23 +82,38 @@ class LineError(ValueError):
         self.field, self.reason = field_name, reason
 
 
+FLUSH_ROWS = 65_536  # rows held as Python lists before they become Arrow arrays (bounds a chunk's memory)
+
+
 @dataclass
 class ChunkScan:
-    """Columns of one chunk's entities and facts, its rejections and counts."""
+    """One chunk's entities and facts (Arrow batches plus the rows not yet
+    flushed), its rejections and counts."""
 
     entities: dict[str, list] = field(default_factory=lambda: {name: [] for name in ENTITY_SCHEMA.names})
     facts: dict[str, list] = field(default_factory=lambda: {name: [] for name in FACT_SCHEMA.names})
     rejections: list[dict] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    batches: dict[str, list[pa.RecordBatch]] = field(default_factory=lambda: {"entities": [], "facts": []})
 
     def count(self, step: str, n: int = 1) -> None:
         self.counts[step] = self.counts.get(step, 0) + n
 
+    def flush(self, force: bool = False) -> None:
+        """Move held rows into Arrow batches (when ``FLUSH_ROWS`` are held, or ``force``)."""
+        for name, columns, schema in (("entities", self.entities, ENTITY_SCHEMA), ("facts", self.facts, FACT_SCHEMA)):
+            held = len(columns[schema.names[0]])
+            if held and (force or held >= FLUSH_ROWS):
+                self.batches[name].append(pa.RecordBatch.from_pydict(columns, schema=schema))
+                for values in columns.values():
+                    values.clear()
+
     def tables(self) -> tuple[pa.Table, pa.Table, pa.Table, pa.Table]:
         """(entities, facts, rejections, counts) tables of the schemas above."""
+        self.flush(force=True)
         return (
-            pa.table(self.entities, schema=ENTITY_SCHEMA),
-            pa.table(self.facts, schema=FACT_SCHEMA),
+            pa.Table.from_batches(self.batches["entities"], schema=ENTITY_SCHEMA),
+            pa.Table.from_batches(self.batches["facts"], schema=FACT_SCHEMA),
             pa.Table.from_pylist(self.rejections, schema=REJECTION_SCHEMA),
             pa.Table.from_pylist([{"step": k, "count": v} for k, v in self.counts.items()], schema=COUNT_SCHEMA),
         )
@@ -203,7 +218,7 @@ def scan_chunk(path: str | os.PathLike, relations: Sequence[str], *, chunk: int 
     display = display or str(path)
     scan = ChunkScan()
     ent, fac = scan.entities, scan.facts
-    lines = items = unlabelled = other = facts = 0
+    lines = labelled = unlabelled = other = facts = 0
     with open_dump(path) as stream:
         for number, line in dump_lines(stream):
             if number % n_chunks != chunk:
@@ -218,16 +233,13 @@ def scan_chunk(path: str | os.PathLike, relations: Sequence[str], *, chunk: int 
             except LineError as err:
                 scan.rejections.append({"file": display, "line": number, "field": err.field, "reason": err.reason})
                 continue
-            if row is None and not found:
-                if isinstance(entity.get("id"), str) and entity["id"].startswith("Q"):
+            if row is None:  # a property or lexeme, or an item whose facts cannot be stated without a label
+                if entity["id"].startswith("Q") and entity.get("type") == "item":
                     unlabelled += 1
                 else:
                     other += 1
                 continue
-            items += 1
-            if row is None:  # facts of an item without an English label cannot be stated
-                unlabelled += 1
-                continue
+            labelled += 1
             for name, value in zip(ENTITY_SCHEMA.names, row):
                 ent[name].append(value)
             for relation, item in found:
@@ -236,11 +248,13 @@ def scan_chunk(path: str | os.PathLike, relations: Sequence[str], *, chunk: int 
                 fac["object_id"].append(item)
                 fac["line"].append(number)
             facts += len(found)
+            if labelled % FLUSH_ROWS == 0:
+                scan.flush()
     scan.count("dump lines read", lines)
     scan.count("dump lines rejected", len(scan.rejections))
     scan.count("non-item entities (properties, lexemes)", other)
     scan.count("items without an English label", unlabelled)
-    scan.count("labelled items", len(ent["id"]))
+    scan.count("labelled items", labelled)
     scan.count("facts (one triple per subject-relation pair)", facts)
     return scan
 

@@ -14,7 +14,7 @@ from conflictlab.logs import configure_logging
 
 params, inputs, output = snakemake.params, snakemake.input, snakemake.output
 log = configure_logging(snakemake.log[0], "construct_cb_evidence")
-claims = sample_facts(pl.read_parquet(inputs.claims), params.facts, seed=params.seed)
+claims = sample_facts(pl.scan_parquet(inputs.claims), params.facts, seed=params.seed)
 requests = evidence_requests(claims, seed=params.seed)
 conversations = [json.loads(m) for m in requests.get_column("messages")]
 check_budget("construct_cb_evidence", params.model, conversations, params.max_new_tokens, price=params.price,
