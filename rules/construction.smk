@@ -165,3 +165,85 @@ rule construct_conflictbank:
         f"{CB_DIR}/QA_dataset.jsonl",
         f"{CB_DIR}/dump.rejected.parquet",
         "results/tables/construction_conflictbank_steps.md",
+
+
+CC_DIR = "results/construction/contextconflict"
+CC_SOURCES = {key: CC_BUILD[key] for key in ("scifact_claims", "scifact_corpus", "folio", "entailmentbank", "conflictbank")}
+CC_ANNOTATORS = ["A", "B"]
+
+
+rule construct_cc_generate:
+    """ContextConflict's semi-synthetic samples from the base datasets (the paper's prompts), every rejection recorded."""
+    input:
+        unpack(lambda wildcards: model_inputs(CONSTRUCTION_GENERATOR)),
+        sources=list(CC_SOURCES.values()),
+    output:
+        instances=f"{CC_DIR}/instances.parquet",
+        rejected=f"{CC_DIR}/rejected.parquet",
+        release=directory(f"{CC_DIR}/data"),
+        usage="results/usage/construct_cc_generate.parquet",
+    params:
+        **CONSTRUCTION_MODEL_PARAMS,
+        sources=CC_SOURCES,
+        max_per_source=CC_BUILD["max_per_source"],
+        seed=CONSTRUCTION["seed"],
+        code=code_hash("construct_cc_generate.py"),
+    log:
+        "results/logs/construction/cc_generate.log",
+    benchmark:
+        "results/benchmarks/construction/cc_generate.tsv"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
+    conda:
+        "../envs/transformers.yaml"
+    script:
+        "../workflow/scripts/construct_cc_generate.py"
+
+
+rule construct_cc_audit:
+    """The audit sheets: double annotation, sampled and spot checks at the configured rates, seeded."""
+    input:
+        instances=f"{CC_DIR}/instances.parquet",
+        originals=expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
+    output:
+        sheets=directory(f"{CC_DIR}/audit"),
+    params:
+        audit=CC_BUILD["audit"],
+        seed=CONSTRUCTION["seed"],
+        code=code_hash("construct_cc_audit.py"),
+    log:
+        "results/logs/construction/cc_audit.log",
+    benchmark:
+        "results/benchmarks/construction/cc_audit.tsv"
+    conda:
+        "../envs/datasets.yaml"
+    script:
+        "../workflow/scripts/construct_cc_audit.py"
+
+
+rule construct_cc_agreement:
+    """Completed sheets (copied to audit_completed/sheet_A.csv, sheet_B.csv) -> agreement and disagreements."""
+    input:
+        sheets=expand(f"{CC_DIR}/audit_completed/sheet_{{annotator}}.csv", annotator=CC_ANNOTATORS),
+    output:
+        md="results/tables/construction_audit_agreement.md",
+        csv="results/tables/construction_audit_agreement.csv",
+        disagreements=f"{CC_DIR}/audit_disagreements.json",
+    params:
+        annotators=CC_ANNOTATORS,
+        code=code_hash("construct_cc_agreement.py"),
+    log:
+        "results/logs/construction/cc_agreement.log",
+    conda:
+        "../envs/datasets.yaml"
+    script:
+        "../workflow/scripts/construct_cc_agreement.py"
+
+
+rule construct_contextconflict:
+    """Named target: the constructed samples in the released layout and their audit sheets."""
+    input:
+        f"{CC_DIR}/data",
+        f"{CC_DIR}/rejected.parquet",
+        f"{CC_DIR}/audit",

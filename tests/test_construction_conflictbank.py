@@ -57,6 +57,16 @@ def test_chunks_partition_the_dump_and_every_bad_line_is_rejected_with_file_line
     assert facts == 30 * len(RELATIONS)
 
 
+def test_a_chunk_flushed_in_many_batches_gives_the_same_tables(tmp_path, monkeypatch):
+    path = tmp_path / "dump.json.gz"
+    _dump(path, 40)
+    whole = wd.scan_chunk(path, RELATIONS).tables()
+    monkeypatch.setattr(wd, "FLUSH_ROWS", 7)
+    batched = wd.scan_chunk(path, RELATIONS).tables()
+    assert all(a.equals(b) for a, b in zip(whole, batched))
+    assert batched[0].num_rows == sum(1 for _ in planted.planted_entities(40))
+
+
 def test_one_triple_per_subject_relation_prefers_the_preferred_statement():
     def st(target, rank):
         return {"mainsnak": {"snaktype": "value", "property": "P69", "datavalue": {"value": {"id": target}, "type": "wikibase-entityid"}},

@@ -9,8 +9,9 @@ import pytest
 
 from conflictlab.construction import prompts
 
-PAPER = Path(__file__).resolve().parents[1] / ".." / "shared" / "papers" / "000_9b6c6cf2b7e20b09.txt"
-SHARED = [Path("/work/shared/papers/000_9b6c6cf2b7e20b09.txt"), PAPER]
+# ../shared beside the checkout (DESIGN.md), or the team's shared folder for a worktree deeper down
+SHARED = [Path(__file__).resolve().parents[2] / "shared" / "papers" / "000_9b6c6cf2b7e20b09.txt",
+          Path("/work/shared/papers/000_9b6c6cf2b7e20b09.txt")]
 
 # (constant, the figure box's title in the copy, what follows the box in the copy)
 BOXES = [
