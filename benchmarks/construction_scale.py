@@ -65,7 +65,10 @@ def main() -> None:
         start = time.perf_counter()
         with gzip.open(dump, "wb", compresslevel=1) as stream:
             written = write_dump(planted.planted_entities(people), stream)
-        print(f"wrote {written} entities to {dump} ({dump.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - start:.0f} s (not timed below)")
+        print(
+            f"wrote {written} entities to {dump} ({dump.stat().st_size / 2**20:.0f} MiB) "
+            f"in {time.perf_counter() - start:.0f} s (not timed below)"
+        )
     relations = list(planted.RELATIONS)
     print(f"CPU: {_cpu_model()}, {os.cpu_count()} cores visible; chunks: {args.chunks}")
     start = time.perf_counter()
@@ -82,12 +85,17 @@ def main() -> None:
     gather_s = time.perf_counter() - start
     gather_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     expected = people * len(relations)
-    print(f"gather + claims: {gather_s:.1f} s, peak RSS {gather_rss} MiB; {n_facts} facts (planted: {expected}), "
-          f"{4 * n_facts} claims; steps: {counts}")
+    print(
+        f"gather + claims: {gather_s:.1f} s, peak RSS {gather_rss} MiB; {n_facts} facts (planted: {expected}), "
+        f"{4 * n_facts} claims; steps: {counts}"
+    )
     if n_facts != expected:
         raise SystemExit(f"lost facts: {n_facts} of {expected}")
-    print(f"total (scatter in parallel, then gather): {scatter_s + gather_s:.1f} s; peak RSS: "
-          f"{sum(rss for _, _, rss in scans)} MiB for the {args.chunks} concurrent scatter jobs together, {gather_rss} MiB gather")
+    print(
+        f"total (scatter in parallel, then gather): {scatter_s + gather_s:.1f} s; peak RSS: "
+        f"{sum(rss for _, _, rss in scans)} MiB for the {args.chunks} concurrent scatter jobs together, "
+        f"{gather_rss} MiB gather"
+    )
 
 
 if __name__ == "__main__":

@@ -9,10 +9,15 @@ CB_BUILD = CONSTRUCTION["conflictbank"]
 CC_BUILD = CONSTRUCTION["contextconflict"]
 CONSTRUCTION_GENERATOR = CONSTRUCTION["generator"]
 if CONSTRUCTION_GENERATOR not in config["models"]:
-    raise ValueError(f"config: construction.generator names {CONSTRUCTION_GENERATOR}, which is missing from 'models'")
+    raise ValueError(
+        f"config: construction.generator names {CONSTRUCTION_GENERATOR}, which is missing from 'models'"
+    )
 
 # A local generator runs under transformers (chat template, greedy) whatever generation.backend is.
-CONSTRUCTION_GENERATION = {"backend": "hf", **subset(config["generation"], "batch_size", "dtype", "max_model_len")}
+CONSTRUCTION_GENERATION = {
+    "backend": "hf",
+    **subset(config["generation"], "batch_size", "dtype", "max_model_len"),
+}
 
 # What a construction job that generates reads and how it is priced.
 CONSTRUCTION_MODEL_PARAMS = {
@@ -37,21 +42,21 @@ rule construct_cb_scan:
         facts=f"{CB_DIR}/chunks/{{chunk}}.facts.parquet",
         rejected=f"{CB_DIR}/chunks/{{chunk}}.rejected.parquet",
         counts=f"{CB_DIR}/chunks/{{chunk}}.counts.parquet",
+    log:
+        "results/logs/construction/cb_scan/{chunk}.log",
+    benchmark:
+        "results/benchmarks/construction/cb_scan/{chunk}.tsv"
+    wildcard_constraints:
+        chunk=r"\d+",
+    conda:
+        "../envs/datasets.yaml"
+    resources:
+        mem_mb=2000,
     params:
         chunk=lambda wildcards: int(wildcards.chunk),
         n_chunks=CB_BUILD["chunks"],
         relations=CB_BUILD["relations"],
         code=code_hash("construct_cb_scan.py"),
-    wildcard_constraints:
-        chunk=r"\d+",
-    log:
-        "results/logs/construction/cb_scan/{chunk}.log",
-    benchmark:
-        "results/benchmarks/construction/cb_scan/{chunk}.tsv"
-    resources:
-        mem_mb=2000,
-    conda:
-        "../envs/datasets.yaml"
     script:
         "../workflow/scripts/construct_cb_scan.py"
 
@@ -67,19 +72,19 @@ rule construct_cb_claims:
         claims=f"{CB_DIR}/claims.parquet",
         rejected=f"{CB_DIR}/dump.rejected.parquet",
         counts=f"{CB_DIR}/counts.parquet",
+    log:
+        "results/logs/construction/cb_claims.log",
+    benchmark:
+        "results/benchmarks/construction/cb_claims.tsv"
+    conda:
+        "../envs/datasets.yaml"
+    resources:
+        mem_mb=2000,
     params:
         seed=CONSTRUCTION["seed"],
         relations=CB_BUILD["relations"],
         parts=CB_BUILD["gather_parts"],
         code=code_hash("construct_cb_claims.py"),
-    log:
-        "results/logs/construction/cb_claims.log",
-    benchmark:
-        "results/benchmarks/construction/cb_claims.tsv"
-    resources:
-        mem_mb=2000,
-    conda:
-        "../envs/datasets.yaml"
     script:
         "../workflow/scripts/construct_cb_claims.py"
 
@@ -92,20 +97,20 @@ rule construct_cb_evidence:
     output:
         evidence=f"{CB_DIR}/evidence.parquet",
         usage="results/usage/construct_cb_evidence.parquet",
+    log:
+        "results/logs/construction/cb_evidence.log",
+    benchmark:
+        "results/benchmarks/construction/cb_evidence.tsv"
+    conda:
+        "../envs/transformers.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
     params:
         **CONSTRUCTION_MODEL_PARAMS,
         facts=CB_BUILD["facts"],
         seed=CONSTRUCTION["seed"],
         code=code_hash("construct_cb_evidence.py"),
-    log:
-        "results/logs/construction/cb_evidence.log",
-    benchmark:
-        "results/benchmarks/construction/cb_evidence.tsv"
-    threads: torch_threads
-    resources:
-        mem_mb=8000,
-    conda:
-        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/construct_cb_evidence.py"
 
@@ -117,20 +122,20 @@ rule construct_cb_quality:
         evidence=f"{CB_DIR}/evidence.parquet",
     output:
         checked=f"{CB_DIR}/evidence.checked.parquet",
-    params:
-        judge_settings=JUDGE_SETTINGS,
-        checks=CB_BUILD["checks"],
-        code=code_hash("construct_cb_quality.py"),
     log:
         **judge_logs("construct_cb_quality"),
     benchmark:
         "results/benchmarks/construction/cb_quality.tsv"
+    conda:
+        "../envs/judges.yaml"
     threads: torch_threads
     resources:
         gpu=JUDGE_GPUS,
         mem_mb=8000,
-    conda:
-        "../envs/judges.yaml"
+    params:
+        judge_settings=JUDGE_SETTINGS,
+        checks=CB_BUILD["checks"],
+        code=code_hash("construct_cb_quality.py"),
     script:
         "../workflow/scripts/construct_cb_quality.py"
 
@@ -145,16 +150,16 @@ rule construct_cb_qa:
         qa=f"{CB_DIR}/QA_dataset.jsonl",
         md="results/tables/construction_conflictbank_steps.md",
         csv="results/tables/construction_conflictbank_steps.csv",
-    params:
-        seed=CONSTRUCTION["seed"],
-        checks=CB_BUILD["checks"],
-        code=code_hash("construct_cb_qa.py"),
     log:
         "results/logs/construction/cb_qa.log",
     benchmark:
         "results/benchmarks/construction/cb_qa.tsv"
     conda:
         "../envs/datasets.yaml"
+    params:
+        seed=CONSTRUCTION["seed"],
+        checks=CB_BUILD["checks"],
+        code=code_hash("construct_cb_qa.py"),
     script:
         "../workflow/scripts/construct_cb_qa.py"
 
@@ -168,12 +173,21 @@ rule construct_conflictbank:
 
 
 CC_DIR = "results/construction/contextconflict"
-CC_SOURCES = {key: CC_BUILD[key] for key in ("scifact_claims", "scifact_corpus", "folio", "entailmentbank", "conflictbank")}
+CC_SOURCES = {
+    key: CC_BUILD[key]
+    for key in (
+        "scifact_claims",
+        "scifact_corpus",
+        "folio",
+        "entailmentbank",
+        "conflictbank",
+    )
+}
 CC_ANNOTATORS = ["A", "B"]
 
 
 rule construct_cc_generate:
-    """ContextConflict's semi-synthetic samples from the base datasets (the paper's prompts), every rejection recorded."""
+    """ContextConflict's semi-synthetic samples from the base datasets (the paper's prompts), rejections recorded."""
     input:
         unpack(lambda wildcards: model_inputs(CONSTRUCTION_GENERATOR)),
         sources=list(CC_SOURCES.values()),
@@ -182,21 +196,21 @@ rule construct_cc_generate:
         rejected=f"{CC_DIR}/rejected.parquet",
         release=directory(f"{CC_DIR}/data"),
         usage="results/usage/construct_cc_generate.parquet",
+    log:
+        "results/logs/construction/cc_generate.log",
+    benchmark:
+        "results/benchmarks/construction/cc_generate.tsv"
+    conda:
+        "../envs/transformers.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
     params:
         **CONSTRUCTION_MODEL_PARAMS,
         sources=CC_SOURCES,
         max_per_source=CC_BUILD["max_per_source"],
         seed=CONSTRUCTION["seed"],
         code=code_hash("construct_cc_generate.py"),
-    log:
-        "results/logs/construction/cc_generate.log",
-    benchmark:
-        "results/benchmarks/construction/cc_generate.tsv"
-    threads: torch_threads
-    resources:
-        mem_mb=8000,
-    conda:
-        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/construct_cc_generate.py"
 
@@ -205,19 +219,22 @@ rule construct_cc_audit:
     """The audit sheets: double annotation, sampled and spot checks at the configured rates, seeded."""
     input:
         instances=f"{CC_DIR}/instances.parquet",
-        originals=expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
+        originals=expand(
+            "results/data/{conflict_type}.parquet",
+            conflict_type=config["conflict_types"],
+        ),
     output:
         sheets=directory(f"{CC_DIR}/audit"),
-    params:
-        audit=CC_BUILD["audit"],
-        seed=CONSTRUCTION["seed"],
-        code=code_hash("construct_cc_audit.py"),
     log:
         "results/logs/construction/cc_audit.log",
     benchmark:
         "results/benchmarks/construction/cc_audit.tsv"
     conda:
         "../envs/datasets.yaml"
+    params:
+        audit=CC_BUILD["audit"],
+        seed=CONSTRUCTION["seed"],
+        code=code_hash("construct_cc_audit.py"),
     script:
         "../workflow/scripts/construct_cc_audit.py"
 
@@ -225,18 +242,21 @@ rule construct_cc_audit:
 rule construct_cc_agreement:
     """Completed sheets (copied to audit_completed/sheet_A.csv, sheet_B.csv) -> agreement and disagreements."""
     input:
-        sheets=expand(f"{CC_DIR}/audit_completed/sheet_{{annotator}}.csv", annotator=CC_ANNOTATORS),
+        sheets=expand(
+            f"{CC_DIR}/audit_completed/sheet_{{annotator}}.csv",
+            annotator=CC_ANNOTATORS,
+        ),
     output:
         md="results/tables/construction_audit_agreement.md",
         csv="results/tables/construction_audit_agreement.csv",
         disagreements=f"{CC_DIR}/audit_disagreements.json",
-    params:
-        annotators=CC_ANNOTATORS,
-        code=code_hash("construct_cc_agreement.py"),
     log:
         "results/logs/construction/cc_agreement.log",
     conda:
         "../envs/datasets.yaml"
+    params:
+        annotators=CC_ANNOTATORS,
+        code=code_hash("construct_cc_agreement.py"),
     script:
         "../workflow/scripts/construct_cc_agreement.py"
 

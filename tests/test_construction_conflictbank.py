@@ -35,7 +35,9 @@ def _dump(path, n_people, extra=()):
 
 
 def _scan_all(path, n_chunks):
-    scans = [wd.scan_chunk(path, RELATIONS, chunk=c, n_chunks=n_chunks, display="dump.json.gz") for c in range(n_chunks)]
+    scans = [
+        wd.scan_chunk(path, RELATIONS, chunk=c, n_chunks=n_chunks, display="dump.json.gz") for c in range(n_chunks)
+    ]
     tables = [s.tables() for s in scans]
     return scans, tables
 
@@ -44,7 +46,11 @@ def _scan_all(path, n_chunks):
 def test_chunks_partition_the_dump_and_every_bad_line_is_rejected_with_file_line_and_reason(tmp_path, suffix):
     path = tmp_path / f"dump{suffix}"
     # line numbers: "[" is line 1, entity k is line k + 2
-    _dump(path, 30, extra=[(3, '{"type":"item","id":"Q7",'), (5, '["not", "an", "entity"]'), (8, '{"type":"item","id":"X1"}')])
+    _dump(
+        path,
+        30,
+        extra=[(3, '{"type":"item","id":"Q7",'), (5, '["not", "an", "entity"]'), (8, '{"type":"item","id":"X1"}')],
+    )
     scans, tables = _scan_all(path, 3)
     rejected = sorted((r["line"], r["field"]) for s in scans for r in s.rejections)
     assert rejected == [(5, "<line>"), (7, "<line>"), (10, "id")]
@@ -69,11 +75,21 @@ def test_a_chunk_flushed_in_many_batches_gives_the_same_tables(tmp_path, monkeyp
 
 def test_one_triple_per_subject_relation_prefers_the_preferred_statement():
     def st(target, rank):
-        return {"mainsnak": {"snaktype": "value", "property": "P69", "datavalue": {"value": {"id": target}, "type": "wikibase-entityid"}},
-                "rank": rank}
+        return {
+            "mainsnak": {
+                "snaktype": "value",
+                "property": "P69",
+                "datavalue": {"value": {"id": target}, "type": "wikibase-entityid"},
+            },
+            "rank": rank,
+        }
 
-    entity = {"type": "item", "id": "Q1", "labels": {"en": {"value": "A"}},
-              "claims": {"P69": [st("Q2", "normal"), st("Q3", "preferred"), st("Q4", "deprecated")]}}
+    entity = {
+        "type": "item",
+        "id": "Q1",
+        "labels": {"en": {"value": "A"}},
+        "claims": {"P69": [st("Q2", "normal"), st("Q3", "preferred"), st("Q4", "deprecated")]},
+    }
     row, facts = wd.read_entity(entity, ["P69"])
     assert row == ("Q1", "A", None, None) and facts == [("P69", "Q3")]
     entity["claims"]["P69"] = [st("Q2", "deprecated")]
@@ -95,7 +111,9 @@ def test_gathered_facts_substitute_same_type_objects_that_differ_from_the_answer
     again, _ = cb.gather_all(entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), seed=3)
     assert again.equals(facts)  # seeded: the same bytes
     written = tmp_path / "claims.parquet"
-    steps = cb.write_claims(entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), RELATIONS, written, seed=3, parts=3)
+    steps = cb.write_claims(
+        entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), RELATIONS, written, seed=3, parts=3
+    )
     assert steps == counts + [("claims (default and three conflicts per fact)", 4 * facts.height)]
     in_parts = pl.read_parquet(written).sort(["subject_id", "relation"])
     # pools are global: the parts give each fact the same substitutes as one piece
@@ -118,8 +136,11 @@ def _construct(tmp_path, server, n_people=12, sample=None):
     path = tmp_path / "dump.json.gz"
     _dump(path, n_people)
     _, tables = _scan_all(path, 2)
-    facts, _ = cb.gather_all(pl.concat([pl.from_arrow(t[0]) for t in tables]).lazy(),
-                                    pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), seed=0)
+    facts, _ = cb.gather_all(
+        pl.concat([pl.from_arrow(t[0]) for t in tables]).lazy(),
+        pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(),
+        seed=0,
+    )
     claims = cb.sample_facts(cb.claims_table(facts, RELATIONS).lazy(), sample, seed=0)
     requests = cb.evidence_requests(claims, seed=0)
     hosted = {"base_url": server.base_url, "model": "fake", "backoff_s": 0.01, "max_backoff_s": 0.05}
@@ -161,7 +182,9 @@ def test_a_resumed_construction_sends_no_cached_request_twice(tmp_path):
 
 def test_paid_requests_need_a_price_and_a_budget_that_covers_the_estimate():
     conversations = [[{"role": "user", "content": "x" * 4000}]] * 10  # identical: counted once
-    table = check_budget("job", "m", conversations, 100, price={"prompt": 1.0, "completion": 10.0}, budget_usd=1.0, hosted=True)
+    table = check_budget(
+        "job", "m", conversations, 100, price={"prompt": 1.0, "completion": 10.0}, budget_usd=1.0, hosted=True
+    )
     assert table.column("requests").to_pylist() == [1, 1]
     distinct = [[{"role": "user", "content": f"{i}" + "x" * 4000}] for i in range(1000)]
     with pytest.raises(BudgetError, match="more than construction.budget_usd"):

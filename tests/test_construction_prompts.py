@@ -10,12 +10,18 @@ import pytest
 from conflictlab.construction import prompts
 
 # ../shared beside the checkout (DESIGN.md), or the team's shared folder for a worktree deeper down
-SHARED = [Path(__file__).resolve().parents[2] / "shared" / "papers" / "000_9b6c6cf2b7e20b09.txt",
-          Path("/work/shared/papers/000_9b6c6cf2b7e20b09.txt")]
+SHARED = [
+    Path(__file__).resolve().parents[2] / "shared" / "papers" / "000_9b6c6cf2b7e20b09.txt",
+    Path("/work/shared/papers/000_9b6c6cf2b7e20b09.txt"),
+]
 
 # (constant, the figure box's title in the copy, what follows the box in the copy)
 BOXES = [
-    (prompts.MISINFORMATION_QUESTION, "Misinformation: Question Generation", "\n\nMisinformation: Conflicting Evidence Generation"),
+    (
+        prompts.MISINFORMATION_QUESTION,
+        "Misinformation: Question Generation",
+        "\n\nMisinformation: Conflicting Evidence Generation",
+    ),
     (prompts.MISINFORMATION_EVIDENCE, "Misinformation: Conflicting Evidence Generation", "\n\nFigure 6:"),
     (prompts.INFERENTIAL_PREMISES, "FOLIO: Conflicting Premise Generation", "Figure 7:"),
     (prompts.TEMPORAL_QUESTION, "Temporal Conflicts: Question Generation", "Figure 9:"),

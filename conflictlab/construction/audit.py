@@ -33,11 +33,31 @@ import pyarrow as pa
 from conflictlab.stats import wilson_interval
 
 VERDICTS = ("ok", "wrong")
-SHEET_COLUMNS = ("item_id", "audit", "conflict_type", "subset", "check", "question", "evidence", "answer", "verdict", "corrected_answer", "note")
+SHEET_COLUMNS = (
+    "item_id",
+    "audit",
+    "conflict_type",
+    "subset",
+    "check",
+    "question",
+    "evidence",
+    "answer",
+    "verdict",
+    "corrected_answer",
+    "note",
+)
 
 
-def audit_plan(items: Sequence[Mapping], *, double: Iterable[str], sampled: Iterable[str], sample_rate: float, spot_rate: float,
-               seed: int, constructed: bool) -> list[dict]:
+def audit_plan(
+    items: Sequence[Mapping],
+    *,
+    double: Iterable[str],
+    sampled: Iterable[str],
+    sample_rate: float,
+    spot_rate: float,
+    seed: int,
+    constructed: bool,
+) -> list[dict]:
     """The items of one kind (``constructed`` instances or preserved
     originals) chosen for the audit, each with ``audit`` and ``annotators``.
 
@@ -69,10 +89,21 @@ def write_sheets(plan: Sequence[Mapping], folder: str | os.PathLike) -> list[Pat
     written = []
     for annotator in sorted({a for item in plan for a in item["annotators"]}):
         rows = [
-            {"item_id": i["item_id"], "audit": i["audit"], "conflict_type": i["conflict_type"], "subset": i["subset"],
-             "check": i["check"], "question": i["question"], "evidence": "\n".join(f"[{k}] {e}" for k, e in enumerate(i["evidence"], 1)),
-             "answer": i["answer"], "verdict": "", "corrected_answer": "", "note": ""}
-            for i in plan if annotator in i["annotators"]
+            {
+                "item_id": i["item_id"],
+                "audit": i["audit"],
+                "conflict_type": i["conflict_type"],
+                "subset": i["subset"],
+                "check": i["check"],
+                "question": i["question"],
+                "evidence": "\n".join(f"[{k}] {e}" for k, e in enumerate(i["evidence"], 1)),
+                "answer": i["answer"],
+                "verdict": "",
+                "corrected_answer": "",
+                "note": "",
+            }
+            for i in plan
+            if annotator in i["annotators"]
         ]
         path = folder / f"sheet_{annotator}.csv"
         with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -95,7 +126,8 @@ def _form(rows: Sequence[Mapping], annotator: str) -> str:
         evidence = "".join(f"<li>{esc(line)}</li>" for line in row["evidence"].split("\n"))
         radios = "".join(f'<label><input type="radio" name="verdict{n}" value="{v}"> {v}</label> ' for v in VERDICTS)
         blocks.append(
-            f'<fieldset data-item="{esc(row["item_id"])}" data-row="{n}"><legend>{esc(row["item_id"])} ({esc(row["audit"])})</legend>'
+            f'<fieldset data-item="{esc(row["item_id"])}" data-row="{n}">'
+            f"<legend>{esc(row['item_id'])} ({esc(row['audit'])})</legend>"
             f"<p><b>Check:</b> {esc(row['check'])}</p><p><b>Question:</b> {esc(row['question'])}</p><ol>{evidence}</ol>"
             f"<p><b>Proposed answer:</b> {esc(row['answer'])}</p><p>{radios}</p>"
             f'<p>Corrected answer: <input name="corrected{n}"> Note: <input name="note{n}"></p></fieldset>'
@@ -105,7 +137,8 @@ def _form(rows: Sequence[Mapping], annotator: str) -> str:
     data = json.dumps([{k: row[k] for k in SHEET_COLUMNS} for row in rows])
     return (
         f"<!doctype html><meta charset=utf-8><title>Audit sheet {esc(annotator)}</title>"
-        f"<h1>Audit sheet, annotator {esc(annotator)}</h1><p>Label each item alone; do not consult the other annotator.</p>"
+        f"<h1>Audit sheet, annotator {esc(annotator)}</h1>"
+        "<p>Label each item alone; do not consult the other annotator.</p>"
         f"<form id=f>{''.join(blocks)}</form><button onclick=save()>Download sheet_{esc(annotator)}.csv</button>"
         f"<script>const rows={data};const cols={json.dumps(list(SHEET_COLUMNS))};"
         "function q(v){return '\"'+String(v).replace(/\"/g,'\"\"')+'\"'}"
@@ -129,14 +162,21 @@ def read_sheets(paths: Mapping[str, str | os.PathLike]) -> list[dict]:
     for annotator, path in sorted(paths.items()):
         with open(path, newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
-            missing = [c for c in ("item_id", "audit", "conflict_type", "subset", "verdict", "corrected_answer") if c not in (reader.fieldnames or [])]
+            missing = [
+                c
+                for c in ("item_id", "audit", "conflict_type", "subset", "verdict", "corrected_answer")
+                if c not in (reader.fieldnames or [])
+            ]
             if missing:
                 raise SheetError(f"{path}: column(s) {', '.join(missing)} missing")
             seen = set()
             for number, row in enumerate(reader, start=2):  # row 1 is the header
                 verdict = (row["verdict"] or "").strip().lower()
                 if verdict not in VERDICTS:
-                    raise SheetError(f"{path}: row {number} (item {row['item_id']}): field 'verdict' is {row['verdict']!r}, not one of {VERDICTS}")
+                    raise SheetError(
+                        f"{path}: row {number} (item {row['item_id']}): field 'verdict' is {row['verdict']!r}, "
+                        f"not one of {VERDICTS}"
+                    )
                 if row["item_id"] in seen:
                     raise SheetError(f"{path}: row {number}: item {row['item_id']} appears twice")
                 seen.add(row["item_id"])
@@ -175,18 +215,37 @@ def agreement(rows: Sequence[Mapping]) -> tuple[pa.Table, list[dict]]:
     def add(measure, group, hits, n):
         share, low, high = wilson_interval(hits, n) if n else (None, None, None)
         clean = lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else v  # noqa: E731
-        out.append({"measure": measure, "group": group, "n": n, "share": clean(share), "low": clean(low), "high": clean(high)})
+        out.append(
+            {"measure": measure, "group": group, "n": n, "share": clean(share), "low": clean(low), "high": clean(high)}
+        )
 
     pairs = {item: labels for item, labels in by_item.items() if len(labels) == 2}
     groups = sorted({f"{r[0]['conflict_type']}/{r[0]['subset']}" for r in by_item.values()})
     for group in ["all", *groups]:
-        members = [i for i, labels in pairs.items() if group == "all" or f"{labels[0]['conflict_type']}/{labels[0]['subset']}" == group]
+        members = [
+            i
+            for i, labels in pairs.items()
+            if group == "all" or f"{labels[0]['conflict_type']}/{labels[0]['subset']}" == group
+        ]
         if members:
-            add("agreement (double)", group, sum(_label(pairs[i][0]) == _label(pairs[i][1]) for i in members), len(members))
+            add(
+                "agreement (double)",
+                group,
+                sum(_label(pairs[i][0]) == _label(pairs[i][1]) for i in members),
+                len(members),
+            )
     for item, labels in sorted(pairs.items()):
         if _label(labels[0]) != _label(labels[1]):
-            disagreements.append({"item_id": item, **{f"{r['annotator']}": "/".join(filter(None, _label(r))) for r in labels}})
+            disagreements.append(
+                {"item_id": item, **{f"{r['annotator']}": "/".join(filter(None, _label(r))) for r in labels}}
+            )
     for group in ["all", *groups]:
-        members = [labels for labels in by_item.values() if group == "all" or f"{labels[0]['conflict_type']}/{labels[0]['subset']}" == group]
-        add("judged wrong", group, sum(any(r["verdict"] == "wrong" for r in labels) for labels in members), len(members))
+        members = [
+            labels
+            for labels in by_item.values()
+            if group == "all" or f"{labels[0]['conflict_type']}/{labels[0]['subset']}" == group
+        ]
+        add(
+            "judged wrong", group, sum(any(r["verdict"] == "wrong" for r in labels) for labels in members), len(members)
+        )
     return pa.Table.from_pylist(out, schema=AGREEMENT_SCHEMA), disagreements

@@ -35,7 +35,20 @@ CONFLICT_KINDS = ("misinformation", "temporal", "semantic")
 KINDS = ("default", *CONFLICT_KINDS)
 # The released categories (the hub writes the news style "new").
 STYLES = ("wikipedia", "new", "book")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 # Table 3 of the paper lost its cells in the text copy; these totals are stated
 # in its abstract and §1 (003_f1d9f2914a4daca0.txt, lines 47 and 57).
@@ -54,16 +67,22 @@ def _hash(seed: int, *columns: str, salt: str = "") -> pl.Expr:
 def _ranked_pool(values: pl.LazyFrame, group: list[str], value: str) -> pl.DataFrame:
     """The distinct ``value`` rows of each group, sorted and ranked 0..n-1 (``_rank``, ``_n``)."""
     pool = values.unique(subset=[*group, value]).sort([*group, value])
-    return pool.with_columns(pl.int_range(pl.len()).over(group).cast(pl.Int64).alias("_rank"), pl.len().over(group).alias("_n")).collect()
+    return pool.with_columns(
+        pl.int_range(pl.len()).over(group).cast(pl.Int64).alias("_rank"), pl.len().over(group).alias("_n")
+    ).collect()
 
 
-def _pick(rows: pl.DataFrame, pool: pl.DataFrame, *, group: list[str], value: str, seed: int, salt: str, name: str) -> pl.DataFrame:
+def _pick(
+    rows: pl.DataFrame, pool: pl.DataFrame, *, group: list[str], value: str, seed: int, salt: str, name: str
+) -> pl.DataFrame:
     """For each row, two other members of its group in ``pool``
     (:func:`_ranked_pool`), chosen by a seeded hash of the fact: columns
     ``{name}_1_*`` and ``{name}_2_*`` (the pool's columns). Rows whose group
     has fewer than three members are dropped (the caller counts them); row
     order is kept."""
-    rows = rows.join(pool.select([*group, value, "_rank", "_n"]), on=[*group, value], how="inner", maintain_order="left")
+    rows = rows.join(
+        pool.select([*group, value, "_rank", "_n"]), on=[*group, value], how="inner", maintain_order="left"
+    )
     rows = rows.filter(pl.col("_n") >= 3)
     n = pl.col("_n").cast(pl.UInt64)
     offset_1 = 1 + _hash(seed, "subject_id", "relation", salt=salt) % (n - 1)
@@ -89,7 +108,9 @@ GATHER_STEPS = (
 )
 
 
-def gather_facts(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int, parts: int = 1) -> Iterator[tuple[pl.DataFrame, list[int]]]:
+def gather_facts(
+    entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int, parts: int = 1
+) -> Iterator[tuple[pl.DataFrame, list[int]]]:
     """One row per subject-relation pair ready for claims, in ``parts``
     pieces (facts whose dump line n has n % parts == part), each with its
     row count after each of :data:`GATHER_STEPS`.
@@ -103,20 +124,31 @@ def gather_facts(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int, part
     semantic_description, t1, t2, line.
     """
     table = entities.unique(subset=["id"], keep="first", maintain_order=True).collect()
-    subjects = table.rename({"id": "subject_id", "label": "subject", "description": "subject_description", "type": "subject_type"})
-    objects = table.rename({"id": "object_id", "label": "object", "description": "object_description", "type": "object_type"})
+    subjects = table.rename(
+        {"id": "subject_id", "label": "subject", "description": "subject_description", "type": "subject_type"}
+    )
+    objects = table.rename(
+        {"id": "object_id", "label": "object", "description": "object_description", "type": "object_type"}
+    )
     described = pl.col("object_description").is_not_null() & pl.col("object_type").is_not_null()
     object_pool = _ranked_pool(
-        facts.select("relation", "object_id").unique().join(objects.lazy(), on="object_id", how="inner").filter(described)
+        facts.select("relation", "object_id")
+        .unique()
+        .join(objects.lazy(), on="object_id", how="inner")
+        .filter(described)
         .select("relation", "object_type", "object_id"),
-        ["relation", "object_type"], "object_id",
+        ["relation", "object_type"],
+        "object_id",
     )
     # the semantic conflict's subject is described as another subject of its kind with the same relation
     semantic_pool = _ranked_pool(
-        facts.select("subject_id", "relation").unique().join(subjects.lazy(), on="subject_id", how="inner")
+        facts.select("subject_id", "relation")
+        .unique()
+        .join(subjects.lazy(), on="subject_id", how="inner")
         .filter(pl.col("subject_description").is_not_null())
         .select("relation", pl.col("subject_type").fill_null("<none>"), "subject_description"),
-        ["relation", "subject_type"], "subject_description",
+        ["relation", "subject_type"],
+        "subject_description",
     )
     h = _hash(seed, "subject_id", "relation")
     start = 2025 + (h % 15).cast(pl.Int64)
@@ -124,7 +156,11 @@ def gather_facts(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int, part
 
     def date(year: pl.Expr, salt: int) -> pl.Expr:
         day = (1 + (h // (150 * salt)) % 28).cast(pl.Int64)
-        month = ((h // (4200 * salt)) % 12).cast(pl.Int64).replace_strict(list(range(12)), list(MONTHS), return_dtype=pl.String)
+        month = (
+            ((h // (4200 * salt)) % 12)
+            .cast(pl.Int64)
+            .replace_strict(list(range(12)), list(MONTHS), return_dtype=pl.String)
+        )
         return pl.format("{} {}, {}", day, month, year)
 
     for part in range(parts):
@@ -134,21 +170,56 @@ def gather_facts(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int, part
         counts = [rows.height]
         rows = rows.filter(described & pl.col("subject_description").is_not_null())
         counts.append(rows.height)
-        rows = _pick(rows, object_pool, group=["relation", "object_type"], value="object_id", seed=seed, salt="object", name="sub")
+        rows = _pick(
+            rows,
+            object_pool,
+            group=["relation", "object_type"],
+            value="object_id",
+            seed=seed,
+            salt="object",
+            name="sub",
+        )
         for k in (1, 2):  # the substitutes' labels and descriptions
-            rows = rows.join(objects.select(pl.col("object_id").alias(f"sub_{k}_object_id"), pl.col("object").alias(f"sub_{k}_object"),
-                                            pl.col("object_description").alias(f"sub_{k}_object_description")),
-                             on=f"sub_{k}_object_id", how="left", maintain_order="left")
+            rows = rows.join(
+                objects.select(
+                    pl.col("object_id").alias(f"sub_{k}_object_id"),
+                    pl.col("object").alias(f"sub_{k}_object"),
+                    pl.col("object_description").alias(f"sub_{k}_object_description"),
+                ),
+                on=f"sub_{k}_object_id",
+                how="left",
+                maintain_order="left",
+            )
         counts.append(rows.height)
-        rows = _pick(rows.with_columns(pl.col("subject_type").fill_null("<none>")), semantic_pool,
-                     group=["relation", "subject_type"], value="subject_description", seed=seed, salt="semantic", name="sem")
+        rows = _pick(
+            rows.with_columns(pl.col("subject_type").fill_null("<none>")),
+            semantic_pool,
+            group=["relation", "subject_type"],
+            value="subject_description",
+            seed=seed,
+            salt="semantic",
+            name="sem",
+        )
         counts.append(rows.height)
-        yield rows.select(
-            "subject_id", "subject_description", "subject", "relation", "object_id", "object", "object_description",
-            pl.col("sub_1_object").alias("replaced_object"), pl.col("sub_1_object_description").alias("replaced_description"),
-            pl.col("sub_2_object").alias("distractor"), pl.col("sem_1_subject_description").alias("semantic_description"),
-            date(start, 1).alias("t1"), date(end, 2).alias("t2"), "line",
-        ), counts
+        yield (
+            rows.select(
+                "subject_id",
+                "subject_description",
+                "subject",
+                "relation",
+                "object_id",
+                "object",
+                "object_description",
+                pl.col("sub_1_object").alias("replaced_object"),
+                pl.col("sub_1_object_description").alias("replaced_description"),
+                pl.col("sub_2_object").alias("distractor"),
+                pl.col("sem_1_subject_description").alias("semantic_description"),
+                date(start, 1).alias("t1"),
+                date(end, 2).alias("t2"),
+                "line",
+            ),
+            counts,
+        )
 
 
 def gather_all(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int) -> tuple[pl.DataFrame, list[tuple[str, int]]]:
@@ -157,8 +228,15 @@ def gather_all(entities: pl.LazyFrame, facts: pl.LazyFrame, *, seed: int) -> tup
     return frame, list(zip(GATHER_STEPS, counts))
 
 
-def write_claims(entities: pl.LazyFrame, facts: pl.LazyFrame, relations: Sequence[str], path: str | os.PathLike, *,
-                 seed: int, parts: int) -> list[tuple[str, int]]:
+def write_claims(
+    entities: pl.LazyFrame,
+    facts: pl.LazyFrame,
+    relations: Sequence[str],
+    path: str | os.PathLike,
+    *,
+    seed: int,
+    parts: int,
+) -> list[tuple[str, int]]:
     """Every fact's claims (:func:`claims_table`) written to one Parquet file
     at ``path`` part by part (atomically); returns (step, count) of
     :data:`GATHER_STEPS` and of the claims."""
@@ -182,7 +260,9 @@ def write_claims(entities: pl.LazyFrame, facts: pl.LazyFrame, relations: Sequenc
 def _render(template: str, columns: dict[str, str]) -> pl.Expr:
     """A template's text per row: ``{name}`` placeholders filled from ``columns``' columns."""
     parts = re.split(r"(\{[a-z]+\})", template)
-    return pl.concat_str([pl.col(columns[p[1:-1]]) if p.startswith("{") and p[1:-1] in columns else pl.lit(p) for p in parts if p])
+    return pl.concat_str(
+        [pl.col(columns[p[1:-1]]) if p.startswith("{") and p[1:-1] in columns else pl.lit(p) for p in parts if p]
+    )
 
 
 def _by_relation(relations: Sequence[str], make: Callable) -> pl.Expr:
@@ -205,9 +285,13 @@ def claims_table(facts: pl.DataFrame, relations: Sequence[str]) -> pl.DataFrame:
     conflict = _by_relation(relations, lambda t: _render(t.claim, {"subject": "subject", "object": "replaced_object"}))
     question = _by_relation(relations, lambda t: _render(t.question, {"subject": "subject"}))
     return facts.with_columns(
-        default.alias("default_claim"), conflict.alias("misinformation_claim"),
-        pl.format("{} from {} to {}.", conflict.str.strip_suffix("."), pl.col("t1"), pl.col("t2")).alias("temporal_claim"),
-        conflict.alias("semantic_claim"), question.alias("question"),
+        default.alias("default_claim"),
+        conflict.alias("misinformation_claim"),
+        pl.format("{} from {} to {}.", conflict.str.strip_suffix("."), pl.col("t1"), pl.col("t2")).alias(
+            "temporal_claim"
+        ),
+        conflict.alias("semantic_claim"),
+        question.alias("question"),
     )
 
 
@@ -224,7 +308,9 @@ EVIDENCE_TEMPLATE = "conflictbank_evidence_v1"
 STYLE_WORDS = {"wikipedia": "a Wikipedia article", "new": "a news report", "book": "a passage from a non-fiction book"}
 
 
-def evidence_messages(claim: str, style: str, subject: str, subject_description: str, obj: str, object_description: str) -> list[dict]:
+def evidence_messages(
+    claim: str, style: str, subject: str, subject_description: str, obj: str, object_description: str
+) -> list[dict]:
     """The evidence request (written here; ConflictBank's own generation
     prompt is not in the release notes): one supporting text in ``style``."""
     user = (
@@ -243,20 +329,31 @@ def evidence_requests(claims: pl.DataFrame, *, seed: int) -> pl.DataFrame:
     h = _hash(seed, "subject_id", "relation")
     rows = []
     for k, kind in enumerate(KINDS):
-        obj, desc = ("object", "object_description") if kind == "default" else ("replaced_object", "replaced_description")
+        obj, desc = (
+            ("object", "object_description") if kind == "default" else ("replaced_object", "replaced_description")
+        )
         subject_desc = "semantic_description" if kind == "semantic" else "subject_description"
         style = ((h // (3**k)) % 3).cast(pl.Int64).replace_strict([0, 1, 2], list(STYLES), return_dtype=pl.String)
-        rows.append(claims.select(
-            pl.format("{}/{}", "subject_id", "relation").alias("fact_id"), pl.lit(kind).alias("kind"),
-            pl.col(f"{kind}_claim").alias("claim"), style.alias("style"), "subject", pl.col(subject_desc).alias("sd"),
-            pl.col(obj).alias("o"), pl.col(desc).alias("od"),
-        ))
+        rows.append(
+            claims.select(
+                pl.format("{}/{}", "subject_id", "relation").alias("fact_id"),
+                pl.lit(kind).alias("kind"),
+                pl.col(f"{kind}_claim").alias("claim"),
+                style.alias("style"),
+                "subject",
+                pl.col(subject_desc).alias("sd"),
+                pl.col(obj).alias("o"),
+                pl.col(desc).alias("od"),
+            )
+        )
     table = pl.concat(rows).sort(["fact_id", "kind"])
     messages = [
         json.dumps(evidence_messages(c, s, sub, sd, o, od), ensure_ascii=False)
         for c, s, sub, sd, o, od in table.select("claim", "style", "subject", "sd", "o", "od").iter_rows()
     ]
-    return table.select("fact_id", "kind", "claim", "style").with_columns(pl.Series("messages", messages, dtype=pl.String))
+    return table.select("fact_id", "kind", "claim", "style").with_columns(
+        pl.Series("messages", messages, dtype=pl.String)
+    )
 
 
 def generate_evidence(requests: pl.DataFrame, backend, tokenizer, *, max_new_tokens: int, seed: int) -> pl.DataFrame:
@@ -276,7 +373,9 @@ def generate_evidence(requests: pl.DataFrame, backend, tokenizer, *, max_new_tok
 
 
 _REFUSAL = re.compile(
-    r"^\s*(I'm sorry|I am sorry|I apologi[sz]e|I can(?:no|')t|I am unable|I'm unable|I won't|As an AI|I do not feel comfortable)", re.IGNORECASE
+    r"^\s*(I'm sorry|I am sorry|I apologi[sz]e|I can(?:no|')t|I am unable|I'm unable|I won't|As an AI"
+    r"|I do not feel comfortable)",
+    re.IGNORECASE,
 )
 
 
@@ -314,7 +413,9 @@ def conflict_request(default_evidence: str, conflict_evidence: str) -> JudgeRequ
     return JudgeRequest(template=CONFLICT_TEMPLATE, messages=(("user", user),), fields=("contradict",), options=YES_NO)
 
 
-def quality_controls(evidence: pl.DataFrame, ask: Callable[[list[JudgeRequest]], list[str]], *, checks: Sequence[str]) -> pl.DataFrame:
+def quality_controls(
+    evidence: pl.DataFrame, ask: Callable[[list[JudgeRequest]], list[str]], *, checks: Sequence[str]
+) -> pl.DataFrame:
     """``evidence`` (columns fact_id, kind, claim, style, text, finish_reason)
     with ``status``: ``kept`` or the first check it failed (``refusal: ...``,
     ``not entailed``, ``not conflicting``, ``default evidence dropped``,
@@ -360,7 +461,9 @@ def qa_records(claims: pl.DataFrame, evidence: pl.DataFrame, *, seed: int) -> li
     if any(c not in wide.columns for c in needed):
         return []
     wide = wide.drop_nulls(needed)
-    facts = claims.with_columns(pl.format("{}/{}", "subject_id", "relation").alias("fact_id"), _hash(seed, "subject_id", "relation").alias("_h"))
+    facts = claims.with_columns(
+        pl.format("{}/{}", "subject_id", "relation").alias("fact_id"), _hash(seed, "subject_id", "relation").alias("_h")
+    )
     joined = facts.join(wide, on="fact_id", how="inner").sort("fact_id")
     records = []
     for row in joined.iter_rows(named=True):
@@ -368,23 +471,36 @@ def qa_records(claims: pl.DataFrame, evidence: pl.DataFrame, *, seed: int) -> li
         permutation = row["_h"] % 6
         order = [order[i] for i in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))[permutation]]
         letters = {name: "ABC"[i] for i, (name, _) in enumerate(order)}
-        records.append({
-            "relation": row["relation"], "subject": row["subject"], "subject_description": row["subject_description"],
-            "semantic_description": row["semantic_description"], "object": row["object"],
-            "object_description": row["object_description"], "replaced_object": row["replaced_object"],
-            "replaced_description": row["replaced_description"],
-            "default_claim": row["default_claim"], "default_evidence_category": row["style_default"],
-            "default_evidence": row["text_default"],
-            "misinformation_conflict_claim": row["misinformation_claim"],
-            "misinformation_conflict_evidence_category": row["style_misinformation"],
-            "misinformation_conflict_evidence_evidence": row["text_misinformation"],
-            "temporal_conflict_time_span": [row["t1"], row["t2"]], "temporal_conflict_claim": row["temporal_claim"],
-            "temporal_conflict_evidence_category": row["style_temporal"], "temporal_conflict_evidence": row["text_temporal"],
-            "semantic_conflict_claim": row["semantic_claim"], "semantic_conflict_evidence_category": row["style_semantic"],
-            "semantic_conflict_evidence": row["text_semantic"], "question": row["question"],
-            "options": [text for _, text in order] + ["uncertain"],
-            "correct_option": letters["object"], "replace_option": letters["replaced"], "uncertain_option": "D",
-        })
+        records.append(
+            {
+                "relation": row["relation"],
+                "subject": row["subject"],
+                "subject_description": row["subject_description"],
+                "semantic_description": row["semantic_description"],
+                "object": row["object"],
+                "object_description": row["object_description"],
+                "replaced_object": row["replaced_object"],
+                "replaced_description": row["replaced_description"],
+                "default_claim": row["default_claim"],
+                "default_evidence_category": row["style_default"],
+                "default_evidence": row["text_default"],
+                "misinformation_conflict_claim": row["misinformation_claim"],
+                "misinformation_conflict_evidence_category": row["style_misinformation"],
+                "misinformation_conflict_evidence_evidence": row["text_misinformation"],
+                "temporal_conflict_time_span": [row["t1"], row["t2"]],
+                "temporal_conflict_claim": row["temporal_claim"],
+                "temporal_conflict_evidence_category": row["style_temporal"],
+                "temporal_conflict_evidence": row["text_temporal"],
+                "semantic_conflict_claim": row["semantic_claim"],
+                "semantic_conflict_evidence_category": row["style_semantic"],
+                "semantic_conflict_evidence": row["text_semantic"],
+                "question": row["question"],
+                "options": [text for _, text in order] + ["uncertain"],
+                "correct_option": letters["object"],
+                "replace_option": letters["replaced"],
+                "uncertain_option": "D",
+            }
+        )
     return records
 
 
@@ -399,4 +515,6 @@ STEP_SCHEMA = pa.schema(
 
 def steps_table(counts: Sequence[tuple[str, int]]) -> pa.Table:
     """Counts after each step (Table 3's shape) beside the paper's where stated."""
-    return pa.Table.from_pylist([{"step": s, "count": int(n), "paper": PAPER_COUNTS.get(s)} for s, n in counts], schema=STEP_SCHEMA)
+    return pa.Table.from_pylist(
+        [{"step": s, "count": int(n), "paper": PAPER_COUNTS.get(s)} for s, n in counts], schema=STEP_SCHEMA
+    )

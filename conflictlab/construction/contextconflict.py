@@ -223,7 +223,9 @@ def scifact_jobs(claims_path: str, corpus_path: str, *, question_of: dict[str, s
                 raise RecordError("needs an integer 'doc_id' and an 'abstract' list of sentences")
             corpus[doc["doc_id"]] = doc["abstract"]
         except RecordError as err:
-            built.rejections.append({"source": str(corpus_path), "record": str(number), "stage": "read", "reason": err.reason})
+            built.rejections.append(
+                {"source": str(corpus_path), "record": str(number), "stage": "read", "reason": err.reason}
+            )
     for number, record in read_jsonl(claims_path):
         try:
             if isinstance(record, RecordError):
@@ -243,37 +245,73 @@ def scifact_jobs(claims_path: str, corpus_path: str, *, question_of: dict[str, s
             if not indices or max(indices) >= len(abstract):
                 raise RecordError("rationale sentence index outside the abstract")
         except (RecordError, ValueError, TypeError, AttributeError, IndexError) as err:
-            built.rejections.append({"source": str(claims_path), "record": str(number), "stage": "read", "reason": str(err)})
+            built.rejections.append(
+                {"source": str(claims_path), "record": str(number), "stage": "read", "reason": str(err)}
+            )
             continue
         original = [abstract[i] for i in indices]
         key = f"sci_data/{record.get('id', number)}"
         answer = "Yes" if label == "SUPPORT" else "No"
         if question_of is None:
-            built.jobs.append(Job(key, "misinformation", "sci_data", "misinformation_question_fig6a",
-                                  prompts.misinformation_question(claim, original), check_misinformation_question,
-                                  lambda reply: {"question": reply.strip()}, final=False))
+            built.jobs.append(
+                Job(
+                    key,
+                    "misinformation",
+                    "sci_data",
+                    "misinformation_question_fig6a",
+                    prompts.misinformation_question(claim, original),
+                    check_misinformation_question,
+                    lambda reply: {"question": reply.strip()},
+                    final=False,
+                )
+            )
         elif key in question_of:
             question = question_of[key]
 
             def build(reply, original=original, question=question, answer=answer):
                 conflicting = numbered_list(reply)
                 content = {f"source_{i}": s for i, s in enumerate(original + conflicting, start=1)}
-                return {"question": question, "content": content, "answer": answer,
-                        "accuracy_labels": [True] * len(original) + [False] * len(conflicting)}
+                return {
+                    "question": question,
+                    "content": content,
+                    "answer": answer,
+                    "accuracy_labels": [True] * len(original) + [False] * len(conflicting),
+                }
 
-            built.jobs.append(Job(key, "misinformation", "sci_data", "misinformation_evidence_fig6b",
-                                  prompts.misinformation_evidence(claim, original), check_conflicting_statements(original), build,
-                                  "style and argument: do the generated statements read like the originals and oppose them?"))
+            built.jobs.append(
+                Job(
+                    key,
+                    "misinformation",
+                    "sci_data",
+                    "misinformation_evidence_fig6b",
+                    prompts.misinformation_evidence(claim, original),
+                    check_conflicting_statements(original),
+                    build,
+                    "style and argument: do the generated statements read like the originals and oppose them?",
+                )
+            )
     return built
 
 
 def _premise_job(key: str, subset: str, premises: list[str], hypothesis: str, question: str, answer: str) -> Job:
     def build(reply):
         items = numbered_list(reply)
-        return {"question": question, "content": {f"source_{i}": s for i, s in enumerate(items, start=1)}, "answer": answer}
+        return {
+            "question": question,
+            "content": {f"source_{i}": s for i, s in enumerate(items, start=1)},
+            "answer": answer,
+        }
 
-    return Job(key, "inferential", subset, "inferential_premises_fig7", prompts.inferential_premises(premises, hypothesis),
-               check_premises(premises), build, "label: with the added statements, is the answer True, False or Uncertain?")
+    return Job(
+        key,
+        "inferential",
+        subset,
+        "inferential_premises_fig7",
+        prompts.inferential_premises(premises, hypothesis),
+        check_premises(premises),
+        build,
+        "label: with the added statements, is the answer True, False or Uncertain?",
+    )
 
 
 def folio_jobs(path: str) -> Built:
@@ -292,7 +330,9 @@ def folio_jobs(path: str) -> Built:
             built.rejections.append({"source": str(path), "record": str(number), "stage": "read", "reason": err.reason})
             continue
         question = f"Based on the given evidence, is the hypothesis '{conclusion}' true, false, or uncertain?"
-        built.jobs.append(_premise_job(f"folio/{record.get('example_id', number)}", "folio", premises, conclusion, question, label))
+        built.jobs.append(
+            _premise_job(f"folio/{record.get('example_id', number)}", "folio", premises, conclusion, question, label)
+        )
     return built
 
 
@@ -307,11 +347,19 @@ def entailmentbank_jobs(path: str) -> Built:
             if not isinstance(triples, dict) or not triples:
                 raise RecordError("field 'meta.triples' is missing or empty")
             premises = [triples[k] for k in sorted(triples, key=lambda k: int(re.sub(r"\D", "", k) or 0))]
-            hypothesis, question, answer = _text(record, "hypothesis"), _text(record, "question"), _text(record, "answer")
+            hypothesis, question, answer = (
+                _text(record, "hypothesis"),
+                _text(record, "question"),
+                _text(record, "answer"),
+            )
         except RecordError as err:
             built.rejections.append({"source": str(path), "record": str(number), "stage": "read", "reason": err.reason})
             continue
-        built.jobs.append(_premise_job(f"entailment_bank/{record.get('id', number)}", "entailment_bank", premises, hypothesis, question, answer))
+        built.jobs.append(
+            _premise_job(
+                f"entailment_bank/{record.get('id', number)}", "entailment_bank", premises, hypothesis, question, answer
+            )
+        )
     return built
 
 
@@ -340,7 +388,14 @@ def conflictbank_jobs(path: str) -> Built:
                 raise raw
             row = normalise_record(raw, source=str(path), record_id=number)
         except (RecordError, CBError) as err:
-            built.rejections.append({"source": str(path), "record": str(number), "stage": "read", "reason": getattr(err, "problem", str(err))})
+            built.rejections.append(
+                {
+                    "source": str(path),
+                    "record": str(number),
+                    "stage": "read",
+                    "reason": getattr(err, "problem", str(err)),
+                }
+            )
             continue
         subject = row.get("subject") or raw.get("subject", "")
         key = f"{number}"
@@ -348,22 +403,51 @@ def conflictbank_jobs(path: str) -> Built:
 
         def temporal(reply, row=row, content=temporal_content):
             question = reply.strip()
-            return {"question": question, "content": content,
-                    "answer": temporal_answer(question, row["temporal_span"], row["object"], row["replaced_object"])}
+            return {
+                "question": question,
+                "content": content,
+                "answer": temporal_answer(question, row["temporal_span"], row["object"], row["replaced_object"]),
+            }
 
-        built.jobs.append(Job(f"cb_claim_evidence_tmp/{key}", "temporal", "cb_claim_evidence_tmp", "temporal_question_fig9",
-                              prompts.temporal_question(subject, row["default_claim"], row["temporal_claim"], row["default_evidence"],
-                                                        row["temporal_evidence"]),
-                              check_temporal_question, temporal, "label: which answer does the asked year give?"))
+        built.jobs.append(
+            Job(
+                f"cb_claim_evidence_tmp/{key}",
+                "temporal",
+                "cb_claim_evidence_tmp",
+                "temporal_question_fig9",
+                prompts.temporal_question(
+                    subject,
+                    row["default_claim"],
+                    row["temporal_claim"],
+                    row["default_evidence"],
+                    row["temporal_evidence"],
+                ),
+                check_temporal_question,
+                temporal,
+                "label: which answer does the asked year give?",
+            )
+        )
 
         def general(reply, row=row):
-            return {"question": reply.strip(), "content": {"source_1": row["default_evidence"], "source_2": row["misinformation_evidence"]},
-                    "answer": row["object"], "accuracy_labels": [True, False]}
+            return {
+                "question": reply.strip(),
+                "content": {"source_1": row["default_evidence"], "source_2": row["misinformation_evidence"]},
+                "answer": row["object"],
+                "accuracy_labels": [True, False],
+            }
 
-        built.jobs.append(Job(f"cb_claim_evidence/{key}", "misinformation", "cb_claim_evidence", "general_question_fig10",
-                              prompts.general_question(subject, row["default_claim"], row["misinformation_claim"]),
-                              check_general_question([row["object"], row["replaced_object"]]), general,
-                              "question: does it ask about the subject without revealing either claim?"))
+        built.jobs.append(
+            Job(
+                f"cb_claim_evidence/{key}",
+                "misinformation",
+                "cb_claim_evidence",
+                "general_question_fig10",
+                prompts.general_question(subject, row["default_claim"], row["misinformation_claim"]),
+                check_general_question([row["object"], row["replaced_object"]]),
+                general,
+                "question: does it ask about the subject without revealing either claim?",
+            )
+        )
     return built
 
 
@@ -408,9 +492,21 @@ def judge_replies(jobs: Iterable[Job], replies: Iterable[tuple[str | None, str |
         else:
             reason = job.validate(text)
         sample = None if reason else json.dumps(job.build(text), ensure_ascii=False)
-        rows.append({"key": job.key, "conflict_type": job.conflict_type, "subset": job.subset, "template": job.template,
-                     "prompt": job.prompt, "reply": text, "finish_reason": finish, "sample": sample, "rejection": reason,
-                     "annotate": job.annotate, "final": job.final})
+        rows.append(
+            {
+                "key": job.key,
+                "conflict_type": job.conflict_type,
+                "subset": job.subset,
+                "template": job.template,
+                "prompt": job.prompt,
+                "reply": text,
+                "finish_reason": finish,
+                "sample": sample,
+                "rejection": reason,
+                "annotate": job.annotate,
+                "final": job.final,
+            }
+        )
     return pa.Table.from_pylist(rows, schema=INSTANCE_SCHEMA)
 
 
@@ -449,7 +545,10 @@ def stage_one(sources: dict[str, str], *, n: int | None, seed: int) -> tuple[lis
 
 def stage_two(sources: dict[str, str], questions: dict[str, str]) -> list[Job]:
     """SciFact's second step for the records whose question was accepted (``questions``: key -> question)."""
-    return sorted(scifact_jobs(sources["scifact_claims"], sources["scifact_corpus"], question_of=questions).jobs, key=lambda j: j.key)
+    return sorted(
+        scifact_jobs(sources["scifact_claims"], sources["scifact_corpus"], question_of=questions).jobs,
+        key=lambda j: j.key,
+    )
 
 
 def planned_prompts(sources: dict[str, str], *, n: int | None, seed: int) -> list[str]:
@@ -465,12 +564,17 @@ def construct(sources: dict[str, str], generate: Generate, *, n: int | None, see
     generations that failed their prompt's rules."""
     first, rejections = stage_one(sources, n=n, seed=seed)
     table = judge_replies(first, generate(first))
-    questions = {r["key"]: json.loads(r["sample"])["question"] for r in table.to_pylist() if not r["final"] and r["sample"]}
+    questions = {
+        r["key"]: json.loads(r["sample"])["question"] for r in table.to_pylist() if not r["final"] and r["sample"]
+    }
     second = stage_two(sources, questions)
     if second:
         table = pa.concat_tables([table, judge_replies(second, generate(second))])
-    rejections += [{"source": r["template"], "record": r["key"], "stage": "generate", "reason": r["rejection"]}
-                   for r in table.to_pylist() if r["rejection"]]
+    rejections += [
+        {"source": r["template"], "record": r["key"], "stage": "generate", "reason": r["rejection"]}
+        for r in table.to_pylist()
+        if r["rejection"]
+    ]
     return table, pa.Table.from_pylist(rejections, schema=REJECTION_SCHEMA)
 
 
@@ -481,8 +585,17 @@ def instance_items(instances: pa.Table) -> list[dict]:
         if row["sample"] is None or not row["final"]:
             continue
         sample = json.loads(row["sample"])
-        items.append({"item_id": row["key"], "conflict_type": row["conflict_type"], "subset": row["subset"], "check": row["annotate"],
-                      "question": sample["question"], "evidence": list(sample["content"].values()), "answer": sample["answer"]})
+        items.append(
+            {
+                "item_id": row["key"],
+                "conflict_type": row["conflict_type"],
+                "subset": row["subset"],
+                "check": row["annotate"],
+                "question": sample["question"],
+                "evidence": list(sample["content"].values()),
+                "answer": sample["answer"],
+            }
+        )
     return items
 
 
@@ -491,9 +604,15 @@ def original_items(samples: pa.Table, constructed_subsets: Iterable[str]) -> lis
     this construction does not make: the preserved originals of the spot check."""
     skip = set(constructed_subsets)
     return [
-        {"item_id": r["sample_id"], "conflict_type": r["conflict_type"], "subset": r["subset"],
-         "check": "category and quality: is this a genuine conflict of this type, with a right answer?",
-         "question": r["question"], "evidence": r["evidence"], "answer": " | ".join(r["answer"] or [])}
+        {
+            "item_id": r["sample_id"],
+            "conflict_type": r["conflict_type"],
+            "subset": r["subset"],
+            "check": "category and quality: is this a genuine conflict of this type, with a right answer?",
+            "question": r["question"],
+            "evidence": r["evidence"],
+            "answer": " | ".join(r["answer"] or []),
+        }
         for r in samples.select(["sample_id", "conflict_type", "subset", "question", "evidence", "answer"]).to_pylist()
         if r["subset"] not in skip
     ]

@@ -13,23 +13,38 @@ from __future__ import annotations
 from typing import Iterator
 
 # relation -> (object type id, object type name)
-RELATIONS = {"P69": ("Q3918", "university"), "P108": ("Q4830453", "business"), "P19": ("Q515", "city"), "P166": ("Q618779", "award")}
+RELATIONS = {
+    "P69": ("Q3918", "university"),
+    "P108": ("Q4830453", "business"),
+    "P19": ("Q515", "city"),
+    "P166": ("Q618779", "award"),
+}
 HUMAN = "Q5"
 
 
 def _item(qid: str, label: str, description: str, claims: dict[str, list[str]]) -> dict:
     def statement(prop: str, target: str) -> dict:
         return {
-            "mainsnak": {"snaktype": "value", "property": prop, "datatype": "wikibase-item",
-                         "datavalue": {"value": {"entity-type": "item", "numeric-id": int(target[1:]), "id": target}, "type": "wikibase-entityid"}},
-            "type": "statement", "rank": "normal",
+            "mainsnak": {
+                "snaktype": "value",
+                "property": prop,
+                "datatype": "wikibase-item",
+                "datavalue": {
+                    "value": {"entity-type": "item", "numeric-id": int(target[1:]), "id": target},
+                    "type": "wikibase-entityid",
+                },
+            },
+            "type": "statement",
+            "rank": "normal",
         }
 
     return {
-        "type": "item", "id": qid,
+        "type": "item",
+        "id": qid,
         "labels": {"en": {"language": "en", "value": label}},
         "descriptions": {"en": {"language": "en", "value": description}},
-        "aliases": {}, "sitelinks": {},
+        "aliases": {},
+        "sitelinks": {},
         "claims": {prop: [statement(prop, t) for t in targets] for prop, targets in claims.items()},
     }
 
@@ -45,7 +60,9 @@ def planted_entities(n_people: int) -> Iterator[dict]:
             qid = f"Q{next_id}"
             next_id += 1
             objects[relation].append(qid)
-            yield _item(qid, f"Planted {type_name} {k}", f"{type_name} number {k} of the planted dump", {"P31": [type_id]})
+            yield _item(
+                qid, f"Planted {type_name} {k}", f"{type_name} number {k} of the planted dump", {"P31": [type_id]}
+            )
     for person in range(n_people):
         qid = f"Q{next_id}"
         next_id += 1

@@ -28,11 +28,20 @@ class RelationTemplate:
 TEMPLATES: dict[str, RelationTemplate] = {
     t.relation: t
     for t in (
-        RelationTemplate("P69", "educated at", "{subject} attended {object}.", "Which educational institution did {subject} attend?"),
+        RelationTemplate(
+            "P69", "educated at", "{subject} attended {object}.", "Which educational institution did {subject} attend?"
+        ),
         RelationTemplate("P108", "employer", "{subject} worked for {object}.", "Who was {subject}'s employer?"),
         RelationTemplate("P19", "place of birth", "{subject} was born in {object}.", "Where was {subject} born?"),
-        RelationTemplate("P27", "country of citizenship", "{subject} is a citizen of {object}.", "Which country is {subject} a citizen of?"),
-        RelationTemplate("P166", "award received", "{subject} received the {object}.", "Which award did {subject} receive?"),
+        RelationTemplate(
+            "P27",
+            "country of citizenship",
+            "{subject} is a citizen of {object}.",
+            "Which country is {subject} a citizen of?",
+        ),
+        RelationTemplate(
+            "P166", "award received", "{subject} received the {object}.", "Which award did {subject} receive?"
+        ),
         RelationTemplate("P26", "spouse", "{subject} is married to {object}.", "Who is {subject} married to?"),
     )
 }

@@ -164,7 +164,9 @@ def best_object(statements, where: str) -> str | None:
     return best
 
 
-def read_entity(entity, relations: Sequence[str]) -> tuple[tuple[str, str, str | None, str | None] | None, list[tuple[str, str]]]:
+def read_entity(
+    entity, relations: Sequence[str]
+) -> tuple[tuple[str, str, str | None, str | None] | None, list[tuple[str, str]]]:
     """(entity row or None, [(relation, object id)]) of one parsed line.
 
     Items without an English label give no row (they cannot be named in a
@@ -206,7 +208,9 @@ def dump_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
         yield number, line
 
 
-def scan_chunk(path: str | os.PathLike, relations: Sequence[str], *, chunk: int = 0, n_chunks: int = 1, display: str | None = None) -> ChunkScan:
+def scan_chunk(
+    path: str | os.PathLike, relations: Sequence[str], *, chunk: int = 0, n_chunks: int = 1, display: str | None = None
+) -> ChunkScan:
     """Entities and facts of ``relations`` on the chunk's lines of the dump at ``path``.
 
     ``display``: the file name written in rejections (default: ``path``).

@@ -10,9 +10,19 @@ from conflictlab.logs import configure_logging
 
 params, inputs, output = snakemake.params, snakemake.input, snakemake.output
 log = configure_logging(snakemake.log[0], "construct_cb_claims")
-counts = pl.concat([pl.read_parquet(p) for p in inputs.counts]).group_by("step", maintain_order=True).agg(pl.col("count").sum())
-gathered = write_claims(pl.scan_parquet(list(inputs.entities)), pl.scan_parquet(list(inputs.facts)), params.relations, output.claims,
-                        seed=params.seed, parts=params.parts)
+counts = (
+    pl.concat([pl.read_parquet(p) for p in inputs.counts])
+    .group_by("step", maintain_order=True)
+    .agg(pl.col("count").sum())
+)
+gathered = write_claims(
+    pl.scan_parquet(list(inputs.entities)),
+    pl.scan_parquet(list(inputs.facts)),
+    params.relations,
+    output.claims,
+    seed=params.seed,
+    parts=params.parts,
+)
 n_facts = gathered[-2][1]
 steps = list(counts.iter_rows()) + gathered
 write_parquet(pl.DataFrame(steps, schema=["step", "count"], orient="row").to_arrow(), output.counts, COUNT_SCHEMA)

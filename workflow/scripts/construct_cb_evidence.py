@@ -6,10 +6,14 @@ import json
 import polars as pl
 
 from conflictlab.construction import write_frame
-from conflictlab.construction.conflictbank import evidence_requests, generate_evidence, sample_facts
+from conflictlab.construction.conflictbank import (
+    evidence_requests,
+    generate_evidence,
+    sample_facts,
+)
 from conflictlab.construction.models import check_budget, open_generator
-from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.io import write_parquet
+from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.logs import configure_logging
 
 params, inputs, output = snakemake.params, snakemake.input, snakemake.output
@@ -17,10 +21,22 @@ log = configure_logging(snakemake.log[0], "construct_cb_evidence")
 claims = sample_facts(pl.scan_parquet(inputs.claims), params.facts, seed=params.seed)
 requests = evidence_requests(claims, seed=params.seed)
 conversations = [json.loads(m) for m in requests.get_column("messages")]
-check_budget("construct_cb_evidence", params.model, conversations, params.max_new_tokens, price=params.price,
-             budget_usd=params.budget_usd, hosted=bool(params.hosted))
-with open_generator(inputs.get("model"), params.hosted, params.generation, cache_dir=inputs.get("request_cache"),
-                    writer="construct_cb_evidence") as (backend, tokenizer):
+check_budget(
+    "construct_cb_evidence",
+    params.model,
+    conversations,
+    params.max_new_tokens,
+    price=params.price,
+    budget_usd=params.budget_usd,
+    hosted=bool(params.hosted),
+)
+with open_generator(
+    inputs.get("model"),
+    params.hosted,
+    params.generation,
+    cache_dir=inputs.get("request_cache"),
+    writer="construct_cb_evidence",
+) as (backend, tokenizer):
     evidence = generate_evidence(requests, backend, tokenizer, max_new_tokens=params.max_new_tokens, seed=params.seed)
 write_frame(evidence.drop("messages"), output.evidence)
 write_parquet(process_usage("construct_cb_evidence"), output.usage, USAGE_SCHEMA)

@@ -27,8 +27,9 @@ steps = list(pl.read_parquet(inputs.counts).iter_rows()) + [
 ]
 table = steps_table(steps)
 caption = (
-    f"ConflictBank construction: counts after each step (n = the count itself), beside the paper's where its text states one "
-    f"(Table 3's cells were lost from the text copy: only the abstract's totals). Evidence kinds per fact: {', '.join(KINDS)}; "
+    "ConflictBank construction: counts after each step (n = the count itself), beside the paper's where its text "
+    "states one (Table 3's cells were lost from the text copy: only the abstract's totals). "
+    f"Evidence kinds per fact: {', '.join(KINDS)}; "
     f"the model steps ran on a seeded sample. Quality checks: {', '.join(params.checks)}; drop reasons: "
     + "; ".join(f"{s}: {n}" for s, n in sorted(statuses.items()) if s != "kept")
 )
