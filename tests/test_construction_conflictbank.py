@@ -12,13 +12,15 @@ import polars as pl
 import pytest
 
 from conflictlab.conflictbank.dataset import build_records
-from conflictlab.conflictbank.evaluation import conflictbank_conversations
+from conflictlab.conflictbank.evaluation import conflictbank_conversations, read_out_hosted
+from conflictlab.conflictbank.metrics import setting_metrics
 from conflictlab.conflictbank.prompts import SETTINGS
 from conflictlab.construction import conflictbank as cb
 from conflictlab.construction import planted
 from conflictlab.construction import wikidata as wd
 from conflictlab.construction.models import BudgetError, check_budget, open_generator
 from conflictlab.judges.backends import open_judge
+from conflictlab.lm.chat import ChatBackend, hosted_client
 from tests.fake_openai import FakeOpenAI
 
 RELATIONS = list(planted.RELATIONS)
@@ -168,6 +170,14 @@ def test_constructed_qa_pairs_pass_the_conflictbank_loader_and_evaluation(tmp_pa
     row = built.rows[0]
     assert row["options"][ord(row["correct_letter"]) - 65] == row["object"]
     assert row["options"][ord(row["replaced_letter"]) - 65] == row["replaced_object"]
+    # the whole evaluation: a hosted model's read-out, then the metrics table
+    with FakeOpenAI() as server, hosted_client(
+        {"base_url": server.base_url, "model": "reader"}, cache_dir=tmp_path / "read", writer="read"
+    ) as client:
+        predictions = read_out_hosted(ChatBackend(client), table, list(SETTINGS), model_name="reader")
+    assert predictions.num_rows == 24 * len(SETTINGS)
+    metrics = setting_metrics(predictions, n_resamples=200, workers=1).to_pylist()
+    assert {m["setting"] for m in metrics} == {s.name for s in SETTINGS}
 
 
 def test_a_resumed_construction_sends_no_cached_request_twice(tmp_path):
