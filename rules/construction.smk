@@ -4,6 +4,8 @@
 # targets construct_conflictbank and construct_contextconflict; not in `all`.
 # After judges.smk, whose judge settings, inputs and reply cache it takes.
 
+from conflictlab.construction.contextconflict import BUILT_SUBSETS
+
 CONSTRUCTION = config["construction"]
 CB_BUILD = CONSTRUCTION["conflictbank"]
 CC_BUILD = CONSTRUCTION["contextconflict"]
@@ -77,7 +79,7 @@ rule construct_cb_claims:
     benchmark:
         "results/benchmarks/construction/cb_claims.tsv"
     conda:
-        "../envs/datasets.yaml"
+        "../envs/construction.yaml"
     resources:
         mem_mb=2000,
     params:
@@ -102,7 +104,7 @@ rule construct_cb_evidence:
     benchmark:
         "results/benchmarks/construction/cb_evidence.tsv"
     conda:
-        "../envs/transformers.yaml"
+        "../envs/construction.yaml"
     threads: torch_threads
     resources:
         mem_mb=8000,
@@ -127,7 +129,7 @@ rule construct_cb_quality:
     benchmark:
         "results/benchmarks/construction/cb_quality.tsv"
     conda:
-        "../envs/judges.yaml"
+        "../envs/construction.yaml"
     threads: torch_threads
     resources:
         gpu=JUDGE_GPUS,
@@ -155,7 +157,7 @@ rule construct_cb_qa:
     benchmark:
         "results/benchmarks/construction/cb_qa.tsv"
     conda:
-        "../envs/datasets.yaml"
+        "../envs/construction.yaml"
     params:
         seed=CONSTRUCTION["seed"],
         checks=CB_BUILD["checks"],
@@ -165,11 +167,22 @@ rule construct_cb_qa:
 
 
 rule construct_conflictbank:
-    """Named target: ConflictBank built from the configured dump (conflictbank.path may then name the QA file)."""
+    """Named target: ConflictBank built from the configured dump, read back by the existing loader
+    (conflictbank.path may then name the QA file)."""
     input:
-        f"{CB_DIR}/QA_dataset.jsonl",
-        f"{CB_DIR}/dump.rejected.parquet",
-        "results/tables/construction_conflictbank_steps.md",
+        qa=f"{CB_DIR}/QA_dataset.jsonl",
+        rejected=f"{CB_DIR}/dump.rejected.parquet",
+        steps="results/tables/construction_conflictbank_steps.md",
+    output:
+        records=f"{CB_DIR}/data.parquet",
+    log:
+        "results/logs/construction/cb_check.log",
+    conda:
+        "../envs/construction.yaml"
+    params:
+        code=code_hash("construct_cb_check.py"),
+    script:
+        "../workflow/scripts/construct_cb_check.py"
 
 
 CC_DIR = "results/construction/contextconflict"
@@ -201,7 +214,7 @@ rule construct_cc_generate:
     benchmark:
         "results/benchmarks/construction/cc_generate.tsv"
     conda:
-        "../envs/transformers.yaml"
+        "../envs/construction.yaml"
     threads: torch_threads
     resources:
         mem_mb=8000,
@@ -230,7 +243,7 @@ rule construct_cc_audit:
     benchmark:
         "results/benchmarks/construction/cc_audit.tsv"
     conda:
-        "../envs/datasets.yaml"
+        "../envs/construction.yaml"
     params:
         audit=CC_BUILD["audit"],
         seed=CONSTRUCTION["seed"],
@@ -253,7 +266,7 @@ rule construct_cc_agreement:
     log:
         "results/logs/construction/cc_agreement.log",
     conda:
-        "../envs/datasets.yaml"
+        "../envs/construction.yaml"
     params:
         annotators=CC_ANNOTATORS,
         code=code_hash("construct_cc_agreement.py"),
@@ -262,8 +275,19 @@ rule construct_cc_agreement:
 
 
 rule construct_contextconflict:
-    """Named target: the constructed samples in the released layout and their audit sheets."""
+    """Named target: the constructed samples read back by the existing loader, and their audit sheets."""
     input:
-        f"{CC_DIR}/data",
-        f"{CC_DIR}/rejected.parquet",
-        f"{CC_DIR}/audit",
+        release=f"{CC_DIR}/data",
+        rejected=f"{CC_DIR}/rejected.parquet",
+        sheets=f"{CC_DIR}/audit",
+    output:
+        samples=f"{CC_DIR}/samples.parquet",
+    log:
+        "results/logs/construction/cc_check.log",
+    conda:
+        "../envs/construction.yaml"
+    params:
+        subsets={kind: list(subsets) for kind, subsets in BUILT_SUBSETS.items()},
+        code=code_hash("construct_cc_check.py"),
+    script:
+        "../workflow/scripts/construct_cc_check.py"

@@ -618,4 +618,10 @@ def original_items(samples: pa.Table, constructed_subsets: Iterable[str]) -> lis
     ]
 
 
-CONSTRUCTED_SUBSETS = ("sci_data", "folio", "entailment_bank", "cb_claim_evidence_tmp", "cb_claim_evidence")
+# The subsets this construction writes, by conflict type.
+BUILT_SUBSETS = {
+    "misinformation": ("sci_data", "cb_claim_evidence"),
+    "inferential": ("folio", "entailment_bank"),
+    "temporal": ("cb_claim_evidence_tmp",),
+}
+CONSTRUCTED_SUBSETS = tuple(s for subsets in BUILT_SUBSETS.values() for s in subsets)
