@@ -54,7 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entities", type=int, default=1_000_000)
     parser.add_argument("--chunks", type=int, default=2)
-    parser.add_argument("--parts", type=int, default=8, help="pieces the gather holds one at a time")
+    parser.add_argument("--part-facts", type=int, default=100_000, help="facts the gather holds at a time")
     parser.add_argument("--workdir", default="/tmp/cb-scale")
     args = parser.parse_args()
     work = Path(args.workdir)
@@ -80,7 +80,7 @@ def main() -> None:
     start = time.perf_counter()
     entities = pl.scan_parquet([str(work / f"{c}.entities.parquet") for c in range(args.chunks)])
     facts = pl.scan_parquet([str(work / f"{c}.facts.parquet") for c in range(args.chunks)])
-    counts = write_claims(entities, facts, relations, work / "claims.parquet", seed=0, parts=args.parts)
+    counts = write_claims(entities, facts, relations, work / "claims.parquet", seed=0, part_facts=args.part_facts)
     n_facts = pl.scan_parquet(work / "claims.parquet").select(pl.len()).collect().item()
     gather_s = time.perf_counter() - start
     gather_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024

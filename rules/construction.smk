@@ -85,7 +85,7 @@ rule construct_cb_claims:
     params:
         seed=CONSTRUCTION["seed"],
         relations=CB_BUILD["relations"],
-        parts=CB_BUILD["gather_parts"],
+        part_facts=CB_BUILD["gather_part_facts"],
         code=code_hash("construct_cb_claims.py"),
     script:
         "../workflow/scripts/construct_cb_claims.py"

@@ -114,7 +114,7 @@ def test_gathered_facts_substitute_same_type_objects_that_differ_from_the_answer
     assert again.equals(facts)  # seeded: the same bytes
     written = tmp_path / "claims.parquet"
     steps = cb.write_claims(
-        entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), RELATIONS, written, seed=3, parts=3
+        entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), RELATIONS, written, seed=3, part_facts=70
     )
     assert steps == counts + [("claims (default and three conflicts per fact)", 4 * facts.height)]
     in_parts = pl.read_parquet(written).sort(["subject_id", "relation"])

@@ -21,6 +21,7 @@ then :func:`qa_records` in the released QA format, which
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import Callable, Iterator, Sequence
@@ -235,14 +236,17 @@ def write_claims(
     path: str | os.PathLike,
     *,
     seed: int,
-    parts: int,
+    part_facts: int,
 ) -> list[tuple[str, int]]:
     """Every fact's claims (:func:`claims_table`) written to one Parquet file
-    at ``path`` part by part (atomically); returns (step, count) of
-    :data:`GATHER_STEPS` and of the claims."""
+    at ``path`` part by part (atomically), about ``part_facts`` facts a part,
+    so memory does not grow with the dump beyond its entity table; returns
+    (step, count) of :data:`GATHER_STEPS` and of the claims."""
     import pyarrow.parquet as pq
 
     from conflictlab.io import atomic_path
+
+    parts = max(1, math.ceil(facts.select(pl.len()).collect().item() / part_facts))
 
     totals = [0] * len(GATHER_STEPS)
     with atomic_path(path) as tmp:

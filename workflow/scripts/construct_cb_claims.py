@@ -21,7 +21,7 @@ gathered = write_claims(
     params.relations,
     output.claims,
     seed=params.seed,
-    parts=params.parts,
+    part_facts=params.part_facts,
 )
 n_facts = gathered[-2][1]
 steps = list(counts.iter_rows()) + gathered
