@@ -16,18 +16,22 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "conflictlab"
 
-UTILITIES = {"fake_text", "io", "logs", "provenance", "rank_tests", "sampling", "stats", "wildcards"}
+UTILITIES = {"fake_text", "io", "logs", "paired", "provenance", "rank_tests", "sampling", "stats", "wildcards"}
 BENCHMARKS = {"arbitration", "conflictbank", "conflicts", "contextconflict"}
 # what each part of the library may import (besides itself)
 ALLOWED = {
     **{name: UTILITIES for name in UTILITIES},
     "lm": UTILITIES,
     "judges": UTILITIES | {"lm"},
-    "report": UTILITIES | {"lm"},
+    # the checks of a whole config (hosted endpoints, model lists) read the endpoint's settings
+    "run_config": UTILITIES | {"lm"},
+    "report": UTILITIES | {"lm", "run_config"},
     # a benchmark imports lower layers, never another benchmark: what two need lives below them
     **{name: UTILITIES | {"lm", "judges", "report"} for name in BENCHMARKS},
     # the top floor: the list of every paper's registry, which the reproduction scripts read
     "paper_registries": UTILITIES | {"lm", "judges", "report"} | BENCHMARKS,
+    # new data built the papers' way, written in a benchmark's released format and read back by its loader
+    "construction": UTILITIES | {"lm", "judges", "report"} | BENCHMARKS,
 }
 
 
