@@ -10,7 +10,9 @@ from statsmodels.stats.proportion import proportion_confint
 
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA as ARBITRATION_PREDICTIONS
 from conflictlab.arbitration.methods import method_cells as arbitration_cells
-from conflictlab.arbitration.prompts import ArbitrationConfig, context_free_prompt, encode_arbitration_prompt, generate_instances, method_prompt
+from conflictlab.arbitration.prompts import (
+    ArbitrationConfig, context_free_prompt, encode_arbitration_prompt, generate_instances, instance_unit, method_prompt,
+)
 from conflictlab.conflictbank.dataset import build_records, read_jsonl
 from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA as CONFLICTBANK_PREDICTIONS
 from conflictlab.conflictbank.methods import method_cells as conflictbank_cells
@@ -19,6 +21,7 @@ from conflictlab.conflicts.methods import method_cells as conflicts_cells
 from conflictlab.conflicts.prompts import context_free_messages, task2_messages
 from conflictlab.contextconflict.methods import method_cells as contextconflict_cells
 from conflictlab.lm.methods import INSTRUCTION
+from conflictlab.stats import mean_interval
 
 REPO = Path(__file__).resolve().parents[1]
 CONFLICTBANK_DEMO = REPO / "resources" / "demo" / "conflictbank" / "QA_dataset.jsonl"
@@ -105,15 +108,24 @@ def test_arbitration_cells_count_accuracy_and_text_following_by_hand(instances):
     meta = {r["instance_id"]: r for r in conflict.to_pylist()}
     for run, (_, method) in RUNS.items():
         mine = [r for r in rows if r["model"] == run and r["instance_id"] in meta]
-        assert cells[method, "Acc (conflict)"]["n"] == len(mine) == conflict.num_rows
-        assert cells[method, "Acc (conflict)"]["value"] == pytest.approx(np.mean([r["correct"] for r in mine]))
+
+        def by_unit(rows_, value):  # each instance once: the mean over its evidence orders
+            units = {}
+            for r in rows_:
+                units.setdefault(instance_unit(r["instance_id"]), []).append(value(r))
+            return [float(np.mean(v)) for _, v in sorted(units.items())]
+
+        correct = by_unit(mine, lambda r: r["correct"])
+        acc = cells[method, "Acc (conflict)"]
+        assert acc["n"] == len(correct) == conflict.num_rows // 2
+        assert acc["value"] == pytest.approx(np.mean(correct)) and acc["interval"] == "student-t"
         text_rows = [r for r in mine if meta[r["instance_id"]]["setting"] != "tool"]
-        follows = [r["predicted_letter"] != "tie" and (r["predicted_letter"] == meta[r["instance_id"]]["answer_letter"])
-                   == (meta[r["instance_id"]]["aligned_source"] == "text") for r in text_rows]
+        follows = by_unit(text_rows, lambda r: r["predicted_letter"] != "tie" and (
+            r["predicted_letter"] == meta[r["instance_id"]]["answer_letter"]) == (meta[r["instance_id"]]["aligned_source"] == "text"))
         text = cells[method, "Text followed"]
-        low, high = proportion_confint(sum(follows), len(follows), method="beta")  # proportion_ci: Clopper-Pearson (issue 50)
+        _, low, high = mean_interval(np.array(follows))
         assert (text["n"], text["value"], text["higher_is_better"]) == (len(follows), pytest.approx(np.mean(follows)), None)
-        assert (text["ci_low"], text["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+        np.testing.assert_allclose([text["ci_low"], text["ci_high"]], [low, high])
 
 
 def test_conflictbank_cells_score_every_method_on_the_greedy_subset(records):

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import scipy.stats
 import pyarrow as pa
 import pytest
 from statsmodels.stats.proportion import proportion_confint
@@ -20,19 +21,24 @@ def test_samples_key_ignores_order_and_repeats_but_not_membership():
     assert samples_key(["a", "b"]) != samples_key(["a", "b", "c"])
 
 
-def test_a_proportion_cell_has_the_wilson_interval_and_no_interval_below_two():
+def test_a_proportion_cell_has_the_clopper_pearson_interval_and_no_interval_below_two():
     outcomes = [1] * 27 + [0] * 13
     c = cell("base", outcomes, range(40))
-    low, high = proportion_confint(27, 40, method="beta")  # proportion_ci: Clopper-Pearson since issue 50; the label is report/methods.py's
-    assert (c["value"], c["n"], c["interval"]) == (27 / 40, 40, "wilson")
+    low, high = proportion_confint(27, 40, method="beta")
+    assert (c["value"], c["n"], c["interval"]) == (27 / 40, 40, "clopper-pearson")
     assert c["ci_low"] == pytest.approx(low) and c["ci_high"] == pytest.approx(high)
     single = cell("base", [1], ["x"])
     assert single["value"] == 1.0 and math.isnan(single["ci_low"]) and math.isnan(single["ci_high"])
 
 
-def test_a_mean_cell_bootstraps_and_rejects_mismatched_ids():
-    c = cell("base", np.linspace(0, 1, 50), range(50), proportion=False)
-    assert c["interval"] == "bootstrap" and c["ci_low"] < c["value"] < c["ci_high"]
+def test_a_mean_cell_has_the_student_t_interval_none_below_its_minimum_and_rejects_mismatched_ids():
+    values = np.linspace(0, 1, 50)
+    c = cell("base", values, range(50), proportion=False)
+    half = scipy.stats.t.ppf(0.975, 49) * values.std(ddof=1) / np.sqrt(50)
+    assert c["interval"] == "student-t"
+    assert (c["ci_low"], c["ci_high"]) == (pytest.approx(0.5 - half), pytest.approx(0.5 + half))
+    few = cell("base", np.linspace(0, 1, 10), range(10), proportion=False)
+    assert math.isnan(few["ci_low"]) and math.isnan(few["ci_high"])  # below MIN_N_MEAN: no interval
     with pytest.raises(ValueError, match="B acc of m@base: 3 values but 2 sample ids"):
         cell("base", [1, 0, 1], ["a", "b"])
 

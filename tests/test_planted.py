@@ -344,7 +344,7 @@ def test_planted_arbitration_methods_give_the_planted_conflict_accuracy_per_run(
     from conflictlab.arbitration import synthetic as arb
     from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA
     from conflictlab.arbitration.methods import method_cells
-    from conflictlab.arbitration.prompts import ArbitrationConfig, generate_instances
+    from conflictlab.arbitration.prompts import ArbitrationConfig, generate_instances, instance_unit
 
     instances = generate_instances(ArbitrationConfig(n_per_setting=10, seeds=(0, 1)))
     accuracy = {"m@greedy": 0.3, "m@cad-a1": 0.8}
@@ -355,7 +355,8 @@ def test_planted_arbitration_methods_give_the_planted_conflict_accuracy_per_run(
     cells = {(c["method"], c["metric"]): c for c in method_cells(instances, predictions, METHOD_RUNS)}
     for run, (_, method) in METHOD_RUNS.items():
         cell = cells[(method, "Acc (conflict)")]
-        assert cell["n"] == conflict.height
+        # each instance counts once: its two evidence orders are one unit (arbitration.prompts.instance_unit)
+        assert cell["n"] == conflict.height // 2 == len({instance_unit(i) for i in conflict["instance_id"]})
         assert cell["value"] == pytest.approx(sum(round(accuracy[run] * n) for n in sizes) / conflict.height), run
 
 

@@ -1,8 +1,10 @@
 """Arbitration's columns of the methods table (conflictlab.report.methods).
 
-Over the conflict prompts of the main instances (both evidence orders):
-accuracy, which a model that always follows one modality holds at 50% (the
-aligned modality alternates with the label), with Wilson intervals and
+Over the conflict prompts of the main instances, each instance one unit of
+analysis (its two evidence orders averaged, so it counts once:
+:func:`conflictlab.arbitration.prompts.instance_unit`): accuracy, which a
+model that always follows one modality holds at 50% (the aligned modality
+alternates with the label), with the Student-t interval over instances and
 marks; and the text-following rate, the share of the text-vs-numbers
 conflicts (settings modality, recency, reliability; the tool setting pits
 the context against a forecast, not text against numbers) answered with the
@@ -17,6 +19,7 @@ from typing import Mapping
 import polars as pl
 import pyarrow as pa
 
+from conflictlab.arbitration.prompts import instance_unit
 from conflictlab.report.methods import method_cell
 
 BENCHMARK = "Arbitration"
@@ -43,10 +46,16 @@ def method_cells(instances: pa.Table, predictions: pa.Table, runs: Mapping[str, 
         ("Acc (conflict)", rows, "correct", True),
         ("Text followed", rows.filter(pl.col("setting").is_in(TEXT_VS_NUMBERS)), "follows_text", None),
     ):
-        for name, group in frame.group_by("model", maintain_order=True):
+        units = (
+            frame.with_columns(unit=pl.col("instance_id").map_elements(instance_unit, return_dtype=pl.String))
+            .group_by("model", "unit", maintain_order=True)
+            .agg(pl.col(value).cast(pl.Float64).mean())
+            .sort("model", "unit")
+        )
+        for name, group in units.group_by("model", maintain_order=True):
             model, method = runs[name[0]]
             cells.append(method_cell(
-                model=model, method=method, benchmark=BENCHMARK, metric=metric, values=group[value].cast(pl.Float64).to_numpy(),
-                sample_ids=group["instance_id"].to_list(), proportion=True, higher_is_better=higher,
+                model=model, method=method, benchmark=BENCHMARK, metric=metric, values=group[value].to_numpy(),
+                sample_ids=group["unit"].to_list(), proportion=False, higher_is_better=higher,
             ))
     return cells

@@ -345,3 +345,13 @@ def sensitivity_variants(base: ArbitrationConfig, sweep: dict) -> list[tuple[str
     for margin in sweep.get("margins", []):
         variants.append((f"sens/margin={margin[0]}-{margin[1]}", replace(base, trajectory=replace(base.trajectory, margin=tuple(margin)))))
     return variants
+
+
+def instance_unit(instance_id: str) -> str:
+    """The instance an id belongs to: ``<stem>/conflict/<order>`` -> ``<stem>``,
+    so that an instance asked in both evidence orders is one unit of analysis."""
+    for order in ORDERS:
+        suffix = f"/conflict/{order}"
+        if instance_id.endswith(suffix):
+            return instance_id[: -len(suffix)]
+    return instance_id

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from conflictlab.arbitration.prompts import ORDERS
+from conflictlab.arbitration.prompts import ORDERS, instance_unit
 from conflictlab.arbitration.trajectories import THRESHOLD
 from conflictlab.report.figures import plt
 from conflictlab.arbitration.methods import TEXT_VS_NUMBERS
@@ -225,16 +225,6 @@ def trajectory_examples(instances: pa.Table, *, horizon: int, per_label: int = 2
     fig.suptitle(f"Generated trajectories ({setting} setting): {len(chosen)} of {len(rows)} instances; dotted: threshold 0.5", fontsize=9)
     fig.tight_layout()
     return fig
-
-
-def instance_unit(instance_id: str) -> str:
-    """The instance an id belongs to: ``<stem>/conflict/<order>`` -> ``<stem>``,
-    so that an instance asked in both evidence orders is one unit of analysis."""
-    for order in ORDERS:
-        suffix = f"/conflict/{order}"
-        if instance_id.endswith(suffix):
-            return instance_id[: -len(suffix)]
-    return instance_id
 
 
 ORDER_PAIR_SCHEMA = pa.schema(

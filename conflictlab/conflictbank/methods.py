@@ -54,7 +54,7 @@ def method_cells(predictions: pa.Table, runs: Mapping[str, tuple[str, str]], *, 
                 "model": model, "method": method, "benchmark": BENCHMARK, "metric": f"{LABELS[name]} {row['setting']}",
                 "value": row[name], "ci_low": row[f"{name}_low"], "ci_high": row[f"{name}_high"],
                 "n": row["n_mr"] if name == "mr" else row["n_scored"], "samples": samples_key(ids[model]),
-                "higher_is_better": None, "interval": "wilson", "shown": name in SHOWN,
+                "higher_is_better": None, "interval": "clopper-pearson", "shown": name in SHOWN,
                 ITEMS: items.get((row["model"], row["setting"], name), ([], [])),
             })
     return cells

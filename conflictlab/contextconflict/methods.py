@@ -5,8 +5,8 @@ unsteered ``base``, the steering variants and the conflict-resolution
 methods), so all rows of a model answer the same samples. Columns, pooled
 over the types of each task family: accuracy on the reasoning types (Wilson),
 Balance on the summarization types (the defined shares only; lower is
-better; percentile bootstrap) and judged Faithfulness on every type (scored
-responses only; bootstrap), as Table 4 computes them per type.
+better; Student-t interval) and judged Faithfulness on every type (scored
+responses only; Student-t), as Table 4 computes them per type.
 """
 
 from __future__ import annotations

@@ -29,13 +29,13 @@ import pyarrow as pa
 
 from conflictlab.paired import best_by_paired_tests, format_p, pair_on_ids, paired_difference
 from conflictlab.report.figures import panel_grid, plt
-from conflictlab.stats import bootstrap_mean_ci, proportion_ci
+from conflictlab.stats import mean_interval, proportion_ci
 
 ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is built; never written
 # The fewest pairs at which a paired interval is printed: the coverage of
 # Newcombe's interval (proportions) and of the t interval (means) was checked
 # by simulation from these n up (tests/test_paired.py, docs/methods.md).
-PAIRED_MIN_N = {"wilson": 5, "bootstrap": 10}
+PAIRED_MIN_N = {"clopper-pearson": 5, "student-t": 10}
 PAIRED_COLUMNS = ("difference", "difference_low", "difference_high", "p_paired", "p_paired_text", "n_pairs", "paired_test")
 
 METHOD_CELL_SCHEMA = pa.schema(
@@ -50,7 +50,7 @@ METHOD_CELL_SCHEMA = pa.schema(
         pa.field("n", pa.int64(), nullable=False),
         pa.field("samples", pa.string(), nullable=False),  # samples_key of the ids the cell averages
         pa.field("higher_is_better", pa.bool_()),  # null: neither direction is better (no marks)
-        pa.field("interval", pa.string(), nullable=False),  # wilson | bootstrap
+        pa.field("interval", pa.string(), nullable=False),  # clopper-pearson | student-t
         pa.field("shown", pa.bool_(), nullable=False),  # in the Markdown table and the figure (false: the CSV only)
         # against the model's baseline on the items both answered (null on the baseline's own row)
         pa.field("difference", pa.float64()),  # method − baseline
@@ -86,20 +86,23 @@ def method_cell(
     seed: int = 0,
 ) -> dict:
     """One cell from per-sample ``values`` (shape (n,); 0/1 when
-    ``proportion``: Wilson interval; else a percentile-bootstrap interval of
-    the mean); no interval at n < 2."""
+    ``proportion``: the interval of :func:`~conflictlab.stats.proportion_ci`;
+    else the Student-t interval of the mean, none below
+    :data:`~conflictlab.stats.MIN_N_MEAN` values or without spread, whose
+    coverage tests/test_coverage.py checks). ``n_resamples`` is unused since
+    the percentile bootstrap, which undercovered at small n, was dropped."""
     values = np.asarray(values, dtype=float)
     if len(sample_ids) != values.size:
         raise ValueError(f"{benchmark} {metric} of {model}@{method}: {values.size} values but {len(sample_ids)} sample ids")
     if proportion:
         value, low, high = proportion_ci(values)
     else:
-        value, low, high = bootstrap_mean_ci(values, n_resamples=n_resamples, seed=seed)
+        value, low, high = mean_interval(values)
     return {
         "model": model, "method": method, "benchmark": benchmark, "metric": metric,
         "value": value, "ci_low": low, "ci_high": high, "n": int(values.size),
         "samples": samples_key(sample_ids), "higher_is_better": higher_is_better,
-        "interval": "wilson" if proportion else "bootstrap", "shown": True,
+        "interval": "clopper-pearson" if proportion else "student-t", "shown": True,
         ITEMS: (list(sample_ids), values),
     }
 
@@ -109,7 +112,7 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
     the paired columns of :data:`METHOD_CELL_SCHEMA` filled against the
     cell of method ``base`` of the same (model, benchmark, metric), and the
     ``best`` mark; ``ITEMS`` removed. A cell without a baseline cell keeps
-    null paired columns; a 0/1 metric (``interval`` wilson) is compared as
+    null paired columns; a 0/1 metric (``interval`` clopper-pearson) is compared as
     proportions, any other as means."""
     groups: dict[tuple, list[dict]] = {}
     for cell in cells:
@@ -126,7 +129,7 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
         if direction is not None and len(group) > 1 and all(c["n"] >= min_n for c in group):
             best = best_by_paired_tests(
                 [c[ITEMS][0] for c in group], [c[ITEMS][1] for c in group], higher_is_better=direction,
-                proportion=group[0]["interval"] == "wilson", n_resamples=min(n_resamples, 2000), seed=seed,
+                proportion=group[0]["interval"] == "clopper-pearson", n_resamples=min(n_resamples, 2000), seed=seed,
             )
             if best is not None:
                 out[len(out) - len(group) + best]["best"] = True
@@ -137,7 +140,7 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
 
 def _paired_cell(cell: dict, reference: dict, *, n_resamples: int, seed: int) -> dict:
     what = f"{cell['benchmark']} {cell['metric']} of {cell['model']}: {cell['method']} against {reference['method']}"
-    return paired_columns(cell[ITEMS], reference[ITEMS], proportion=cell["interval"] == "wilson", what=what,
+    return paired_columns(cell[ITEMS], reference[ITEMS], proportion=cell["interval"] == "clopper-pearson", what=what,
                           n_resamples=n_resamples, seed=seed)
 
 
@@ -153,7 +156,7 @@ def paired_columns(items: tuple, reference: tuple, *, proportion: bool, what: st
     if x.size == 0:
         return {"n_pairs": 0}
     result = paired_difference(x, y, proportion=proportion, n_resamples=n_resamples, seed=seed)
-    if result["n_pairs"] < PAIRED_MIN_N["wilson" if proportion else "bootstrap"]:
+    if result["n_pairs"] < PAIRED_MIN_N["clopper-pearson" if proportion else "student-t"]:
         result["difference_low"] = result["difference_high"] = None
     result = {k: _nan_to_none(v) for k, v in result.items()}
     return {**result, "p_paired_text": format_p(result["p_paired"])}
@@ -260,7 +263,7 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
     lines = [
         f"Paired differences from {base} (method − {base}, percentage points) on the items both answered: proportions "
         "with an exact McNemar p and Newcombe's paired score interval, means with a sign-flip p and a t interval; "
-        f"no interval below {PAIRED_MIN_N['wilson']} pairs (proportions) or {PAIRED_MIN_N['bootstrap']} (means).\n",
+        f"no interval below {PAIRED_MIN_N['clopper-pearson']} pairs (proportions) or {PAIRED_MIN_N['student-t']} (means).\n",
         "| model | method | column | difference [95% CI] | p (paired) | pairs | test |",
         "|---|---|---|---|---|---|---|",
     ]
