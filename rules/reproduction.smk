@@ -13,6 +13,7 @@ REPRODUCTION_MODEL_LISTS = model_lists(config)
 REPRODUCTION_INSTRUMENTS = instruments(config)
 REPRODUCTION_SOURCES = model_sources(config, (*REPRODUCTION_MODEL_LISTS.values(), *REPRODUCTION_INSTRUMENTS.values()))
 
+PROFILE_TABLE_STEMS = {Path(path).stem for path in PROFILE_INPUTS.values()}
 # The tables of this run that a paper's rows read (Ours.table: the CSV's stem), where this config makes them.
 REPRODUCTION_TABLES = {
     **{Path(path).stem: path for path in PROFILE_INPUTS.values()},
@@ -23,6 +24,13 @@ REPRODUCTION_TABLES = {
     **({f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table2", "table7")} if config["conflicts"]["models"] else {}),
     **({Path(ARBITRATION_OUTPUTS[k]).stem: ARBITRATION_OUTPUTS[k] for k in ("accuracy_csv", "sensitivity_csv")}
        if config["arbitration"]["models"] else {}),
+    **({Path(BALANCE_OUTPUTS[k]).stem: BALANCE_OUTPUTS[k] for k in ("table6_csv", "agreement_csv", "positions")}
+       if "balance" in PROFILE_TABLE_STEMS else {}),
+    **({"conflictbank_embedded": CONFLICTBANK_OUTPUTS["embedded_csv"]} if "conflictbank_mr" in PROFILE_TABLE_STEMS else {}),
+    **{f"shuffled_positions_{m}": shuffle_outputs(m)["presented_csv"] for m in config["generators"] if SHUFFLE_TYPES},
+    # the mechanistic tables are Parquet (results/mechanistic/<model>/), read by the same script
+    **{f"mechanistic_{kind}_{m}": mechanistic_outputs(m)[kind] for m in config["mechanistic"]["models"]
+       for kind in ("probes", "spectral", "projection", "subset_probes")},
 }
 
 REPRODUCTION_OUTPUTS = {

@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from statsmodels.stats.proportion import proportion_confint
 
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA as ARBITRATION_PREDICTIONS
 from conflictlab.arbitration.methods import method_cells as arbitration_cells

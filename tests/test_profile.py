@@ -240,3 +240,14 @@ def test_the_page_shows_this_models_methods_rows_only():
     assert "90.0" not in section and "OAR" not in section
     assert "No conflict-resolution method ran" in P.render_page(C, LISTS, [], methods=rows)
     assert "Conflict-resolution methods" not in P.render_page(A, LISTS, [])
+
+
+def test_a_result_table_reads_alike_from_parquet_and_csv(tmp_path):
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    table = pa.table({"model": ["m", "n"], "layer": [3, 7], "probe_auc": [0.91, None]})
+    pq.write_table(table, tmp_path / "probes.parquet")
+    pacsv.write_csv(table, tmp_path / "probes.csv")
+    expected = [{"model": "m", "layer": 3, "probe_auc": 0.91}, {"model": "n", "layer": 7, "probe_auc": None}]
+    assert P.read_table_rows(tmp_path / "probes.parquet") == expected == P.read_table_rows(tmp_path / "probes.csv")

@@ -201,6 +201,34 @@ def test_a_derived_row_of_a_row_that_cannot_be_compared_says_which():
     assert row["verdict"] == R.NOT_COMPARABLE and "row nowhere is not in the report" in row["why"]
 
 
+def test_a_derived_row_uses_our_estimate_of_a_row_whose_paper_value_the_copy_lost():
+    # §5's "+19.2 points" is stated, the two Table 4 cells it is the difference of are lost in the copy
+    temporal = acc(None, "temporal", key="temporal", paper_n=3000)
+    misinfo = acc(None, "misinformation", key="misinformation", paper_n=3000)
+    gain = PaperNumber("p", "gain", "Llama-3.1-8B-Instruct", "x", 19.2, "points", "§5", paper_n=3000,
+                       ours=Derived("difference", ("temporal", "misinformation"), paired=True), key="gain")
+    arms_and_gain = compare_all([temporal, misinfo, gain])
+    assert [r["verdict"] for r in arms_and_gain[:2]] == [R.NOT_COMPARABLE] * 2
+    assert all(r["why"] == R.NO_NUMBER and r["ours"] is not None for r in arms_and_gain[:2])
+    row = arms_and_gain[2]
+    assert row["verdict"] != R.NOT_COMPARABLE and row["ours"] == pytest.approx(20.0)
+    assert row["difference"] == pytest.approx(0.8) and row["difference_low"] < 0.8 < row["difference_high"]
+
+
+def test_a_derived_difference_of_two_counts_is_a_count():
+    total = PaperNumber("p", "samples", None, "all", 3000 + 3000 + 40, "count", "§2", key="total",
+                        ours=Ours("accuracy", "n", models=None, where={"level": "type"}, low=None, high=None, scale=1.0,
+                                  total=True))
+    temporal = PaperNumber("p", "samples", None, "temporal", 3000, "count", "§2", key="temporal",
+                           ours=Ours("accuracy", "n", models=None, where={"conflict_type": "temporal"}, low=None, high=None,
+                                     scale=1.0))
+    for printed, verdict in ((3040, R.EQUAL), (3041, R.DIFFERS)):
+        rest = PaperNumber("p", "samples", None, "all but temporal", printed, "count", "§2", key="rest",
+                           ours=Derived("difference", ("total", "temporal")))
+        row = compare_all([total, temporal, rest])[2]
+        assert (row["ours"], row["verdict"]) == (3040, verdict), row["why"]
+
+
 def test_a_missing_table_or_column_is_not_comparable_and_named_never_an_error():
     assert "results/tables/accuracy.csv is not made in this run" in compare_all([acc(24.8)], {})[0]["why"]
     lacking = [{k: v for k, v in r.items() if k != "ci_high"} for r in ACCURACY]

@@ -190,6 +190,7 @@ TABLE5 = tuple(
             low=low,
             high=high,
             n=METRICS[column],
+            kind=None if paper_n else "mean",  # grounding: a mean share of grounded sentences per response
         ),
         instrument=JUDGE,
         note=None if paper_n else GROUNDING_NOTE,

@@ -49,6 +49,7 @@ from typing import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from conflictlab.report import reproduction
 from conflictlab.report.paper_models import paper_model_name  # noqa: F401  (the pages find their paper names through it)
@@ -128,6 +129,13 @@ THIS_RUN, PAPER = "this run", "paper"
 def read_csv_rows(path) -> list[dict]:
     """A result table's CSV as a list of row dicts; empty cells and ``nan`` are None."""
     return pacsv.read_csv(path).to_pylist()
+
+
+def read_table_rows(path) -> list[dict]:
+    """A result table as a list of row dicts: Parquet (``.parquet``) or CSV (:func:`read_csv_rows`)."""
+    if str(path).endswith(".parquet"):
+        return pq.read_table(path).to_pylist()
+    return read_csv_rows(path)
 
 
 def _rows(table: pa.Table | Sequence[dict] | None) -> list[dict]:

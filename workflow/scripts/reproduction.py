@@ -3,14 +3,14 @@
 from conflictlab.logs import configure_logging
 from conflictlab.report import reproduction
 from conflictlab.paper_registries import REGISTRIES
-from conflictlab.report.profile import read_csv_rows
+from conflictlab.report.profile import read_table_rows
 from conflictlab.report.tables import write_text
 
 log = configure_logging(snakemake.log[0], "reproduction")
 params, out = snakemake.params, snakemake.output
 
 papers = [registry.PAPER for registry in REGISTRIES]
-tables = {stem: read_csv_rows(path) for stem, path in snakemake.input.items()}
+tables = {stem: read_table_rows(path) for stem, path in snakemake.input.items()}
 log.info("read %d tables: %s", len(tables), ", ".join(tables))
 context = dict(tables=tables, model_lists=params.model_lists, sources=params.sources, instruments=params.instruments)
 rows = reproduction.compare_all([number for registry in REGISTRIES for number in registry.NUMBERS],
