@@ -221,3 +221,32 @@ def best_by_paired_tests(
             return None
         p_values.append(result["p_paired"])
     return best if bool(np.all(holm(p_values) < alpha)) else None
+
+
+# Fewest pairs for a paired interval, by the cells' interval (a proportion's or a mean's).
+PAIRED_MIN_N = {"clopper-pearson": 5, "student-t": 10}
+# The columns a methods table (and Table 4) gives each row against its baseline.
+PAIRED_COLUMNS = ("difference", "difference_low", "difference_high", "p_paired", "p_paired_text", "n_pairs", "paired_test")
+
+
+def paired_columns(items: tuple, reference: tuple, *, proportion: bool, what: str, n_resamples: int = 10_000, seed: int = 0) -> dict:
+    """The paired columns (``difference``, ``difference_low``,
+    ``difference_high``, ``p_paired``, ``p_paired_text``, ``n_pairs``,
+    ``paired_test``) of ``items`` against ``reference``, each (item ids,
+    per-item values), joined on the ids; the interval null below
+    :data:`PAIRED_MIN_N` pairs or without spread, everything but
+    ``n_pairs = 0`` null without shared items. ``what`` names the
+    comparison in errors."""
+    _, x, y = pair_on_ids(*items, *reference, what=what)
+    if x.size == 0:
+        return {"n_pairs": 0}
+    result = paired_difference(x, y, proportion=proportion, n_resamples=n_resamples, seed=seed)
+    if result["n_pairs"] < PAIRED_MIN_N["clopper-pearson" if proportion else "student-t"]:
+        result["difference_low"] = result["difference_high"] = None
+    result = {k: nan_to_none(v) for k, v in result.items()}
+    return {**result, "p_paired_text": format_p(result["p_paired"])}
+
+
+def nan_to_none(v):
+    """``v``, or None for a NaN float (a CSV cell left empty rather than printed as nan)."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
 from conflictlab.contextconflict.variants import BASE, METHODS, SteeredModel, SteeringVariant
 from conflictlab.io import atomic_path
-from conflictlab.paired import best_by_paired_tests
+from conflictlab.paired import PAIRED_COLUMNS, best_by_paired_tests, paired_columns
 
 # --------------------------------------------------------------------------
 # Variants: a steered rerun is the pseudo-model "name@variant" and a variant is
@@ -367,11 +367,10 @@ def paired_results(
     results: pa.Table, items: Mapping[tuple[str, str, str], tuple[list, np.ndarray]], *, n_resamples: int = 10_000, seed: int = 0
 ) -> pa.Table:
     """``results`` with the paired columns of
-    :func:`conflictlab.report.methods.paired_columns`: each row compared
+    :func:`conflictlab.paired.paired_columns`: each row compared
     with its model's ``base`` row of the same metric and type on the items
     both cover (``items`` of :func:`cell_items`); null on the base rows and
     where either side has no per-item values."""
-    from conflictlab.report.methods import PAIRED_COLUMNS, paired_columns
 
     rows = []
     for r in results.to_pylist():  # one per (rerun, metric, type): tens of rows

@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.paired import best_by_paired_tests, format_p, pair_on_ids, paired_difference
+from conflictlab.paired import PAIRED_COLUMNS, PAIRED_MIN_N, best_by_paired_tests, nan_to_none, paired_columns
 from conflictlab.report.figures import panel_grid, plt
 from conflictlab.stats import mean_interval, proportion_ci
 
@@ -35,8 +35,6 @@ ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is buil
 # The fewest pairs at which a paired interval is printed: the coverage of
 # Newcombe's interval (proportions) and of the t interval (means) was checked
 # by simulation from these n up (tests/test_paired.py, docs/methods.md).
-PAIRED_MIN_N = {"clopper-pearson": 5, "student-t": 10}
-PAIRED_COLUMNS = ("difference", "difference_low", "difference_high", "p_paired", "p_paired_text", "n_pairs", "paired_test")
 
 METHOD_CELL_SCHEMA = pa.schema(
     [
@@ -144,28 +142,6 @@ def _paired_cell(cell: dict, reference: dict, *, n_resamples: int, seed: int) ->
                           n_resamples=n_resamples, seed=seed)
 
 
-def paired_columns(items: tuple, reference: tuple, *, proportion: bool, what: str, n_resamples: int = 10_000, seed: int = 0) -> dict:
-    """The paired columns (``difference``, ``difference_low``,
-    ``difference_high``, ``p_paired``, ``p_paired_text``, ``n_pairs``,
-    ``paired_test``) of ``items`` against ``reference``, each (item ids,
-    per-item values), joined on the ids; the interval null below
-    :data:`PAIRED_MIN_N` pairs or without spread, everything but
-    ``n_pairs = 0`` null without shared items. ``what`` names the
-    comparison in errors."""
-    _, x, y = pair_on_ids(*items, *reference, what=what)
-    if x.size == 0:
-        return {"n_pairs": 0}
-    result = paired_difference(x, y, proportion=proportion, n_resamples=n_resamples, seed=seed)
-    if result["n_pairs"] < PAIRED_MIN_N["clopper-pearson" if proportion else "student-t"]:
-        result["difference_low"] = result["difference_high"] = None
-    result = {k: _nan_to_none(v) for k, v in result.items()}
-    return {**result, "p_paired_text": format_p(result["p_paired"])}
-
-
-def _nan_to_none(v):
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
-
-
 def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tuple[list[dict], list[tuple[str, str]], list[str]]:
     """Rows, columns and notes of the methods table.
 
@@ -201,7 +177,7 @@ def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tup
                 unmarked.setdefault(why, []).append(f"{model} {header}")
             for row, cell, mark, method in zip(block, found, marks, present):
                 row[key] = None if cell is None else {
-                    **{k: _nan_to_none(cell[k]) for k in ("value", "ci_low", "ci_high")}, "n": cell["n"], "mark": mark
+                    **{k: nan_to_none(cell[k]) for k in ("value", "ci_low", "ci_high")}, "n": cell["n"], "mark": mark
                 }
                 if cell is None:
                     missing.setdefault((model, benchmark), {}).setdefault(method, []).append(header)

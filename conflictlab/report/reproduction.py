@@ -180,13 +180,15 @@ class ClaimCheck:
 class ClaimContext:
     """What a claim's check reads: ``tables`` (``{table stem: rows}``, the
     result CSVs), ``rows`` (the compared report rows by
-    :attr:`PaperNumber.id`, each a :func:`compare` dict), ``model_lists``
-    and ``sources`` as :func:`compare` takes them."""
+    :attr:`PaperNumber.id`, each a :func:`compare` dict), ``model_lists``,
+    ``sources`` and ``instruments`` (the judges and scorers by role) as
+    :func:`compare` takes them."""
 
     tables: Mapping[str, Sequence[Mapping]]
     rows: Mapping[str, Mapping]
     model_lists: Mapping[str, Sequence[str]]
     sources: Mapping[str, str]
+    instruments: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def model(self, paper_name: str, model_list: str) -> str | None:
         """This run's model (in config list ``model_list``) that the paper calls ``paper_name``."""
