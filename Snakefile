@@ -51,6 +51,6 @@ include: "rules/construction.smk"  # after judges.smk (its judge settings and ca
 
 
 rule all:
+    default_target: True
     input:
         ALL_TARGETS,
-    default_target: True

@@ -96,7 +96,9 @@ def main():
         else:
             close += 1
             print(f"close   {rel}: max |diff| {result:.2e}")
-    print(f"\n{len(common)} files in both: {same_bytes} identical bytes, {close} equal within {args.tol}, {differ} differ")
+    print(
+        f"\n{len(common)} files in both: {same_bytes} identical bytes, {close} equal within {args.tol}, {differ} differ"
+    )
     print(f"only before: {len(files_a - files_b)}; only after: {len(files_b - files_a)}")
     for rel in sorted(files_a - files_b)[:40]:
         print(f"  only before: {rel}")

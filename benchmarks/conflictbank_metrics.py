@@ -84,8 +84,13 @@ def legacy_scored_records(predictions) -> set[int]:
     settings = {row["setting"] for row in rows}
     missing = {"default", "correct"} - settings
     if missing:
-        raise ValueError(f"the scored subset needs the settings default and correct; predictions lack {sorted(missing)}")
-    right = {name: {r["record_id"] for r in rows if r["setting"] == name and r["predicted_letter"] == r["correct_letter"]} for name in ("default", "correct")}
+        raise ValueError(
+            f"the scored subset needs the settings default and correct; predictions lack {sorted(missing)}"
+        )
+    right = {
+        name: {r["record_id"] for r in rows if r["setting"] == name and r["predicted_letter"] == r["correct_letter"]}
+        for name in ("default", "correct")
+    }
     return right["default"] & right["correct"]
 
 
@@ -128,11 +133,15 @@ def legacy_rates(chosen: list[dict], *, n_resamples: int, seed: int, confidence:
     row["n_mr"] = n_mr
     row["mr"], row["mr_low"], row["mr_high"] = proportion_interval(counts["oar"], n_mr, confidence=confidence)
     entropies = legacy_entropy_bits(np.array([r["probabilities"] for r in chosen], dtype=float).reshape(n, 4))
-    row["entropy"], row["entropy_low"], row["entropy_high"] = mean_interval(entropies, confidence=confidence, bounds=(0.0, 2.0))
+    row["entropy"], row["entropy_low"], row["entropy_high"] = mean_interval(
+        entropies, confidence=confidence, bounds=(0.0, 2.0)
+    )
     return row
 
 
-def legacy_setting_metrics(predictions, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95, subsets=None):
+def legacy_setting_metrics(
+    predictions, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95, subsets=None
+):
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -145,8 +154,13 @@ def legacy_setting_metrics(predictions, *, n_resamples: int = 2000, seed: int = 
             chosen = [r for r in rows if r["setting"] == setting and r["record_id"] in scored]
             total = sum(1 for r in rows if r["setting"] == setting)
             out.append(
-                {"model": model, "setting": setting, "n_records": total, "n_scored": len(chosen),
-                 **legacy_rates(chosen, n_resamples=n_resamples, seed=seed, confidence=confidence)}
+                {
+                    "model": model,
+                    "setting": setting,
+                    "n_records": total,
+                    "n_scored": len(chosen),
+                    **legacy_rates(chosen, n_resamples=n_resamples, seed=seed, confidence=confidence),
+                }
             )
     return pa.Table.from_pylist(out, schema=legacy_metric_schema())
 
@@ -204,8 +218,15 @@ def write_predictions(path: Path, rows: int, seed: int) -> dict:
             unknown = [field.name for field in PREDICTION_SCHEMA if field.name not in columns]
             if unknown:
                 raise SystemExit(f"PREDICTION_SCHEMA has fields this benchmark does not fill: {unknown}")
-            writer.write_table(pa.Table.from_arrays([columns[f.name] for f in PREDICTION_SCHEMA], schema=PREDICTION_SCHEMA))
-    return {"rows": n * len(settings), "records": n, "settings": len(settings), "scored": int((right["default"] & right["correct"]).sum())}
+            writer.write_table(
+                pa.Table.from_arrays([columns[f.name] for f in PREDICTION_SCHEMA], schema=PREDICTION_SCHEMA)
+            )
+    return {
+        "rows": n * len(settings),
+        "records": n,
+        "settings": len(settings),
+        "scored": int((right["default"] & right["correct"]).sum()),
+    }
 
 
 # --------------------------------------------------------------------------
@@ -241,7 +262,9 @@ def child(args) -> None:
                     window.extend([begin, time.perf_counter()])
 
         library.mean_interval = timed
-        metrics = library.setting_metrics(library.scan_predictions(args.path), n_resamples=args.resamples, seed=args.seed)
+        metrics = library.setting_metrics(
+            library.scan_predictions(args.path), n_resamples=args.resamples, seed=args.seed
+        )
         phases = {"intervals": max(window) - min(window) if window else 0.0}
     seconds = time.perf_counter() - start
     pq.write_table(metrics, args.out)
@@ -259,7 +282,10 @@ def endpoints(bootstrap_path: Path, normal_path: Path) -> dict:
     others = [name for name in a.column_names if name not in ("entropy_low", "entropy_high")]
     half = (np.array(a.column("entropy_high")) - np.array(a.column("entropy_low"))) / 2
     with np.errstate(invalid="ignore"):
-        gaps = [np.abs(np.array(b.column(name), dtype=float) - np.array(a.column(name), dtype=float)) / half for name in ("entropy_low", "entropy_high")]
+        gaps = [
+            np.abs(np.array(b.column(name), dtype=float) - np.array(a.column(name), dtype=float)) / half
+            for name in ("entropy_low", "entropy_high")
+        ]
     gaps = np.concatenate(gaps)
     gaps = gaps[~np.isnan(gaps)]
     shift, rms = (float(gaps.max()), float(np.sqrt((gaps**2).mean()))) if gaps.size else (0.0, 0.0)
@@ -267,8 +293,20 @@ def endpoints(bootstrap_path: Path, normal_path: Path) -> dict:
 
 
 def run_child(kind: str, path: Path, out: Path, args) -> dict:
-    command = [sys.executable, __file__, "--child", kind, "--path", str(path), "--out", str(out),
-               "--resamples", str(args.resamples), "--seed", str(args.seed)]
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        kind,
+        "--path",
+        str(path),
+        "--out",
+        str(out),
+        "--resamples",
+        str(args.resamples),
+        "--seed",
+        str(args.seed),
+    ]
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=stdout, stderr=stderr, cwd=REPO)
@@ -279,7 +317,12 @@ def run_child(kind: str, path: Path, out: Path, args) -> dict:
         if process.returncode != 0:
             raise SystemExit(f"{kind} child failed ({process.returncode}):\n{stderr.read()[-3000:]}")
         report = json.loads(stdout.read().strip().splitlines()[-1])
-    return {**report, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_gb": usage.ru_maxrss * 1024 / 1e9}  # ru_maxrss: KiB
+    return {
+        **report,
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak_gb": usage.ru_maxrss * 1024 / 1e9,
+    }  # ru_maxrss: KiB
 
 
 def helper(*options: str) -> dict | str:
@@ -332,19 +375,45 @@ def cpu_model() -> str:
 
 
 def line(label: str, run: dict) -> str:
-    rest = f" (intervals {run['intervals']:.1f} s, the rest {run['seconds'] - run['intervals']:.1f} s)" if "intervals" in run else ""
+    rest = (
+        f" (intervals {run['intervals']:.1f} s, the rest {run['seconds'] - run['intervals']:.1f} s)"
+        if "intervals" in run
+        else ""
+    )
     return f"  {label:<40}{run['wall']:>8.1f} s{run['cpu']:>8.1f} s{run['peak_gb']:>8.2f} GB{rest}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=553_117 * 17, help="prediction rows of the full-size run (default: 553,117 records x 17 settings)")
-    parser.add_argument("--legacy-rows", type=int, default=1_000_000, help="rows of the side-by-side run that checks both give the same metrics")
-    parser.add_argument("--legacy-limit-gb", type=float, default=8.0, help="run the legacy code at --rows only below this extrapolated peak RSS")
-    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples of the mean entropy (conflictbank.bootstrap_resamples)")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=553_117 * 17,
+        help="prediction rows of the full-size run (default: 553,117 records x 17 settings)",
+    )
+    parser.add_argument(
+        "--legacy-rows",
+        type=int,
+        default=1_000_000,
+        help="rows of the side-by-side run that checks both give the same metrics",
+    )
+    parser.add_argument(
+        "--legacy-limit-gb",
+        type=float,
+        default=8.0,
+        help="run the legacy code at --rows only below this extrapolated peak RSS",
+    )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=2000,
+        help="bootstrap resamples of the mean entropy (conflictbank.bootstrap_resamples)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, help="write the table and metrics here instead of a temporary folder")
-    parser.add_argument("--child", choices=["generate", "legacy", "new", "compare", "endpoints"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", choices=["generate", "legacy", "new", "compare", "endpoints"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--path", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
@@ -376,27 +445,39 @@ def main() -> None:
             path = folder / f"predictions_{rows}.parquet"
             counts = helper("--child", "generate", "--path", str(path), "--size", str(rows), "--seed", str(args.seed))
             tables[label] = written[rows] = path
-            print(f"synthetic predictions ({label}): {counts['rows']:,} rows ({counts['records']:,} records x {counts['settings']} "
-                  f"settings), {counts['scored']:,} records scored ({counts['scored'] / counts['records']:.0%}); "
-                  f"{path.stat().st_size / 1e6:.0f} MB Parquet written in {time.perf_counter() - started:.0f} s", flush=True)
-        print(f"entropy interval: legacy {args.resamples}-resample bootstrap per setting, new normal from 5,000 scored "
-              f"records on; machine load (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs before the runs")
+            print(
+                f"synthetic predictions ({label}): {counts['rows']:,} rows ({counts['records']:,} records x {counts['settings']} "
+                f"settings), {counts['scored']:,} records scored ({counts['scored'] / counts['records']:.0%}); "
+                f"{path.stat().st_size / 1e6:.0f} MB Parquet written in {time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
+        print(
+            f"entropy interval: legacy {args.resamples}-resample bootstrap per setting, new normal from 5,000 scored "
+            f"records on; machine load (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs before the runs"
+        )
         print(f"  {'':<40}{'wall':>10}{'CPU':>10}{'peak RSS':>11}")
         small, large = (rows // 17 * 17 for rows in sizes.values())
         runs = {}
 
         def compare(rows: int, legacy_path: Path, new_path: Path) -> None:
             found = helper("--child", "endpoints", "--path", str(legacy_path), "--out", str(new_path))
-            print(f"  same metrics at {rows:,} rows: " + ("yes, every column equal (NaN where NaN)" if not found["others"] else f"NO: {found['others']}")
-                  + f" but the entropy interval's ends, at most {100 * found['shift']:.1f}% "
-                  f"(root mean square {100 * found['rms']:.1f}%) of the bootstrap's half-width apart", flush=True)
+            print(
+                f"  same metrics at {rows:,} rows: "
+                + ("yes, every column equal (NaN where NaN)" if not found["others"] else f"NO: {found['others']}")
+                + f" but the entropy interval's ends, at most {100 * found['shift']:.1f}% "
+                f"(root mean square {100 * found['rms']:.1f}%) of the bootstrap's half-width apart",
+                flush=True,
+            )
 
         for kind in ("legacy", "new"):
             runs[kind, small] = run_child(kind, tables["side by side"], folder / f"{kind}_{small}.parquet", args)
             print(line(f"{kind} at {small:,} rows", runs[kind, small]), flush=True)
         compare(small, folder / f"legacy_{small}.parquet", folder / f"new_{small}.parquet")
-        print(f"  speedup {runs['legacy', small]['wall'] / runs['new', small]['wall']:.1f}x, "
-              f"peak RSS {runs['legacy', small]['peak_gb'] / runs['new', small]['peak_gb']:.1f}x lower", flush=True)
+        print(
+            f"  speedup {runs['legacy', small]['wall'] / runs['new', small]['wall']:.1f}x, "
+            f"peak RSS {runs['legacy', small]['peak_gb'] / runs['new', small]['peak_gb']:.1f}x lower",
+            flush=True,
+        )
         if large > small:
             scale = large / small
             legacy_gb = runs["legacy", small]["peak_gb"] * scale
@@ -406,17 +487,26 @@ def main() -> None:
                 runs["legacy", large] = run_child("legacy", tables["full"], folder / "legacy_full.parquet", args)
                 print(line(f"legacy at {large:,} rows", runs["legacy", large]))
                 compare(large, folder / "legacy_full.parquet", folder / "new_full.parquet")
-                print(f"  speedup {runs['legacy', large]['wall'] / runs['new', large]['wall']:.1f}x, "
-                      f"peak RSS {runs['legacy', large]['peak_gb'] / runs['new', large]['peak_gb']:.1f}x lower", flush=True)
+                print(
+                    f"  speedup {runs['legacy', large]['wall'] / runs['new', large]['wall']:.1f}x, "
+                    f"peak RSS {runs['legacy', large]['peak_gb'] / runs['new', large]['peak_gb']:.1f}x lower",
+                    flush=True,
+                )
             else:
-                print(f"  legacy at {large:,} rows not run: linear extrapolation from {small:,} rows gives "
-                      f"~{runs['legacy', small]['wall'] * scale:.0f} s and ~{legacy_gb:.1f} GB peak RSS "
-                      f"(over --legacy-limit-gb {args.legacy_limit_gb:g}); the full-size metrics are not compared")
-        print(f"  (this process's peak RSS, the floor of every child's: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
+                print(
+                    f"  legacy at {large:,} rows not run: linear extrapolation from {small:,} rows gives "
+                    f"~{runs['legacy', small]['wall'] * scale:.0f} s and ~{legacy_gb:.1f} GB peak RSS "
+                    f"(over --legacy-limit-gb {args.legacy_limit_gb:g}); the full-size metrics are not compared"
+                )
+        print(
+            f"  (this process's peak RSS, the floor of every child's: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)"
+        )
         full = runs["new", large]
         met = full["wall"] <= GOAL_SECONDS and full["peak_gb"] <= GOAL_GB
-        print(f"goal at {large:,} rows (<= {GOAL_SECONDS:g} s, <= {GOAL_GB:g} GB): "
-              f"{'met' if met else 'not met'} ({full['wall']:.1f} s, {full['peak_gb']:.2f} GB)")
+        print(
+            f"goal at {large:,} rows (<= {GOAL_SECONDS:g} s, <= {GOAL_GB:g} GB): "
+            f"{'met' if met else 'not met'} ({full['wall']:.1f} s, {full['peak_gb']:.2f} GB)"
+        )
 
 
 if __name__ == "__main__":

@@ -14,31 +14,50 @@ import numpy as np
 from scipy.stats import binom, multinomial
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests import test_coverage as T  # noqa: E402
-
 from conflictlab.stats import agresti_min_interval, proportion_interval, unit_proportion_interval, wilson_interval  # noqa: E402
+from tests import test_coverage as T  # noqa: E402
 
 NS = (2, 5, 10, 20, 30, 50, 100, 200)
 
 
 def proportion(method, n):
     bounds = np.array([method(k, n)[1:] for k in range(n + 1)])
-    return min(float(binom.pmf(np.arange(n + 1), n, p)[(bounds[:, 0] <= p) & (p <= bounds[:, 1])].sum()) for p in T.PROBABILITIES)
+    return min(
+        float(binom.pmf(np.arange(n + 1), n, p)[(bounds[:, 0] <= p) & (p <= bounds[:, 1])].sum())
+        for p in T.PROBABILITIES
+    )
 
 
 def paired(n):
     worst = 1.0
-    for p_first, p_last, same in ((0.6, 0.5, 0.7), (0.9, 0.8, 0.8), (0.5, 0.5, 0.9), (0.3, 0.5, 0.5), (0.95, 0.95, 0.95)):
+    for p_first, p_last, same in (
+        (0.6, 0.5, 0.7),
+        (0.9, 0.8, 0.8),
+        (0.5, 0.5, 0.9),
+        (0.3, 0.5, 0.5),
+        (0.95, 0.95, 0.95),
+    ):
         a, b = (1 - same) * p_first * (1 - p_last), (1 - same) * (1 - p_first) * p_last
-        covered = sum(multinomial.pmf([i, j, n - i - j], n, [a, b, 1 - a - b])
-                      for i in range(n + 1) for j in range(n + 1 - i) if (lambda lo, hi: lo <= a - b <= hi)(*agresti_min_interval(i, j, n)[1:]))
+        covered = sum(
+            multinomial.pmf([i, j, n - i - j], n, [a, b, 1 - a - b])
+            for i in range(n + 1)
+            for j in range(n + 1 - i)
+            if (lambda lo, hi: lo <= a - b <= hi)(*agresti_min_interval(i, j, n)[1:])
+        )
         worst = min(worst, covered)
     return worst
 
 
 def units(n):
     rng, worst = np.random.default_rng(5), 1.0
-    for p_first, p_last, same in ((0.6, 0.5, 0.7), (0.9, 0.85, 0.8), (0.95, 0.95, 0.5), (0.5, 0.5, 0.95), (0.98, 0.9, 0.3), (0.1, 0.2, 0.6)):
+    for p_first, p_last, same in (
+        (0.6, 0.5, 0.7),
+        (0.9, 0.85, 0.8),
+        (0.95, 0.95, 0.5),
+        (0.5, 0.5, 0.95),
+        (0.98, 0.9, 0.3),
+        (0.1, 0.2, 0.6),
+    ):
         pool = T._both_orders(p_first, p_last, same, rng)
         truth = (p_first + same * p_first + (1 - same) * p_last) / 2
         sums = pool[rng.integers(0, pool.size, size=(4000, n))].sum(axis=1)

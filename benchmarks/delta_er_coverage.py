@@ -33,16 +33,29 @@ def main() -> None:
     population = conflict[:k].sum() / conflict.sum() - consistent[:k].sum() / consistent.sum()
     for n in args.pairs:
         rng = np.random.default_rng(1)
-        truth = float(np.mean(energy_ratios(rng.normal(size=(40_000, n, d)) * np.sqrt(conflict), k)
-                              - energy_ratios(rng.normal(size=(40_000, n, d)) * np.sqrt(consistent), k)))
+        truth = float(
+            np.mean(
+                energy_ratios(rng.normal(size=(40_000, n, d)) * np.sqrt(conflict), k)
+                - energy_ratios(rng.normal(size=(40_000, n, d)) * np.sqrt(consistent), k)
+            )
+        )
         rng = np.random.default_rng(2)
-        results = [delta_er(rng.normal(size=(n, d)) * np.sqrt(conflict), rng.normal(size=(n, d)) * np.sqrt(consistent), k=k, n_permutations=0)
-                   for _ in range(args.draws)]
+        results = [
+            delta_er(
+                rng.normal(size=(n, d)) * np.sqrt(conflict),
+                rng.normal(size=(n, d)) * np.sqrt(consistent),
+                k=k,
+                n_permutations=0,
+            )
+            for _ in range(args.draws)
+        ]
         with_interval = [r for r in results if not r.ci_reason]
         covered = sum(r.ci_low <= truth <= r.ci_high for r in with_interval)
         reason = f" (no interval: {results[0].ci_reason})" if not with_interval else ""
-        print(f"{n:4d} pairs, k = {k}: θ_n = {truth:.4f} (n → ∞: {population:.4f}); "
-              f"the 95% interval covers θ_n in {covered}/{len(with_interval)} draws{reason}")
+        print(
+            f"{n:4d} pairs, k = {k}: θ_n = {truth:.4f} (n → ∞: {population:.4f}); "
+            f"the 95% interval covers θ_n in {covered}/{len(with_interval)} draws{reason}"
+        )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,15 @@ from shapley import GAME_SIZES, LLAMA_SHAPES, linear_weights, paper_flops, paper
 # H100's rate, from the vendor's datasheet as the lent machines' notes quote
 # it ("about 990 TFLOP/s"). A PCIe or NVL part is slower: MFU then reads high.
 BF16_PEAK = {"H200": 989e12, "H100": 989e12}
-TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
-            vocab_size=512, tie_word_embeddings=True)
+TINY = dict(
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=128,
+    vocab_size=512,
+    tie_word_embeddings=True,
+)
 
 
 class _Decoder:
@@ -59,8 +66,16 @@ def random_model(shape: dict, device: str, dtype):
     config = LlamaConfig(max_position_embeddings=8192, rope_theta=500000.0, bos_token_id=1, eos_token_id=2, **shape)
     with torch.device(device):  # initialised where it runs: an 8B model never passes through host memory
         model = LlamaForCausalLM._from_config(config, dtype=dtype).eval()
-    return LoadedModel(model=model, tokenizer=_Decoder(), path="random-init", device=device, dtype=str(dtype).split(".")[-1],
-                       pad_id=0, eos_ids=frozenset({2}), has_chat_template=False)
+    return LoadedModel(
+        model=model,
+        tokenizer=_Decoder(),
+        path="random-init",
+        device=device,
+        dtype=str(dtype).split(".")[-1],
+        pad_id=0,
+        eos_ids=frozenset({2}),
+        has_chat_template=False,
+    )
 
 
 def synchronize():
@@ -98,13 +113,19 @@ def check_generation(lm, args) -> None:
         tokens = sum(len(c.token_ids) for c in out)
         rates[name] = (seconds, tokens)
     base = rates["transformers, batch 1"]
-    print(f"\ngeneration: {len(prompts)} prompts of ~{args.prompt_len} tokens, {args.new_tokens} new tokens, {lm.dtype}")
+    print(
+        f"\ngeneration: {len(prompts)} prompts of ~{args.prompt_len} tokens, {args.new_tokens} new tokens, {lm.dtype}"
+    )
     for name, (seconds, tokens) in rates.items():
-        print(f"    {name:<32} {seconds:8.2f} s {tokens / seconds:10.1f} tokens/s {tokens / seconds / (base[1] / base[0]):7.2f}x")
+        print(
+            f"    {name:<32} {seconds:8.2f} s {tokens / seconds:10.1f} tokens/s {tokens / seconds / (base[1] / base[0]):7.2f}x"
+        )
     if importlib.util.find_spec("vllm") is None:
         print("    vLLM: skipped (vllm is not installed on this machine)")
     else:
-        print("    vLLM: skipped (random-init weights are not a servable folder; run benchmarks/generation.py on a prepared model)")
+        print(
+            "    vLLM: skipped (random-init weights are not a servable folder; run benchmarks/generation.py on a prepared model)"
+        )
 
 
 def check_shapley(name: str, lm, args) -> None:
@@ -120,11 +141,17 @@ def check_shapley(name: str, lm, args) -> None:
     naive = sum(g.naive_tokens(range(1 << g.n)) for _, g in games)
     gpu = torch.cuda.get_device_name(0) if lm.device.startswith("cuda") else ""
     peak = next((value for word, value in BF16_PEAK.items() if word in gpu), None)
-    mfu = lambda flops, seconds: f"MFU {flops / seconds / peak:6.1%}" if peak else "MFU n/a (no bf16 peak for this device)"  # noqa: E731
-    print(f"\nShapley scorer, {name} shape ({lm.dtype}): {len(games)} paper-shaped games ({GAME_SIZES[args.game_sizes]}), "
-          f"{sum(1 << g.n for _, g in games)} coalitions")
-    print(f"    paper code's way (batch 1, full forward per subset) {slow_s:8.2f} s {naive / slow_s:10.0f} tokens/s   "
-          f"{mfu(slow_flops, slow_s)}")
+    mfu = lambda flops, seconds: (
+        f"MFU {flops / seconds / peak:6.1%}" if peak else "MFU n/a (no bf16 peak for this device)"
+    )  # noqa: E731
+    print(
+        f"\nShapley scorer, {name} shape ({lm.dtype}): {len(games)} paper-shaped games ({GAME_SIZES[args.game_sizes]}), "
+        f"{sum(1 << g.n for _, g in games)} coalitions"
+    )
+    print(
+        f"    paper code's way (batch 1, full forward per subset) {slow_s:8.2f} s {naive / slow_s:10.0f} tokens/s   "
+        f"{mfu(slow_flops, slow_s)}"
+    )
     for mode in ("walk", "packed"):
         warm = SubsetScorer(lm.model, token_budget=args.token_budget, mode=mode)
         warm.values(games[0][1], [0, 1])
@@ -132,11 +159,15 @@ def check_shapley(name: str, lm, args) -> None:
         fast_s, fast = timed(lambda: scorer.score([([g], None) for _, g in games]))
         diff = max(abs(f[m] - s[m]) for (f,), s in zip(fast, slow) for m in s)
         stats = scorer.stats
-        print(f"    conflictlab SubsetScorer, {mode:<6}                   {fast_s:8.2f} s {stats.tokens_forwarded / fast_s:10.0f} tokens/s   "
-              f"{mfu(scorer_flops(stats, body, head), fast_s)}   speedup {slow_s / fast_s:.2f}x   max |dv| {diff:.2e}; "
-              f"tokens forwarded {stats.tokens_forwarded} (+{stats.tokens_padded} padding) vs {naive} naive, {stats.forwards} forwards")
-    print("    (tokens/s: real tokens through the model; MFU: linear-layer FLOPs of the useful work, attention left out, "
-          "over seconds and the dense bf16 peak)")
+        print(
+            f"    conflictlab SubsetScorer, {mode:<6}                   {fast_s:8.2f} s {stats.tokens_forwarded / fast_s:10.0f} tokens/s   "
+            f"{mfu(scorer_flops(stats, body, head), fast_s)}   speedup {slow_s / fast_s:.2f}x   max |dv| {diff:.2e}; "
+            f"tokens forwarded {stats.tokens_forwarded} (+{stats.tokens_padded} padding) vs {naive} naive, {stats.forwards} forwards"
+        )
+    print(
+        "    (tokens/s: real tokens through the model; MFU: linear-layer FLOPs of the useful work, attention left out, "
+        "over seconds and the dense bf16 peak)"
+    )
 
 
 def check_activations(lm, args) -> None:
@@ -153,7 +184,9 @@ def check_activations(lm, args) -> None:
         for prompt in prompts:
             for layer in range(len(layers)):
                 with torch.inference_mode():
-                    lm.model(input_ids=torch.tensor([prompt], device=lm.device), output_hidden_states=True).hidden_states[layer + 1]
+                    lm.model(
+                        input_ids=torch.tensor([prompt], device=lm.device), output_hidden_states=True
+                    ).hidden_states[layer + 1]
 
     slow_s, _ = timed(per_layer)
     fast_s, _ = timed(lambda: hidden_states(lm, prompts, batch_size=16))
@@ -166,19 +199,28 @@ def main() -> None:
     import torch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="tiny random models (plumbing only), the default without CUDA")
+    parser.add_argument(
+        "--tiny", action="store_true", help="tiny random models (plumbing only), the default without CUDA"
+    )
     args = parser.parse_args()
     on_gpu = torch.cuda.is_available() and not args.tiny
     device, dtype = ("cuda", torch.bfloat16) if on_gpu else ("cpu", torch.float32)
     if on_gpu:
-        print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, bfloat16, random-init weights of published shapes")
+        print(
+            f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, bfloat16, random-init weights of published shapes"
+        )
         sizes = dict(n_prompts=32, prompt_len=512, new_tokens=128, game_sizes="gpu", token_budget=65536)
         # (shape, games): the 8B with half the games, so that the check stays within about 6 minutes
-        shapes = {"llama-3.2-1b": (LLAMA_SHAPES["llama-3.2-1b"], 200), "llama-3.1-8b": (LLAMA_SHAPES["llama-3.1-8b"], 100)}
+        shapes = {
+            "llama-3.2-1b": (LLAMA_SHAPES["llama-3.2-1b"], 200),
+            "llama-3.1-8b": (LLAMA_SHAPES["llama-3.1-8b"], 100),
+        }
     else:
         why = "--tiny" if args.tiny else "no CUDA device"
-        print(f"device: cpu ({why}): CUDA parts skipped (bfloat16 models of published shapes, their MFU against the GPU's peak); "
-              "a tiny random model checks the plumbing; CPU figures, which mean little for a GPU")
+        print(
+            f"device: cpu ({why}): CUDA parts skipped (bfloat16 models of published shapes, their MFU against the GPU's peak); "
+            "a tiny random model checks the plumbing; CPU figures, which mean little for a GPU"
+        )
         sizes = dict(n_prompts=4, prompt_len=32, new_tokens=4, game_sizes="cpu", token_budget=4096)
         shapes = {"tiny": (TINY, 12)}
     for key, value in sizes.items():

@@ -28,7 +28,9 @@ TEMPLATE = {"reasoning": "reasoning_combined", "summarization": "summarization_s
 def demo_prompts(tokenizer, n: int, root: str) -> list[list[int]]:
     samples = pa.concat_tables(load_released(root, t).tables()[0] for t in CONFLICT_TYPES).to_pylist()[:n]
     return [
-        build_request(tokenizer, s, TEMPLATE[TASK_FAMILY[s["conflict_type"]]], limit=1 << 20, max_new_tokens=0).prompt_ids
+        build_request(
+            tokenizer, s, TEMPLATE[TASK_FAMILY[s["conflict_type"]]], limit=1 << 20, max_new_tokens=0
+        ).prompt_ids
         for s in samples
     ]
 

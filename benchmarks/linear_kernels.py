@@ -88,7 +88,9 @@ def main() -> None:
     parser.add_argument("--model", default="resources/models/smollm2-135m-instruct")
     parser.add_argument("--rows", type=int, nargs="+", default=[256, 1024, 2048, 4096])
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    parser.add_argument("--bf16", action="store_true", help="add plain bfloat16 and the three-product split (CPUs with native bfloat16)")
+    parser.add_argument(
+        "--bf16", action="store_true", help="add plain bfloat16 and the three-product split (CPUs with native bfloat16)"
+    )
     args = parser.parse_args()
 
     import torch
@@ -114,8 +116,15 @@ def main() -> None:
     }
     torch.manual_seed(0)
     print(f"{args.model}: {torch.get_num_threads()} threads")
-    extra = f"{'bf16 x3 GFLOP/s':>17}{'ratio':>7}{'max |dy|':>10}{'bf16 GFLOP/s':>14}{'ratio':>7}{'max |dy|':>10}" if args.bf16 else ""
-    print(f"{'layer':<15}{'in x out':>12}{'rows':>7}{'MKL GFLOP/s':>13}{'oneDNN GFLOP/s':>16}{'ratio':>7}{'max |dy|':>10}" + extra)
+    extra = (
+        f"{'bf16 x3 GFLOP/s':>17}{'ratio':>7}{'max |dy|':>10}{'bf16 GFLOP/s':>14}{'ratio':>7}{'max |dy|':>10}"
+        if args.bf16
+        else ""
+    )
+    print(
+        f"{'layer':<15}{'in x out':>12}{'rows':>7}{'MKL GFLOP/s':>13}{'oneDNN GFLOP/s':>16}{'ratio':>7}{'max |dy|':>10}"
+        + extra
+    )
     for name, (n_in, n_out) in shapes.items():
         plain = torch.nn.Linear(n_in, n_out, bias=False)
         packed = PackedLinear(plain)
@@ -130,7 +139,9 @@ def main() -> None:
             with torch.inference_mode():
                 dy = (plain(x) - packed(x)).abs().max().item()
             mkl, onednn = gflops(plain, x), gflops(packed, x)
-            line = f"{name:<15}{f'{n_in}x{n_out}':>12}{rows:>7}{mkl:>13.0f}{onednn:>16.0f}{onednn / mkl:>7.2f}{dy:>10.1e}"
+            line = (
+                f"{name:<15}{f'{n_in}x{n_out}':>12}{rows:>7}{mkl:>13.0f}{onednn:>16.0f}{onednn / mkl:>7.2f}{dy:>10.1e}"
+            )
             if args.bf16:
                 exact = x.double() @ plain.weight.detach().double().T
                 x_half = x.bfloat16()

@@ -41,11 +41,16 @@ def contextconflict(results: Path, model: str, tokenizer) -> dict[str, int]:
         if run is None and not base:
             continue
         label = GREEDY if base else run.method.format()
-        rows = read_tables(sorted(folder.glob("*.parquet")), columns=["sample_id", "template", "n_prompt_tokens", "n_response_tokens"]).to_pylist()
+        rows = read_tables(
+            sorted(folder.glob("*.parquet")), columns=["sample_id", "template", "n_prompt_tokens", "n_response_tokens"]
+        ).to_pylist()
         total = sum(r["n_prompt_tokens"] + (r["n_response_tokens"] or 0) for r in rows)
         if run is not None and run.method.contrastive:
-            total += sum(len(encode_messages(tokenizer, cc_context_free_messages(r["template"], questions[r["sample_id"]]))[1])
-                         + (r["n_response_tokens"] or 0) for r in rows)
+            total += sum(
+                len(encode_messages(tokenizer, cc_context_free_messages(r["template"], questions[r["sample_id"]]))[1])
+                + (r["n_response_tokens"] or 0)
+                for r in rows
+            )
         counts.setdefault(label, total)
     return counts
 
@@ -84,7 +89,10 @@ def conflicts(results: Path, model: str, tokenizer) -> dict[str, int]:
         generated = len(tokenizer(r["reply"] or "", add_special_tokens=False)["input_ids"])
         total = r["n_prompt_tokens"] + generated
         if method.contrastive:
-            total += len(prompt_ids(tokenizer, context_free_messages(questions[r["query_id"]]), reply_prefix("vanilla"))) + generated
+            total += (
+                len(prompt_ids(tokenizer, context_free_messages(questions[r["query_id"]]), reply_prefix("vanilla")))
+                + generated
+            )
         counts[method.format()] = counts.get(method.format(), 0) + total
     return counts
 
@@ -95,9 +103,20 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2-135m-instruct")
     args = parser.parse_args()
     tokenizer = AutoTokenizer.from_pretrained(Path("resources/models") / args.model)
-    methods = sorted({m.format() for m in (MethodRun.parse(r).method for r in
-                                           read_tables(args.results / "conflicts" / args.model / "methods_responses.parquet",
-                                                       columns=["model"]).column("model").unique().to_pylist())})
+    methods = sorted(
+        {
+            m.format()
+            for m in (
+                MethodRun.parse(r).method
+                for r in read_tables(
+                    args.results / "conflicts" / args.model / "methods_responses.parquet", columns=["model"]
+                )
+                .column("model")
+                .unique()
+                .to_pylist()
+            )
+        }
+    )
     tables = {
         "ContextConflict (generation)": contextconflict(args.results, args.model, tokenizer),
         "CONFLICTS (generation)": conflicts(args.results, args.model, tokenizer),
@@ -108,7 +127,10 @@ def main() -> None:
     print(f"{'benchmark':30s} " + " ".join(f"{m:>14s}" for m in methods))
     for name, counts in tables.items():
         base = counts.get(GREEDY)
-        print(f"{name:30s} " + " ".join(f"{counts[m] / base:13.2f}x" if base and m in counts else f"{'-':>14s}" for m in methods))
+        print(
+            f"{name:30s} "
+            + " ".join(f"{counts[m] / base:13.2f}x" if base and m in counts else f"{'-':>14s}" for m in methods)
+        )
         print(f"{'  (tokens)':30s} " + " ".join(f"{counts.get(m, 0):14d}" for m in methods))
 
 

@@ -40,8 +40,11 @@ for name, cells in CELLS.items():
             _, low, high = paired_proportion_ci(np.isin(k, (0, 1)).astype(float), np.isin(k, (0, 2)).astype(float))
             covered += low - 1e-12 <= cells[1] - cells[2] <= high + 1e-12
         print(f"Newcombe paired | {name} | {n} | {covered / REPS:.3f} | 0")
-for name, draw, shift, share in (("Balance 0-100, 40% changed", balance, 5.0, 0.4), ("rating 1-5, 40% changed", rating, 0.3, 0.4),
-                                 ("Balance, 10% changed by -20 (sparse, skewed)", None, 20.0, 0.1)):
+for name, draw, shift, share in (
+    ("Balance 0-100, 40% changed", balance, 5.0, 0.4),
+    ("rating 1-5, 40% changed", rating, 0.3, 0.4),
+    ("Balance, 10% changed by -20 (sparse, skewed)", None, 20.0, 0.1),
+):
     for n in (10, 30, 100):
         covered = shown = 0
         for _ in range(REPS):

@@ -153,10 +153,19 @@ def plant_generate(wd: Path, job: Job, config: dict) -> dict:
     for path in job.outputs:
         if path.startswith("results/responses/"):
             stem = Path(path).stem
-            responses, correct = cc.plant_responses(read_tables(wd / _samples_for(job, stem)), config["generation"]["templates"],
-                                                    model=Path(path).parent.name, correct_share=CORRECT_SHARE, seed=len(truth))
+            responses, correct = cc.plant_responses(
+                read_tables(wd / _samples_for(job, stem)),
+                config["generation"]["templates"],
+                model=Path(path).parent.name,
+                correct_share=CORRECT_SHARE,
+                seed=len(truth),
+            )
             write_parquet(responses, wd / path, RESPONSE_SCHEMA)
-            truth[_run_and_stem(path)] = {"n": responses.num_rows, "n_graded": int(correct.size), "n_correct": int(correct.sum())}
+            truth[_run_and_stem(path)] = {
+                "n": responses.num_rows,
+                "n_graded": int(correct.size),
+                "n_correct": int(correct.sum()),
+            }
     _usage(wd, job)
     return truth
 
@@ -169,12 +178,21 @@ def plant_shapley(wd: Path, job: Job, config: dict) -> dict:
         stem, model = Path(path).stem, Path(path).parent.name
         samples = read_tables(wd / _samples_for(job, stem))
         responses = read_tables(wd / f"results/responses/{model}/{stem}.parquet")
-        values, skipped, planted = cc.plant_values(samples, responses, scorer=job.wildcards["scorer"], seed=len(truth),
-                                                   exact_max_n=settings["exact_max_n"], n_permutations=settings["n_permutations"],
-                                                   shapley_seed=settings["seed"])
+        values, skipped, planted = cc.plant_values(
+            samples,
+            responses,
+            scorer=job.wildcards["scorer"],
+            seed=len(truth),
+            exact_max_n=settings["exact_max_n"],
+            n_permutations=settings["n_permutations"],
+            shapley_seed=settings["seed"],
+        )
         write_parquet(values, wd / path, VALUE_SCHEMA)
         write_parquet(skipped, wd / path.replace(".parquet", ".skipped.parquet"), SKIP_SCHEMA)
-        truth[_run_and_stem(path)] = {"games": planted.num_rows, "mean_balance": float(np.mean(planted.column("balance").to_numpy()))}
+        truth[_run_and_stem(path)] = {
+            "games": planted.num_rows,
+            "mean_balance": float(np.mean(planted.column("balance").to_numpy())),
+        }
     return truth
 
 
@@ -190,8 +208,16 @@ def plant_faithfulness(wd: Path, job: Job, config: dict) -> dict:
     for path in required(job):
         if path.startswith("results/responses/"):
             model, stem = Path(path).parent.name, Path(path).stem
-            parts.append(cc.plant_faithfulness(read_tables(wd / _samples_for(job, stem)), read_tables(wd / path), model=model,
-                                               judge=cc.PLANTED, supported_share=SUPPORTED_SHARE, seed=len(parts)))
+            parts.append(
+                cc.plant_faithfulness(
+                    read_tables(wd / _samples_for(job, stem)),
+                    read_tables(wd / path),
+                    model=model,
+                    judge=cc.PLANTED,
+                    supported_share=SUPPORTED_SHARE,
+                    seed=len(parts),
+                )
+            )
     table = pa.concat_tables(parts)
     write_parquet(table, wd / job.outputs[0], FAITHFULNESS_SCHEMA)
     _usage(wd, job)
@@ -203,9 +229,13 @@ def plant_activations(wd: Path, job: Job, config: dict) -> dict:
     settings, truth = config["mechanistic"], {}
     for k, conflict_type in enumerate(config["conflict_types"]):
         planted = cc.plant_activations(
-            read_tables(wd / f"results/data/{conflict_type}.parquet"), config["generation"]["templates"],
-            n_layers=model_config["num_hidden_layers"], hidden_size=model_config["hidden_size"],
-            drop_last=settings["drop_last"], matched=settings["matched_templates"], seed=k,
+            read_tables(wd / f"results/data/{conflict_type}.parquet"),
+            config["generation"]["templates"],
+            n_layers=model_config["num_hidden_layers"],
+            hidden_size=model_config["hidden_size"],
+            drop_last=settings["drop_last"],
+            matched=settings["matched_templates"],
+            seed=k,
         )
         for analysis, (states, index) in planted.items():
             base = f"results/activations/{job.wildcards['model']}/{analysis}/{conflict_type}"
@@ -230,7 +260,9 @@ def plant_conflictbank(wd: Path, job: Job, config: dict) -> dict:
 
 
 def plant_arbitration(wd: Path, job: Job, config: dict) -> dict:
-    instances = read_tables([wd / "results/arbitration/instances.parquet", wd / "results/arbitration/sensitivity_instances.parquet"])
+    instances = read_tables(
+        [wd / "results/arbitration/instances.parquet", wd / "results/arbitration/sensitivity_instances.parquet"]
+    )
     table = arbitration_predictions(instances, model=job.wildcards["model"], accuracy=CORRECT_SHARE)
     write_parquet(table, wd / job.outputs[0], ARBITRATION_SCHEMA)
     _usage(wd, job)
@@ -244,7 +276,9 @@ def _conflicts_queries(wd: Path) -> pa.Table:
 def plant_conflicts_respond(wd: Path, job: Job, config: dict) -> dict:
     queries, (types_path, responses_path, _) = _conflicts_queries(wd), job.outputs
     types = cf.plant_types(queries, model=job.wildcards["model"], accuracy=CORRECT_SHARE)
-    responses = cf.plant_responses(queries, types, model=job.wildcards["model"], strategies=config["conflicts"]["strategies"], seed=1)
+    responses = cf.plant_responses(
+        queries, types, model=job.wildcards["model"], strategies=config["conflicts"]["strategies"], seed=1
+    )
     write_parquet(types, wd / types_path, TYPE_PREDICTION_SCHEMA)
     write_parquet(responses, wd / responses_path, CONFLICTS_RESPONSE_SCHEMA)
     _usage(wd, job)
@@ -254,12 +288,17 @@ def plant_conflicts_respond(wd: Path, job: Job, config: dict) -> dict:
 def _method_runs(job: Job, config: dict) -> list[str]:
     """The run names of a methods rule's job: greedy first, then every
     configured method (rules/methods.smk, METHODS_WITH_GREEDY)."""
-    return [MethodRun(job.wildcards["model"], method).format() for method in dict.fromkeys([GREEDY, *config["methods"]["list"]])]
+    return [
+        MethodRun(job.wildcards["model"], method).format()
+        for method in dict.fromkeys([GREEDY, *config["methods"]["list"]])
+    ]
 
 
 def plant_conflicts_methods(wd: Path, job: Job, config: dict) -> dict:
     runs, queries = _method_runs(job, config), _conflicts_queries(wd)
-    table = pa.concat_tables([cf.plant_responses(queries, None, model=run, strategies=("vanilla",), seed=k) for k, run in enumerate(runs)])
+    table = pa.concat_tables(
+        [cf.plant_responses(queries, None, model=run, strategies=("vanilla",), seed=k) for k, run in enumerate(runs)]
+    )
     write_parquet(table, wd / job.outputs[0], CONFLICTS_RESPONSE_SCHEMA)
     return {"runs": len(runs), "responses": table.num_rows}
 
@@ -273,7 +312,9 @@ def plant_conflictbank_methods(wd: Path, job: Job, config: dict) -> dict:
 
 def plant_arbitration_methods(wd: Path, job: Job, config: dict) -> dict:
     runs = _method_runs(job, config)
-    table = arbitration_method_predictions(read_tables(wd / "results/arbitration/instances.parquet"), runs, accuracy=CORRECT_SHARE)
+    table = arbitration_method_predictions(
+        read_tables(wd / "results/arbitration/instances.parquet"), runs, accuracy=CORRECT_SHARE
+    )
     write_parquet(table, wd / job.outputs[0], ARBITRATION_SCHEMA)
     return {"runs": len(runs), "rows": table.num_rows, "accuracy": CORRECT_SHARE}
 
@@ -291,8 +332,13 @@ def plant_judge_ratings(wd: Path, job: Job, config: dict) -> dict:
     parts = []
     for path in required(job):
         if path.startswith("results/responses/"):
-            table, _ = judges.plant_ratings(read_tables(wd / _samples_for(job, Path(path).stem)), read_tables(wd / path),
-                                            model=Path(path).parent.name, even_share=EVEN_SHARE, seed=len(parts))
+            table, _ = judges.plant_ratings(
+                read_tables(wd / _samples_for(job, Path(path).stem)),
+                read_tables(wd / path),
+                model=Path(path).parent.name,
+                even_share=EVEN_SHARE,
+                seed=len(parts),
+            )
             parts.append(table)
     table = pa.concat_tables(parts)
     write_parquet(table, wd / job.outputs[0], RATING_SCHEMA)
@@ -301,9 +347,17 @@ def plant_judge_ratings(wd: Path, job: Job, config: dict) -> dict:
 
 
 def plant_conflicts_judge(wd: Path, job: Job, config: dict) -> dict:
-    responses = read_tables([wd / path for path in job.inputs if path.startswith("results/conflicts/") and "responses" in Path(path).name])
-    table = cf.plant_judged(_conflicts_queries(wd), responses, judge=cf.PLANTED, adherence=ADHERENCE_SHARE, recall=RECALL_SHARE,
-                            grounding=SUPPORTED_SHARE)
+    responses = read_tables(
+        [wd / path for path in job.inputs if path.startswith("results/conflicts/") and "responses" in Path(path).name]
+    )
+    table = cf.plant_judged(
+        _conflicts_queries(wd),
+        responses,
+        judge=cf.PLANTED,
+        adherence=ADHERENCE_SHARE,
+        recall=RECALL_SHARE,
+        grounding=SUPPORTED_SHARE,
+    )
     write_parquet(table, wd / job.outputs[0], CONFLICTS_JUDGED_SCHEMA)
     _usage(wd, job)
     return {"rows": table.num_rows, "adherence": ADHERENCE_SHARE, "recall": RECALL_SHARE, "grounding": SUPPORTED_SHARE}
@@ -352,13 +406,20 @@ def plant_all(wd: Path, snakemake: list[str], config: dict, log) -> dict:
         pending = {path for job in jobs for path in job.outputs}
         # A planted job stays in the plan when its inputs include outputs of
         # jobs that are not planted (Faithfulness: the steered responses).
-        todo = [job for k, job in enumerate(jobs) if job.rule in PLANTERS and k not in blocked
-                and not all((wd / path).exists() for path in job.outputs)]
+        todo = [
+            job
+            for k, job in enumerate(jobs)
+            if job.rule in PLANTERS and k not in blocked and not all((wd / path).exists() for path in job.outputs)
+        ]
         ready = [job for job in todo if not any(path in pending for path in required(job))]
         for job in ready:
             log(f"planting {job.rule} {job.wildcards}")
-            planted.setdefault(job.rule, {})[json.dumps(job.wildcards, sort_keys=True)] = PLANTERS[job.rule](wd, job, config)
-        analysis = sorted({job.rule for k, job in enumerate(jobs) if k not in blocked and not is_model_job(job) and job.rule != "all"})
+            planted.setdefault(job.rule, {})[json.dumps(job.wildcards, sort_keys=True)] = PLANTERS[job.rule](
+                wd, job, config
+            )
+        analysis = sorted(
+            {job.rule for k, job in enumerate(jobs) if k not in blocked and not is_model_job(job) and job.rule != "all"}
+        )
         if ready:
             continue
         # Only analysis jobs can run here: what a planter waits for from another
@@ -369,10 +430,23 @@ def plant_all(wd: Path, snakemake: list[str], config: dict, log) -> dict:
             raise RuntimeError(f"planters wait on each other: {sorted({job.rule for job in todo})}")
         if todo:  # run the analysis jobs the remaining planters wait for, then plant again
             log(f"running {len(missing)} analysis inputs of {sorted({job.rule for job in todo})} first")
-            done = subprocess.run([*snakemake, "--rerun-triggers", "mtime", "--allowed-rules", *analysis, "--", *missing], cwd=wd)
+            done = subprocess.run(
+                [*snakemake, "--rerun-triggers", "mtime", "--allowed-rules", *analysis, "--", *missing], cwd=wd
+            )
             if done.returncode:
                 raise RuntimeError(f"the analysis jobs before {todo[0].rule} failed")
             continue
-        targets = sorted({path for k, job in enumerate(jobs) if k not in blocked and not is_model_job(job) and job.rule != "all" for path in job.outputs})
-        return {"planted": planted, "analysis_rules": analysis, "targets": targets,
-                "blocked_rules": sorted({jobs[k].rule for k in blocked})}
+        targets = sorted(
+            {
+                path
+                for k, job in enumerate(jobs)
+                if k not in blocked and not is_model_job(job) and job.rule != "all"
+                for path in job.outputs
+            }
+        )
+        return {
+            "planted": planted,
+            "analysis_rules": analysis,
+            "targets": targets,
+            "blocked_rules": sorted({jobs[k].rule for k in blocked}),
+        }

@@ -25,7 +25,17 @@ def score(model_dir: str, dtype: str, samples, responses) -> tuple[float, np.nda
     lm = load(model_dir, dtype=dtype)
     scorer = SubsetScorer(lm.model, token_budget=4096)
     start = time.perf_counter()
-    values, _ = score_games(scorer, lm.tokenizer, samples, responses, scorer_name="bench", renumber=True, exact_max_n=10, n_permutations=64, seed=0)
+    values, _ = score_games(
+        scorer,
+        lm.tokenizer,
+        samples,
+        responses,
+        scorer_name="bench",
+        renumber=True,
+        exact_max_n=10,
+        n_permutations=64,
+        seed=0,
+    )
     return time.perf_counter() - start, values.column("value").to_numpy()
 
 
@@ -59,10 +69,14 @@ def main() -> None:
     fp32, bf16 = scoring["float32"][1], scoring["bfloat16"][1]
     diff = np.abs(fp32 - bf16)
     print(f"{samples.num_rows} samples, {fp32.size} coalition values, {args.model}")
-    print(f"scoring     float32 {scoring['float32'][0]:6.1f} s   bfloat16 {scoring['bfloat16'][0]:6.1f} s   "
-          f"speedup {scoring['float32'][0] / scoring['bfloat16'][0]:.2f}x")
-    print(f"generation  float32 {generation['float32']:6.1f} s   bfloat16 {generation['bfloat16']:6.1f} s   "
-          f"speedup {generation['float32'] / generation['bfloat16']:.2f}x  (batch 8, 32 new tokens)")
+    print(
+        f"scoring     float32 {scoring['float32'][0]:6.1f} s   bfloat16 {scoring['bfloat16'][0]:6.1f} s   "
+        f"speedup {scoring['float32'][0] / scoring['bfloat16'][0]:.2f}x"
+    )
+    print(
+        f"generation  float32 {generation['float32']:6.1f} s   bfloat16 {generation['bfloat16']:6.1f} s   "
+        f"speedup {generation['float32'] / generation['bfloat16']:.2f}x  (batch 8, 32 new tokens)"
+    )
     print(f"|dv| mean {diff.mean():.4f}  max {diff.max():.4f}  (std of v: {fp32.std():.3f})")
 
 

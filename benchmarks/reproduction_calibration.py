@@ -50,8 +50,12 @@ class Case:
     sd: float = 25.0
 
     def label(self) -> str:
-        what = {"proportion": "proportion", "mean+sd": "mean, paper SD", "mean": "mean, no paper SD",
-                "derived": "difference of 2 proportions"}[self.kind]
+        what = {
+            "proportion": "proportion",
+            "mean+sd": "mean, paper SD",
+            "mean": "mean, no paper SD",
+            "derived": "difference of 2 proportions",
+        }[self.kind]
         return f"{what} at {' − '.join(f'{t:g}' for t in self.truth)}, paper n {self.paper_n:,}"
 
 
@@ -92,15 +96,22 @@ def one_verdict(case: Case, rng: np.random.Generator, our_n: int, shift: float) 
         mine = V.Estimate(ours, V.MEAN, n=our_n, se=our_sd / math.sqrt(our_n), df=our_n - 1)
         # without the paper's SD, ours at the paper's n stands in (conflictlab.report.reproduction._paper_estimate)
         spread = _printed(paper_sd) if case.kind == "mean+sd" else our_sd
-        theirs = V.Estimate(_printed(paper), V.MEAN, n=case.paper_n, se=spread / math.sqrt(case.paper_n),
-                            df=case.paper_n - 1 if case.kind == "mean+sd" else our_n - 1)
+        theirs = V.Estimate(
+            _printed(paper),
+            V.MEAN,
+            n=case.paper_n,
+            se=spread / math.sqrt(case.paper_n),
+            df=case.paper_n - 1 if case.kind == "mean+sd" else our_n - 1,
+        )
         return V.decide([V.Term(1, mine, theirs)], MARGIN, V.rounding(_printed(paper), DECIMALS)).verdict
     (a_truth, b_truth) = case.truth
     paper_a, paper_b = (_printed(_proportion(rng, t, case.paper_n)) for t in case.truth)
     printed_gain = _printed(paper_a - paper_b)
     ours_a, ours_b = _proportion(rng, a_truth + shift, our_n), _proportion(rng, b_truth, our_n)
-    terms = [V.Term(1, V.Estimate(ours_a, V.PROPORTION, n=our_n), V.Estimate(paper_a, V.PROPORTION, n=case.paper_n)),
-             V.Term(-1, V.Estimate(ours_b, V.PROPORTION, n=our_n), V.Estimate(paper_b, V.PROPORTION, n=case.paper_n))]
+    terms = [
+        V.Term(1, V.Estimate(ours_a, V.PROPORTION, n=our_n), V.Estimate(paper_a, V.PROPORTION, n=case.paper_n)),
+        V.Term(-1, V.Estimate(ours_b, V.PROPORTION, n=our_n), V.Estimate(paper_b, V.PROPORTION, n=case.paper_n)),
+    ]
     point = (ours_a - ours_b) - printed_gain
     return V.decide(terms, MARGIN, V.rounding(printed_gain, DECIMALS), point).verdict
 
@@ -118,8 +129,12 @@ def rates(case: Case, scale: float, reps: int, seed: int) -> dict:
     off = [one_verdict(case, rng, our_n, _off(case, 2)) for _ in range(reps)]
     at_margin = [one_verdict(case, rng, our_n, _off(case, 1)) for _ in range(reps)]
     out = {"case": case.label(), "our_n": our_n, "reps": reps}
-    for name, verdicts, wanted in (("false differs", faithful, V.DIFFERS), ("false equivalent", off, V.EQUIVALENT),
-                                   ("equivalent at 1× margin", at_margin, V.EQUIVALENT), ("power", faithful, V.EQUIVALENT)):
+    for name, verdicts, wanted in (
+        ("false differs", faithful, V.DIFFERS),
+        ("false equivalent", off, V.EQUIVALENT),
+        ("equivalent at 1× margin", at_margin, V.EQUIVALENT),
+        ("power", faithful, V.EQUIVALENT),
+    ):
         rate = sum(v == wanted for v in verdicts) / reps
         out[name], out[name + " se"] = rate, math.sqrt(max(rate * (1 - rate), 1.0 / reps) / reps)
     return out
@@ -139,15 +154,19 @@ def main() -> None:
     rows = table(reps=args.reps, seed=args.seed)
     print(f"margin ±{MARGIN:g} points; {args.reps} reruns per cell; rate ± Monte Carlo SE")
     keys = ("false differs", "false equivalent", "equivalent at 1× margin", "power")
-    print("| row kind | our n | false differs (≤ 5%) | false equivalent at 2× margin (≤ 5%) | equivalent at 1× margin "
-          "| power (faithful → equivalent) |")
+    print(
+        "| row kind | our n | false differs (≤ 5%) | false equivalent at 2× margin (≤ 5%) | equivalent at 1× margin "
+        "| power (faithful → equivalent) |"
+    )
     print("|---|---|---|---|---|---|")
     for r in rows:
         cells = [f"{100 * r[k]:.1f} ± {100 * r[k + ' se']:.1f}%" for k in keys]
         print(f"| {r['case']} | {r['our_n']:,} | " + " | ".join(cells) + " |")
     worst = max(r["false differs"] for r in rows), max(r["false equivalent"] for r in rows)
-    print(f"worst: false differs {100 * worst[0]:.1f}%, false equivalent {100 * worst[1]:.1f}%; "
-          f"{time.perf_counter() - start:.0f} s")
+    print(
+        f"worst: false differs {100 * worst[0]:.1f}%, false equivalent {100 * worst[1]:.1f}%; "
+        f"{time.perf_counter() - start:.0f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -79,7 +79,10 @@ def fraction_sizes(f: Fraction) -> dict:
     even = lambda n: max(2, 2 * round(n * f / 2))  # noqa: E731
     return {
         "arbitration": {"n_per_setting": even(2000), "sensitivity": {"n_per_setting": even(1000)}},
-        "conflictbank": {"max_per_relation": max(1, round(200 * f)), "embedded": {"max_steps": max(2, round(4500 * f))}},
+        "conflictbank": {
+            "max_per_relation": max(1, round(200 * f)),
+            "embedded": {"max_steps": max(2, round(4500 * f))},
+        },
         "judges": {"gold": str(REPO / "resources" / "judges" / "gold.jsonl")},
     }
 
@@ -100,23 +103,52 @@ def run(args) -> None:
         wd.mkdir(parents=True, exist_ok=True)
         if not (wd / "synthetic").is_dir():
             cb = Fraction(args.conflictbank_fraction) if args.conflictbank_fraction else f
-            subprocess.run([sys.executable, str(REPO / "benchmarks" / "synthetic_inputs.py"), str(wd / "synthetic"),
-                            "--fraction", str(float(f)), "--conflictbank-fraction", str(float(cb))], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(REPO / "benchmarks" / "synthetic_inputs.py"),
+                    str(wd / "synthetic"),
+                    "--fraction",
+                    str(float(f)),
+                    "--conflictbank-fraction",
+                    str(float(cb)),
+                ],
+                check=True,
+            )
         (wd / "fraction.yaml").write_text(json.dumps(fraction_sizes(f)))
         command = [
-            "/usr/bin/time", "-v", str(REPO / ".venv" / "bin" / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory", str(wd),
-            "--cores", str(args.cores), "--keep-going", "--configfile", str(REPO / "config.yaml"), str(REPO / "config" / "scale.yaml"),
+            "/usr/bin/time",
+            "-v",
+            str(REPO / ".venv" / "bin" / "snakemake"),
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(wd),
+            "--cores",
+            str(args.cores),
+            "--keep-going",
+            "--configfile",
+            str(REPO / "config.yaml"),
+            str(REPO / "config" / "scale.yaml"),
             str(wd / "fraction.yaml"),
         ]
         models = wd / "resources" / "models"
-        if args.reuse_model and not (models / "smollm2-135m-instruct").exists():  # a prepared folder without provenance counts as up to date
+        if (
+            args.reuse_model and not (models / "smollm2-135m-instruct").exists()
+        ):  # a prepared folder without provenance counts as up to date
             models.mkdir(parents=True, exist_ok=True)
             (models / "smollm2-135m-instruct").symlink_to(Path(args.reuse_model).resolve(), target_is_directory=True)
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": str(REPO)}
         record = {"fraction": str(f), "cores": args.cores, "data_only": args.data_only, "planted": args.planted}
-        if args.planted:  # the data rules and the models' folders (the planted activations take tiny's shape), then plant
-            data = subprocess.run(command + ["--until", *DATA_RULES, "resources/models/tiny"], stdout=open(wd / "data.log", "w"),
-                                  stderr=subprocess.STDOUT, env=env)
+        if (
+            args.planted
+        ):  # the data rules and the models' folders (the planted activations take tiny's shape), then plant
+            data = subprocess.run(
+                command + ["--until", *DATA_RULES, "resources/models/tiny"],
+                stdout=open(wd / "data.log", "w"),
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
             if data.returncode:
                 raise SystemExit(f"data rules failed: {wd / 'data.log'}")
             start = time.time()
@@ -128,7 +160,11 @@ def run(args) -> None:
         start = time.time()
         with open(wd / "run.log", "w") as log:
             done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-        record.update(wall_s=round(time.time() - start, 1), returncode=done.returncode, peak_rss_mb=peak_rss_mb((wd / "run.log").read_text()))
+        record.update(
+            wall_s=round(time.time() - start, 1),
+            returncode=done.returncode,
+            peak_rss_mb=peak_rss_mb((wd / "run.log").read_text()),
+        )
         (wd / "run.json").write_text(json.dumps(record))
         print(record)
 
@@ -194,7 +230,9 @@ def read_benchmarks(wd: Path) -> dict[str, dict]:
                 entry["cpu"] += logged.cpu_s if logged else float(row.get("cpu_time") or 0.0)
                 entry["exact"] += logged is not None
                 rss = row.get("max_rss", "NA")
-                entry["rss"] = max(entry["rss"], logged.peak_rss_mb if logged else float(rss) if rss not in ("NA", "-") else 0.0)
+                entry["rss"] = max(
+                    entry["rss"], logged.peak_rss_mb if logged else float(rss) if rss not in ("NA", "-") else 0.0
+                )
                 entry["jobs"] += 1
     return rules
 
@@ -218,14 +256,33 @@ def report(args) -> list[dict]:
             meta = json.loads((wd / "run.json").read_text())
             runs[Fraction(meta["fraction"])] = (meta, read_benchmarks(wd))
     fractions = sorted(runs)
-    print("runs: " + "; ".join(
-        (f"{f}: {m['wall_s']:.0f} s wall, peak {m['peak_rss_mb'] or 0:.0f} MB, exit {m['returncode']}" if m["wall_s"] is not None else f"{f}: stopped before the end")
-        + (" (data rules only)" if m.get("data_only") else "") + (" (analysis on planted outputs)" if m.get("planted") else "")
-        for f, (m, _) in runs.items()))
-    print("CPU seconds from the jobs' own logs (exact), else Snakemake's sampled cpu_time: " + "; ".join(
-        f"{f}: {sum(e['exact'] for e in r.values())} of {sum(e['jobs'] for e in r.values())} jobs" for f, (_, r) in runs.items()))
+    print(
+        "runs: "
+        + "; ".join(
+            (
+                f"{f}: {m['wall_s']:.0f} s wall, peak {m['peak_rss_mb'] or 0:.0f} MB, exit {m['returncode']}"
+                if m["wall_s"] is not None
+                else f"{f}: stopped before the end"
+            )
+            + (" (data rules only)" if m.get("data_only") else "")
+            + (" (analysis on planted outputs)" if m.get("planted") else "")
+            for f, (m, _) in runs.items()
+        )
+    )
+    print(
+        "CPU seconds from the jobs' own logs (exact), else Snakemake's sampled cpu_time: "
+        + "; ".join(
+            f"{f}: {sum(e['exact'] for e in r.values())} of {sum(e['jobs'] for e in r.values())} jobs"
+            for f, (_, r) in runs.items()
+        )
+    )
     rules = sorted({rule for _, (_, r) in runs.items() for rule in r})
-    header = ["rule (benchmark folder)"] + [f"wall s @{f}" for f in fractions] + [f"CPU s @{f}" for f in fractions] + [f"MB @{f}" for f in fractions]
+    header = (
+        ["rule (benchmark folder)"]
+        + [f"wall s @{f}" for f in fractions]
+        + [f"CPU s @{f}" for f in fractions]
+        + [f"MB @{f}" for f in fractions]
+    )
     header += ["b CPU (all)", "b CPU (last two)", "b wall (last two)", ""]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     rows = []
@@ -238,11 +295,26 @@ def report(args) -> list[dict]:
         b_last = slope([(float(f), cpu[f]) for f in last])
         b_wall = slope([(float(f), seconds[f]) for f in last])
         flag = "superlinear" if b_last is not None and b_wall is not None and min(b_last, b_wall) > SUPERLINEAR else ""
-        cells = [rule] + [f"{seconds[f]:.1f}" if f in seconds else "" for f in fractions] + [f"{cpu[f]:.1f}" if f in cpu else "" for f in fractions]
+        cells = (
+            [rule]
+            + [f"{seconds[f]:.1f}" if f in seconds else "" for f in fractions]
+            + [f"{cpu[f]:.1f}" if f in cpu else "" for f in fractions]
+        )
         cells += [f"{rss[f]:.0f}" if f in rss else "" for f in fractions]
         cells += [f"{b:.2f}" if b is not None else "" for b in (b_all, b_last, b_wall)] + [flag]
         print("| " + " | ".join(cells) + " |")
-        rows.append({"rule": rule, "seconds": seconds, "cpu": cpu, "rss": rss, "b_all": b_all, "b_last": b_last, "b_wall": b_wall, "flag": flag})
+        rows.append(
+            {
+                "rule": rule,
+                "seconds": seconds,
+                "cpu": cpu,
+                "rss": rss,
+                "b_all": b_all,
+                "b_last": b_last,
+                "b_wall": b_wall,
+                "flag": flag,
+            }
+        )
     return rows
 
 
@@ -255,11 +327,34 @@ PREFILL_1B, PREFILL_8B = 90_596 / 2.63, 90_596 / 4.60
 DECODE_1B = 443.0
 # Parameters per token (billions; active ones for the mixture-of-experts gpt-oss), for scaling the rates.
 PARAMS_B = {
-    "llama-3.1-8b-instruct": 8.0, "llama-3.1-70b-instruct": 70.6, "gpt-oss-20b": 3.6, "gpt-oss-120b": 5.1, "llama-3.2-1b": 1.24,
-    "llama-3.1-8b": 8.0, "gemma-2b": 2.5, "gemma-3-27b-it": 27.0, "qwen2.5-72b-instruct": 72.7, "qwen3-1.7b": 1.7, "qwen3-4b": 4.0,
-    "qwen3-8b": 8.2, "qwen3-14b": 14.8, "gemma-2-9b-it": 9.2, "llama-3-8b-instruct": 8.0, "mistral-7b-instruct-v0.3": 7.2,
-    "gemma-7b": 8.5, "llama-2-7b": 6.7, "llama-2-13b": 13.0, "llama-2-70b": 69.0, "llama-3-8b": 8.0, "llama-3-70b": 70.6,
-    "qwen1.5-0.5b": 0.6, "qwen1.5-4b": 4.0, "qwen1.5-7b": 7.7, "qwen1.5-14b": 14.2, "qwen1.5-72b": 72.3, "mistral-7b": 7.2,
+    "llama-3.1-8b-instruct": 8.0,
+    "llama-3.1-70b-instruct": 70.6,
+    "gpt-oss-20b": 3.6,
+    "gpt-oss-120b": 5.1,
+    "llama-3.2-1b": 1.24,
+    "llama-3.1-8b": 8.0,
+    "gemma-2b": 2.5,
+    "gemma-3-27b-it": 27.0,
+    "qwen2.5-72b-instruct": 72.7,
+    "qwen3-1.7b": 1.7,
+    "qwen3-4b": 4.0,
+    "qwen3-8b": 8.2,
+    "qwen3-14b": 14.8,
+    "gemma-2-9b-it": 9.2,
+    "llama-3-8b-instruct": 8.0,
+    "mistral-7b-instruct-v0.3": 7.2,
+    "gemma-7b": 8.5,
+    "llama-2-7b": 6.7,
+    "llama-2-13b": 13.0,
+    "llama-2-70b": 69.0,
+    "llama-3-8b": 8.0,
+    "llama-3-70b": 70.6,
+    "qwen1.5-0.5b": 0.6,
+    "qwen1.5-4b": 4.0,
+    "qwen1.5-7b": 7.7,
+    "qwen1.5-14b": 14.2,
+    "qwen1.5-72b": 72.3,
+    "mistral-7b": 7.2,
 }
 
 
@@ -286,7 +381,10 @@ def token_counts(tokenizer, conversations, chunk: int = 1000) -> list[int]:
     13 GB)."""
     counts = []
     for start in range(0, len(conversations), chunk):
-        texts = [tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in conversations[start : start + chunk]]
+        texts = [
+            tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True)
+            for c in conversations[start : start + chunk]
+        ]
         counts += [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
     return counts
 
@@ -334,44 +432,92 @@ def project(args) -> list[dict]:
 
     # The pseudo-words are tuned to English's tokens per word (conflictlab.fake_text.ZIPF); say what they cost here.
     sample = [" ".join(s["evidence"]) for t in TASK_FAMILY for s in data[t].slice(0, 50).to_pylist()]
-    per_word = sum(len(ids) for ids in tokenizer(sample, add_special_tokens=False)["input_ids"]) / sum(len(t.split()) for t in sample)
+    per_word = sum(len(ids) for ids in tokenizer(sample, add_special_tokens=False)["input_ids"]) / sum(
+        len(t.split()) for t in sample
+    )
     print(f"SmolLM2 tokens per synthetic word: {per_word:.2f} (English of the shared ContextConflict sample: 1.47)")
 
     rows = []
 
     def add(rule, models, prefill, decode=0, factor=1):
         """``prefill``/``decode`` tokens per model; ``factor``: forward-equivalents per token (3: training)."""
-        hours = sum((prefill * factor) / prefill_rate(PARAMS_B[m]) + decode / decode_rate(PARAMS_B[m]) for m in models) / 3600
-        rows.append({"rule": rule, "models": len(models), "prefill_tokens": int(prefill) * len(models) * factor,
-                     "decode_tokens": decode * len(models), "h200_hours": hours})
+        hours = (
+            sum((prefill * factor) / prefill_rate(PARAMS_B[m]) + decode / decode_rate(PARAMS_B[m]) for m in models)
+            / 3600
+        )
+        rows.append(
+            {
+                "rule": rule,
+                "models": len(models),
+                "prefill_tokens": int(prefill) * len(models) * factor,
+                "decode_tokens": decode * len(models),
+                "h200_hours": hours,
+            }
+        )
 
     generators = open_models(paper, paper["generators"])
     requests = [r for t in TASK_FAMILY for r in hosted_requests(data[t], templates)]
-    add("generate", generators, sum(token_counts(tokenizer, [r.messages for r in requests])), len(requests) * new_tokens)
+    add(
+        "generate", generators, sum(token_counts(tokenizer, [r.messages for r in requests])), len(requests) * new_tokens
+    )
     summarization = [s for t, fam in TASK_FAMILY.items() if fam == "summarization" for s in data[t].to_pylist()]
     per_scorer = shapley_tokens(tokenizer, summarization, templates["summarization"], new_tokens)
     # every generator's responses, and (shuffle_types: null) each summarization type shuffled again
-    add("shapley_values + shapley_values_shuffled", open_models(paper, paper["scorers"]), per_scorer * 2 * len(generators))
+    add(
+        "shapley_values + shapley_values_shuffled",
+        open_models(paper, paper["scorers"]),
+        per_scorer * 2 * len(generators),
+    )
     queries = read_tables(wd / "results" / "conflicts" / "data.parquet").to_pylist()
     task1, task2 = conflicts_conversations(queries, paper["conflicts"]["strategies"])
-    add("conflicts_respond", open_models(paper, paper["conflicts"]["models"]), sum(token_counts(tokenizer, task1 + task2)),
-        len(task1) * TASK1_MAX_NEW_TOKENS + len(task2) * paper["conflicts"]["max_new_tokens"])
-    instances = read_tables([wd / "results" / "arbitration" / "instances.parquet", wd / "results" / "arbitration" / "sensitivity_instances.parquet"])
-    add("arbitration_evaluate", paper["arbitration"]["models"], sum(token_counts(tokenizer, arbitration_conversations(instances))))
+    add(
+        "conflicts_respond",
+        open_models(paper, paper["conflicts"]["models"]),
+        sum(token_counts(tokenizer, task1 + task2)),
+        len(task1) * TASK1_MAX_NEW_TOKENS + len(task2) * paper["conflicts"]["max_new_tokens"],
+    )
+    instances = read_tables(
+        [
+            wd / "results" / "arbitration" / "instances.parquet",
+            wd / "results" / "arbitration" / "sensitivity_instances.parquet",
+        ]
+    )
+    add(
+        "arbitration_evaluate",
+        paper["arbitration"]["models"],
+        sum(token_counts(tokenizer, arbitration_conversations(instances))),
+    )
     records = read_tables(wd / "results" / "conflictbank" / "data.parquet")
     # 17 prompts per record: counted on a seeded sample of CONFLICTBANK_SAMPLE records, scaled to all of them
-    counted = records.take(sorted(random.Random(0).sample(range(records.num_rows), min(CONFLICTBANK_SAMPLE, records.num_rows))))
+    counted = records.take(
+        sorted(random.Random(0).sample(range(records.num_rows), min(CONFLICTBANK_SAMPLE, records.num_rows)))
+    )
     per_record = sum(token_counts(tokenizer, conflictbank_conversations(counted, SETTINGS))) / counted.num_rows
     add("conflictbank_evaluate", paper["conflictbank"]["models"], round(per_record * records.num_rows))
     embedded = paper["conflictbank"]["embedded"]
-    train_tokens = embedded["max_steps"] * embedded["batch_size"] * embedded["gradient_accumulation"] * embedded["max_length"]
-    add("conflictbank_train (forward + backward = 3 forwards)", embedded["models"], train_tokens * len(embedded["ratios"]), factor=3)
-    print(f"inputs: {sum(d.num_rows for d in data.values())} ContextConflict samples, {len(queries)} CONFLICTS queries, "
-          f"{instances.num_rows} arbitration instances, {records.num_rows} ConflictBank records ({counted.num_rows} counted x 17 settings)")
-    print("| rule (config/paper.yaml) | open models | tokens forwarded (prompt/prefill) | new tokens | hours on one H200 |\n|---|---|---|---|---|")
+    train_tokens = (
+        embedded["max_steps"] * embedded["batch_size"] * embedded["gradient_accumulation"] * embedded["max_length"]
+    )
+    add(
+        "conflictbank_train (forward + backward = 3 forwards)",
+        embedded["models"],
+        train_tokens * len(embedded["ratios"]),
+        factor=3,
+    )
+    print(
+        f"inputs: {sum(d.num_rows for d in data.values())} ContextConflict samples, {len(queries)} CONFLICTS queries, "
+        f"{instances.num_rows} arbitration instances, {records.num_rows} ConflictBank records ({counted.num_rows} counted x 17 settings)"
+    )
+    print(
+        "| rule (config/paper.yaml) | open models | tokens forwarded (prompt/prefill) | new tokens | hours on one H200 |\n|---|---|---|---|---|"
+    )
     for row in rows:
-        print(f"| {row['rule']} | {row['models']} | {row['prefill_tokens']:,} | {row['decode_tokens']:,} | {row['h200_hours']:,.1f} |")
-    print(f"| total | | {sum(r['prefill_tokens'] for r in rows):,} | {sum(r['decode_tokens'] for r in rows):,} | {sum(r['h200_hours'] for r in rows):,.1f} |")
+        print(
+            f"| {row['rule']} | {row['models']} | {row['prefill_tokens']:,} | {row['decode_tokens']:,} | {row['h200_hours']:,.1f} |"
+        )
+    print(
+        f"| total | | {sum(r['prefill_tokens'] for r in rows):,} | {sum(r['decode_tokens'] for r in rows):,} | {sum(r['h200_hours'] for r in rows):,.1f} |"
+    )
     return rows
 
 
@@ -381,16 +527,29 @@ def main(argv=None):
     run_parser = sub.add_parser("run")
     run_parser.add_argument("--base", required=True)
     run_parser.add_argument("--fractions", nargs="+", default=["1/64", "1/16"])
-    run_parser.add_argument("--conflictbank-fraction", default=None, help="of ConflictBank's 553,117 records in the inputs (default: the fraction)")
+    run_parser.add_argument(
+        "--conflictbank-fraction",
+        default=None,
+        help="of ConflictBank's 553,117 records in the inputs (default: the fraction)",
+    )
     run_parser.add_argument("--cores", type=int, default=2)
     run_parser.add_argument("--data-only", action="store_true", help="only the rules that need no model")
-    run_parser.add_argument("--planted", action="store_true",
-                            help="the data rules, then planted outputs of every model rule, then only the analysis rules on them")
-    run_parser.add_argument("--reuse-model", default=None, help="a prepared smollm2-135m-instruct folder to link instead of preparing it again")
+    run_parser.add_argument(
+        "--planted",
+        action="store_true",
+        help="the data rules, then planted outputs of every model rule, then only the analysis rules on them",
+    )
+    run_parser.add_argument(
+        "--reuse-model",
+        default=None,
+        help="a prepared smollm2-135m-instruct folder to link instead of preparing it again",
+    )
     report_parser = sub.add_parser("report")
     report_parser.add_argument("--base", required=True)
     project_parser = sub.add_parser("project")
-    project_parser.add_argument("--inputs", required=True, help="a working directory run with --data-only at fraction 1")
+    project_parser.add_argument(
+        "--inputs", required=True, help="a working directory run with --data-only at fraction 1"
+    )
     args = parser.parse_args(argv)
     return {"run": run, "report": report, "project": project}[args.command](args)
 

@@ -49,17 +49,45 @@ SUMMARIZATION = ("ambiguity", "granularity", "perspective")
 
 LLAMA_SHAPES = {
     # Published configurations (hidden, layers, heads, kv heads, MLP, vocabulary).
-    "llama-3.2-1b": dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
-                         intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True),
-    "llama-3.1-8b": dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-                         intermediate_size=14336, vocab_size=128256, tie_word_embeddings=False),
+    "llama-3.2-1b": dict(
+        hidden_size=2048,
+        num_hidden_layers=16,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        intermediate_size=8192,
+        vocab_size=128256,
+        tie_word_embeddings=True,
+    ),
+    "llama-3.1-8b": dict(
+        hidden_size=4096,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        intermediate_size=14336,
+        vocab_size=128256,
+        tie_word_embeddings=False,
+    ),
     # Llama-3.2-1B's proportions (4x MLP, 4 query heads per key/value head, a
     # tied head of about a quarter of the weights) at a size the 2-core CPU runs.
-    "cpu-small": dict(hidden_size=128, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=1,
-                      intermediate_size=512, vocab_size=4096, tie_word_embeddings=True),
+    "cpu-small": dict(
+        hidden_size=128,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        intermediate_size=512,
+        vocab_size=4096,
+        tie_word_embeddings=True,
+    ),
     # SmolLM2-135M's published shape (the demo's scorer).
-    "smollm2-135m": dict(hidden_size=576, num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
-                         intermediate_size=1536, vocab_size=49152, tie_word_embeddings=True),
+    "smollm2-135m": dict(
+        hidden_size=576,
+        num_hidden_layers=30,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        intermediate_size=1536,
+        vocab_size=49152,
+        tie_word_embeddings=True,
+    ),
 }
 
 # Token lengths of the paper-shaped games, (low, high) uniform: on the CPU
@@ -87,8 +115,15 @@ def paper_shaped_games(n_games: int, vocab: int, sizes: dict, seed: int = 1):
     for g in range(n_games):
         n = draw("n")
         lengths = [draw("piece") for _ in range(n)]
-        pieces = [[ids(2) + body for _ in range(n)] for body in (ids(k) for k in lengths)]  # "[Evidence k]" differs per rank
-        games.append((f"synthetic/{g}", Game(prefix=[1] + ids(draw("prefix")), pieces=pieces, suffix=ids(4), response=ids(draw("response")))))
+        pieces = [
+            [ids(2) + body for _ in range(n)] for body in (ids(k) for k in lengths)
+        ]  # "[Evidence k]" differs per rank
+        games.append(
+            (
+                f"synthetic/{g}",
+                Game(prefix=[1] + ids(draw("prefix")), pieces=pieces, suffix=ids(4), response=ids(draw("response"))),
+            )
+        )
     return games
 
 
@@ -97,7 +132,9 @@ def random_llama(shape: str, device: str, dtype):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(max_position_embeddings=8192, rope_theta=500000.0, bos_token_id=1, eos_token_id=2, **LLAMA_SHAPES[shape])
+    config = LlamaConfig(
+        max_position_embeddings=8192, rope_theta=500000.0, bos_token_id=1, eos_token_id=2, **LLAMA_SHAPES[shape]
+    )
     with torch.device(device):  # initialised where it runs: an 8B model never passes through host memory
         return LlamaForCausalLM._from_config(config, dtype=dtype).eval()
 
@@ -162,7 +199,9 @@ def run_method(args) -> None:
     if args.kernels == "packed" and not pack_linear_layers(model):
         raise SystemExit("--kernels packed: nothing to pack (needs float32 on the CPU with oneDNN)")
     if args.synthetic:
-        games = paper_shaped_games(args.synthetic, model.config.vocab_size, GAME_SIZES["gpu" if device == "cuda" else "cpu"])
+        games = paper_shaped_games(
+            args.synthetic, model.config.vocab_size, GAME_SIZES["gpu" if device == "cuda" else "cpu"]
+        )
     else:
         games = load_games(args.scorer, args.responses, args.data, args.max_games)
     mode = "walk" if args.method == "paper" else args.method
@@ -193,8 +232,18 @@ def run_method(args) -> None:
         else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     )
     flops = paper_flops(games, body, head) if args.method == "paper" else scorer_flops(scorer.stats, body, head)
-    print(json.dumps({"seconds": seconds, "values": values, "peak_mib": peak, "stats": vars(scorer.stats),
-                      "device": device, "linear_flops": flops}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "values": values,
+                "peak_mib": peak,
+                "stats": vars(scorer.stats),
+                "device": device,
+                "linear_flops": flops,
+            }
+        )
+    )
 
 
 def add_game_arguments(parser) -> None:
@@ -208,17 +257,33 @@ def add_game_arguments(parser) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_game_arguments(parser)
-    parser.add_argument("--synthetic", type=int, default=0, metavar="N", help="N paper-shaped synthetic games, random-weight --shape model")
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N paper-shaped synthetic games, random-weight --shape model",
+    )
     parser.add_argument("--shape", choices=sorted(LLAMA_SHAPES), default="cpu-small")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--threads", type=int, default=0, help="torch threads in each run (0: torch's default)")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="rounds of every run, interleaved; each method's fastest round counts (a shared machine's load varies)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds of every run, interleaved; each method's fastest round counts (a shared machine's load varies)",
+    )
     parser.add_argument("--token-budget", type=int, default=4096)
-    parser.add_argument("--random-init", action="store_true", help="seeded random weights from the scorer's config.json")
-    parser.add_argument("--kernels", choices=["default", "packed", "both", "workflow"], default="both",
-                        help="both: every method with default and oneDNN-packed kernels; workflow: the paper's way with "
-                             "default kernels, conflictlab with what the workflow uses (packed on a float32 CPU)")
+    parser.add_argument(
+        "--random-init", action="store_true", help="seeded random weights from the scorer's config.json"
+    )
+    parser.add_argument(
+        "--kernels",
+        choices=["default", "packed", "both", "workflow"],
+        default="both",
+        help="both: every method with default and oneDNN-packed kernels; workflow: the paper's way with "
+        "default kernels, conflictlab with what the workflow uses (packed on a float32 CPU)",
+    )
     parser.add_argument("--method", choices=["paper", "walk", "packed"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.method:
@@ -242,33 +307,56 @@ def main() -> None:
         for method, kind in plan:
             out = subprocess.run(
                 [sys.executable, __file__, *argv, "--method", method, "--kernels", kind],
-                capture_output=True, text=True, check=True,
+                capture_output=True,
+                text=True,
+                check=True,
             )
             run = json.loads(out.stdout.strip().splitlines()[-1])
             if (method, kind) not in runs or run["seconds"] < runs[method, kind]["seconds"]:
                 runs[method, kind] = run
     reference = runs["paper", "default"]
     best_kind = kernels[-1]
-    print(f"{len(reference['values'])} games, {sum(map(len, reference['values'].values()))} coalitions, "
-          f"scorer {'random ' + args.shape if args.synthetic else args.scorer} ({args.dtype}, {reference['device']})")
-    label = {"paper": "paper code (batch 1, full)", "walk": "conflictlab walk", "packed": "conflictlab packed",
-             "default": "default (MKL on CPU)", "packed_kernels": "oneDNN packed"}
+    print(
+        f"{len(reference['values'])} games, {sum(map(len, reference['values'].values()))} coalitions, "
+        f"scorer {'random ' + args.shape if args.synthetic else args.scorer} ({args.dtype}, {reference['device']})"
+    )
+    label = {
+        "paper": "paper code (batch 1, full)",
+        "walk": "conflictlab walk",
+        "packed": "conflictlab packed",
+        "default": "default (MKL on CPU)",
+        "packed_kernels": "oneDNN packed",
+    }
     kernel_label = lambda kind: label["packed_kernels" if kind == "packed" else kind]  # noqa: E731
     print(f"{'method':<29}{'kernels':<21}{'seconds':>9}{'peak MiB':>10}{'max |dv|':>10}{'tokens/s':>11}")
     for (method, kind), run in runs.items():
-        dv = max(abs(reference["values"][s][m] - run["values"][s][m]) for s in reference["values"] for m in reference["values"][s])
-        tokens = run["stats"]["tokens_forwarded"] if method != "paper" else run["stats"]["naive_tokens"] or reference_tokens(runs)
-        print(f"{label[method]:<29}{kernel_label(kind):<21}{run['seconds']:>9.2f}{run['peak_mib']:>10.0f}{dv:>10.1e}"
-              f"{tokens / run['seconds']:>11.0f}")
+        dv = max(
+            abs(reference["values"][s][m] - run["values"][s][m])
+            for s in reference["values"]
+            for m in reference["values"][s]
+        )
+        tokens = (
+            run["stats"]["tokens_forwarded"]
+            if method != "paper"
+            else run["stats"]["naive_tokens"] or reference_tokens(runs)
+        )
+        print(
+            f"{label[method]:<29}{kernel_label(kind):<21}{run['seconds']:>9.2f}{run['peak_mib']:>10.0f}{dv:>10.1e}"
+            f"{tokens / run['seconds']:>11.0f}"
+        )
     for method in ("walk", "packed"):
         run = runs[method, best_kind]
-        print(f"speedup, conflictlab {method} ({kernel_label(best_kind)}) against the paper code's way as it runs "
-              f"({kernel_label('default')}): {reference['seconds'] / run['seconds']:.2f}x")
+        print(
+            f"speedup, conflictlab {method} ({kernel_label(best_kind)}) against the paper code's way as it runs "
+            f"({kernel_label('default')}): {reference['seconds'] / run['seconds']:.2f}x"
+        )
     if args.kernels == "both":
         for kind in kernels:
             for method in ("walk", "packed"):
-                print(f"  same kernels, {kernel_label(kind)}, {method}: "
-                      f"{runs['paper', kind]['seconds'] / runs[method, kind]['seconds']:.2f}x (the algorithm)")
+                print(
+                    f"  same kernels, {kernel_label(kind)}, {method}: "
+                    f"{runs['paper', kind]['seconds'] / runs[method, kind]['seconds']:.2f}x (the algorithm)"
+                )
     for method in ("walk", "packed"):
         stats = runs[method, best_kind]["stats"]
         print(
@@ -278,8 +366,11 @@ def main() -> None:
         )
     print(
         "linear-layer FLOPs: paper {:.2f} T, conflictlab {:.2f} T; GFLOP/s: ".format(
-            reference["linear_flops"] / 1e12, runs["packed", best_kind]["linear_flops"] / 1e12)
-        + ", ".join(f"{method} {kind} {run['linear_flops'] / run['seconds'] / 1e9:.0f}" for (method, kind), run in runs.items())
+            reference["linear_flops"] / 1e12, runs["packed", best_kind]["linear_flops"] / 1e12
+        )
+        + ", ".join(
+            f"{method} {kind} {run['linear_flops'] / run['seconds'] / 1e9:.0f}" for (method, kind), run in runs.items()
+        )
     )
 
 

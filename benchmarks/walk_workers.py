@@ -40,8 +40,10 @@ def main() -> None:
     games = load_games(args.scorer, args.responses, args.data, args.max_games)
     jobs = [([game], None) for _, game in games]
     SubsetScorer(model, mode="walk").values(games[0][1], [0, 1])  # kernels warmed outside the timing
-    print(f"{len(games)} games from {Path(args.responses)}, scorer {args.scorer} (float32, packed), "
-          f"{torch.get_num_threads()} torch threads; serial against {args.workers} workers")
+    print(
+        f"{len(games)} games from {Path(args.responses)}, scorer {args.scorer} (float32, packed), "
+        f"{torch.get_num_threads()} torch threads; serial against {args.workers} workers"
+    )
     reference, ratios = None, []
     for r in range(args.rounds):
         seconds = {}
@@ -54,8 +56,12 @@ def main() -> None:
             if values != reference:
                 raise SystemExit(f"round {r + 1}, {workers} workers: values differ from the serial walk's")
         ratios.append(seconds[1] / seconds[args.workers])
-        print(f"round {r + 1}: serial {seconds[1]:.2f} s, {args.workers} workers {seconds[args.workers]:.2f} s, {ratios[-1]:.2f}x")
-    print(f"median {statistics.median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f}x); values equal in every round")
+        print(
+            f"round {r + 1}: serial {seconds[1]:.2f} s, {args.workers} workers {seconds[args.workers]:.2f} s, {ratios[-1]:.2f}x"
+        )
+    print(
+        f"median {statistics.median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f}x); values equal in every round"
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,28 @@ import zlib
 
 import numpy as np
 
-_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "an", "el", "or", "un", "bri", "dra", "ste", "pla", "qui", "mon", "ter")
+_SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "ti",
+    "vo",
+    "ze",
+    "an",
+    "el",
+    "or",
+    "un",
+    "bri",
+    "dra",
+    "ste",
+    "pla",
+    "qui",
+    "mon",
+    "ter",
+)
 
 
 def scaled(count: int, fraction: float) -> int:
@@ -40,7 +61,10 @@ class Words:
 
     def __init__(self, seed: int, vocabulary: int = 4000, run: int = 200_000):
         self.rng = random.Random(seed)
-        vocab = sorted({"".join(self.rng.choices(_SYLLABLES, k=self.rng.randint(1, 4))) for _ in range(vocabulary)}, key=lambda w: (len(w), w))
+        vocab = sorted(
+            {"".join(self.rng.choices(_SYLLABLES, k=self.rng.randint(1, 4))) for _ in range(vocabulary)},
+            key=lambda w: (len(w), w),
+        )
         self.run = self.rng.choices(vocab, weights=[1 / rank**ZIPF for rank in range(1, len(vocab) + 1)], k=run)
 
     def count(self, mean_sd: tuple[float, float], minimum: int = 1) -> int:

@@ -51,7 +51,7 @@ class JobUsage:
     PATTERN = re.compile(r"job usage: ([0-9.]+) CPU s, peak RSS ([0-9.]+) MB")
 
     @classmethod
-    def measure(cls) -> "JobUsage":
+    def measure(cls) -> JobUsage:
         own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
         return cls(cpu_s=cpu, peak_rss_mb=own.ru_maxrss / 1024)  # Linux reports kilobytes
@@ -60,7 +60,7 @@ class JobUsage:
         return f"job usage: {self.cpu_s:.2f} CPU s, peak RSS {self.peak_rss_mb:.0f} MB"
 
     @classmethod
-    def parse(cls, log_text: str) -> "JobUsage | None":
+    def parse(cls, log_text: str) -> JobUsage | None:
         """The last usage line of a job's log text, or None where there is none."""
         found = cls.PATTERN.findall(log_text)
         return cls(cpu_s=float(found[-1][0]), peak_rss_mb=float(found[-1][1])) if found else None

@@ -24,7 +24,7 @@ id), and compares ``x`` with ``y`` (the difference is ``x − y``):
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
@@ -34,7 +34,9 @@ EXACT_SIGN_FLIP_N = 16
 P_FLOOR = 1e-4  # printed as "< 1e-4" below this
 
 
-def pair_on_ids(ids_x: Sequence, x, ids_y: Sequence, y, *, what: str = "paired comparison") -> tuple[list, np.ndarray, np.ndarray]:
+def pair_on_ids(
+    ids_x: Sequence, x, ids_y: Sequence, y, *, what: str = "paired comparison"
+) -> tuple[list, np.ndarray, np.ndarray]:
     """(shared ids in ``ids_x``'s order, x at them, y at them): the inner join
     of two per-item arrays on their ids. A repeated id on either side is a
     ValueError naming ``what`` (one item, one value)."""
@@ -128,7 +130,7 @@ def sign_flip_p(differences, *, n_resamples: int = 10_000, seed: int = 0) -> tup
         return 1.0, None
     tolerance = 1e-12 * max(1.0, float(np.abs(d).max()))
     if d.size <= EXACT_SIGN_FLIP_N:
-        signs = 1 - 2 * ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1)
+        signs = 1 - 2 * ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1)
         means = np.abs(signs @ d) / d.size
         return float(np.mean(means >= observed - tolerance)), None
     rng = np.random.default_rng(seed)
@@ -155,7 +157,9 @@ def paired_mean_ci(x, y, *, confidence: float = 0.95) -> tuple[float, float, flo
     return mean, mean - half, mean + half
 
 
-def paired_difference(x, y, *, proportion: bool, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0) -> dict:
+def paired_difference(
+    x, y, *, proportion: bool, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0
+) -> dict:
     """The paired comparison of ``x`` with ``y`` (aligned, shape (n,)):
     ``difference`` (x − y), ``difference_low``, ``difference_high``,
     ``p_paired``, ``n_pairs`` and ``paired_test`` (its name, with the number
@@ -169,8 +173,14 @@ def paired_difference(x, y, *, proportion: bool, confidence: float = 0.95, n_res
         p, drawn = sign_flip_p(x - y, n_resamples=n_resamples, seed=seed)
         test = "sign-flip (exact)" if drawn is None else f"sign-flip ({drawn} patterns)"
         test += "; t CI"
-    return {"difference": diff, "difference_low": low, "difference_high": high, "p_paired": p,
-            "n_pairs": int(np.asarray(x).size), "paired_test": test}
+    return {
+        "difference": diff,
+        "difference_low": low,
+        "difference_high": high,
+        "p_paired": p,
+        "n_pairs": int(np.asarray(x).size),
+        "paired_test": test,
+    }
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -196,8 +206,14 @@ def format_p(p: float | None) -> str:
 
 
 def best_by_paired_tests(
-    ids: Sequence[Sequence], values: Sequence, *, higher_is_better: bool, proportion: bool, alpha: float = 0.05,
-    n_resamples: int = 2000, seed: int = 0,
+    ids: Sequence[Sequence],
+    values: Sequence,
+    *,
+    higher_is_better: bool,
+    proportion: bool,
+    alpha: float = 0.05,
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> int | None:
     """The index of the row to mark best among several methods on the same
     items, or None: the row with the best mean beats every other row in a
@@ -226,10 +242,20 @@ def best_by_paired_tests(
 # Fewest pairs for a paired interval, by the cells' interval (a proportion's or a mean's).
 PAIRED_MIN_N = {"clopper-pearson": 5, "student-t": 10}
 # The columns a methods table (and Table 4) gives each row against its baseline.
-PAIRED_COLUMNS = ("difference", "difference_low", "difference_high", "p_paired", "p_paired_text", "n_pairs", "paired_test")
+PAIRED_COLUMNS = (
+    "difference",
+    "difference_low",
+    "difference_high",
+    "p_paired",
+    "p_paired_text",
+    "n_pairs",
+    "paired_test",
+)
 
 
-def paired_columns(items: tuple, reference: tuple, *, proportion: bool, what: str, n_resamples: int = 10_000, seed: int = 0) -> dict:
+def paired_columns(
+    items: tuple, reference: tuple, *, proportion: bool, what: str, n_resamples: int = 10_000, seed: int = 0
+) -> dict:
     """The paired columns (``difference``, ``difference_low``,
     ``difference_high``, ``p_paired``, ``p_paired_text``, ``n_pairs``,
     ``paired_test``) of ``items`` against ``reference``, each (item ids,

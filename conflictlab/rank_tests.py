@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -29,7 +29,9 @@ def _check_finite(name: str, **arrays: np.ndarray) -> None:
     for label, values in arrays.items():
         bad = ~np.isfinite(values)
         if bad.any():
-            raise ValueError(f"{name}: {int(bad.sum())} non-finite value(s) in {label} (first at position {int(np.argmax(bad))})")
+            raise ValueError(
+                f"{name}: {int(bad.sum())} non-finite value(s) in {label} (first at position {int(np.argmax(bad))})"
+            )
 
 
 def rank_agreement(
@@ -57,8 +59,14 @@ def rank_agreement(
         raise ValueError(f"rank_agreement: x has shape {x.shape}, y {y.shape}")
     _check_finite("rank_agreement", x=x, y=y)
     n = x.size
-    empty = {"kendall_tau": math.nan, "kendall_p": math.nan, "spearman_rho": math.nan, "spearman_p": math.nan,
-             "p_method": "", "p_floor": math.nan}
+    empty = {
+        "kendall_tau": math.nan,
+        "kendall_p": math.nan,
+        "spearman_rho": math.nan,
+        "spearman_p": math.nan,
+        "p_method": "",
+        "p_floor": math.nan,
+    }
     if n < 3:
         return {**empty, "p_method": f"undefined (n = {n} < 3)"}
     if np.ptp(x) == 0 or np.ptp(y) == 0:
@@ -70,8 +78,12 @@ def rank_agreement(
         out.update(kendall_p=kendall_p, spearman_p=spearman_p, p_method="exact", p_floor=2.0 / math.factorial(n))
     elif n <= PERMUTATION_RANK_MAX_N:
         kendall_p, spearman_p = _permutation_rank_p_values(x, y, n_permutations=n_permutations, seed=seed)
-        out.update(kendall_p=kendall_p, spearman_p=spearman_p, p_method=f"permutation ({n_permutations} random orderings)",
-                   p_floor=2.0 / (n_permutations + 1))
+        out.update(
+            kendall_p=kendall_p,
+            spearman_p=spearman_p,
+            p_method=f"permutation ({n_permutations} random orderings)",
+            p_floor=2.0 / (n_permutations + 1),
+        )
     else:
         # no floor: an underflowing asymptotic p shows as "< 1e-4", never 0
         out.update(kendall_p=float(tau.pvalue), spearman_p=float(rho.pvalue), p_method="asymptotic", p_floor=math.nan)
@@ -89,7 +101,9 @@ def _rank_statistics(x: np.ndarray, y: np.ndarray, orderings: np.ndarray) -> np.
     sign_x = np.sign(x[:, None] - x[None, :])[upper]
     rank_x, rank_y = rankdata(x) - (n + 1) / 2, rankdata(y) - (n + 1) / 2
     permuted = y[orderings]
-    return np.stack([(np.sign(permuted[:, upper[0]] - permuted[:, upper[1]]) * sign_x).sum(axis=1), rank_y[orderings] @ rank_x])
+    return np.stack(
+        [(np.sign(permuted[:, upper[0]] - permuted[:, upper[1]]) * sign_x).sum(axis=1), rank_y[orderings] @ rank_x]
+    )
 
 
 def _permutation_rank_p_values(x: np.ndarray, y: np.ndarray, *, n_permutations: int, seed: int) -> tuple[float, float]:
@@ -133,7 +147,14 @@ def stratified_kendall(
     for i, stratum in enumerate(strata):  # the labels given, once each
         members.setdefault(stratum, []).append(i)
     groups = [np.array(g) for g in members.values() if len(g) >= 2]
-    empty = {"tau": math.nan, "p": math.nan, "n": 0, "n_pairs": 0, "p_floor": math.nan, "undefined": "undefined (no stratum of 2)"}
+    empty = {
+        "tau": math.nan,
+        "p": math.nan,
+        "n": 0,
+        "n_pairs": 0,
+        "p_floor": math.nan,
+        "undefined": "undefined (no stratum of 2)",
+    }
     if not groups:
         return empty
 
@@ -207,7 +228,11 @@ def _within_sums(x: np.ndarray, ranks: np.ndarray, *, block: int = 64) -> np.nda
             rises = (here[:, None, :] > here[:, :, None]) & strictly  # [r, a, b]: y_b > y_a
             falls = (here[:, None, :] < here[:, :, None]) & strictly
             total += np.count_nonzero(rises, axis=(1, 2)) - np.count_nonzero(falls, axis=(1, 2))
-        seen += np.bincount((offsets + here).ravel(), minlength=rows_n * levels).reshape(rows_n, levels).astype(np.int32, copy=False)
+        seen += (
+            np.bincount((offsets + here).ravel(), minlength=rows_n * levels)
+            .reshape(rows_n, levels)
+            .astype(np.int32, copy=False)
+        )
         low = high
     return total
 
@@ -231,7 +256,7 @@ def _exact_rank_p_values(x: np.ndarray, y: np.ndarray, *, chunk: int = 400_000) 
     at_least, at_most = np.zeros(2), np.zeros(2)
     orderings = _orderings(x.size)
     for start in range(0, len(orderings), chunk):
-        null = _rank_statistics(x, y, orderings[start:start + chunk])  # (2, b)
+        null = _rank_statistics(x, y, orderings[start : start + chunk])  # (2, b)
         at_least += (null >= observed[:, None] - slack[:, None]).sum(axis=1)
         at_most += (null <= observed[:, None] + slack[:, None]).sum(axis=1)
     p = np.minimum(1.0, 2 * np.minimum(at_least, at_most) / len(orderings))

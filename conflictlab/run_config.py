@@ -13,7 +13,7 @@ A config is the merged mapping Snakemake holds (``config.yaml`` under the
 
 from __future__ import annotations
 
-from typing import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping
 
 from conflictlab.lm.endpoint import Endpoint
 
@@ -98,8 +98,10 @@ def skip_hosted_without_key(config: MutableMapping, environ: Mapping[str, str]) 
             continue
         variable = entry.get("hosted", {}).get("api_key_env")
         if not variable:
-            raise ValueError(f"config: models.{name}.skip_without_key needs models.{name}.hosted.api_key_env, "
-                             "the variable whose absence skips it")
+            raise ValueError(
+                f"config: models.{name}.skip_without_key needs models.{name}.hosted.api_key_env, "
+                "the variable whose absence skips it"
+            )
         if not environ.get(variable):
             missing[name] = variable
     skipped = {}
@@ -110,8 +112,10 @@ def skip_hosted_without_key(config: MutableMapping, environ: Mapping[str, str]) 
         mapping[last] = [m for m in mapping[last] if m not in missing]
     if skipped and not config["generators"]:
         variables = ", ".join(sorted(set(skipped.values())))
-        raise ValueError(f"config: every generator was skipped (skip_without_key; unset: {variables}): "
-                         "name a local one or set the key")
+        raise ValueError(
+            f"config: every generator was skipped (skip_without_key; unset: {variables}): "
+            "name a local one or set the key"
+        )
     return skipped
 
 
@@ -139,12 +143,16 @@ def hosted_problems(config: Mapping, environ: Mapping[str, str]) -> list[str]:
     for key, stage in INTERNALS_STAGES.items():
         for name in lists[key]:
             if known(name) and is_hosted(config, name):
-                problems.append(f"{key} names {name}, a hosted model ({config['models'][name]['hosted']['model']}); "
-                                f"{stage} needs the model's internals: name a local model (source:) there")
+                problems.append(
+                    f"{key} names {name}, a hosted model ({config['models'][name]['hosted']['model']}); "
+                    f"{stage} needs the model's internals: name a local model (source:) there"
+                )
     for key, judge in judges(config).items():
         if known(judge["model"]) and (judge["backend"] == "openai") != is_hosted(config, judge["model"]):
-            problems.append(f"{key}.backend {judge['backend']} with {key}.model {judge['model']}: backend openai takes "
-                            "a hosted model (hosted:), the other backends a local one (source:)")
+            problems.append(
+                f"{key}.backend {judge['backend']} with {key}.model {judge['model']}: backend openai takes "
+                "a hosted model (hosted:), the other backends a local one (source:)"
+            )
     for name in used_models(config):
         if not known(name) or not is_hosted(config, name):
             continue
@@ -155,8 +163,10 @@ def hosted_problems(config: Mapping, environ: Mapping[str, str]) -> list[str]:
             continue
         if endpoint.api_key_env and not environ.get(endpoint.api_key_env):
             where = ", ".join(key for key, names in named.items() if name in names)
-            problems.append(f"models.{name}.hosted: environment variable {endpoint.api_key_env} (the API key) is not "
-                            f"set or empty; set it, or name another model in {where}")
+            problems.append(
+                f"models.{name}.hosted: environment variable {endpoint.api_key_env} (the API key) is not "
+                f"set or empty; set it, or name another model in {where}"
+            )
     return problems
 
 

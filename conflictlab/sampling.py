@@ -6,7 +6,8 @@ subsample, do not need scipy in their environment.
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Sequence, TypeVar
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
 
 import numpy as np
 

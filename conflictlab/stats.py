@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Hashable, Sequence
 
 import numpy as np
 
@@ -100,8 +100,10 @@ def _betainc(a: float, b: float, x: float) -> float:
     d = 1.0 / (d if abs(d) > tiny else tiny)
     fraction = d
     for m in range(1, 100_000):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1.0 + numerator * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + numerator / c
@@ -206,7 +208,9 @@ def mean_interval(
     """
     values = np.asarray(values, dtype=float)
     if np.isnan(values).any():
-        raise ValueError(f"mean_interval: {int(np.isnan(values).sum())} NaN of {values.size} values; drop and count them first")
+        raise ValueError(
+            f"mean_interval: {int(np.isnan(values).sum())} NaN of {values.size} values; drop and count them first"
+        )
     if values.size == 0:
         return (math.nan,) * 3
     mean = float(values.mean())
@@ -309,7 +313,13 @@ EXACT_SIGN_FLIP_MAX_N = 16
 
 
 def paired_difference(
-    a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95, n_flips: int = 9999, seed: int = 0, min_n: int | None = None
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_flips: int = 9999,
+    seed: int = 0,
+    min_n: int | None = None,
 ) -> dict:
     """Mean of ``a − b`` over the same items (shapes (n,), aligned), its
     interval and a two-sided p-value of no difference.
@@ -334,8 +344,15 @@ def paired_difference(
         only_a, only_b = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
         difference, low, high = agresti_min_interval(only_a, only_b, d.size, confidence=confidence)
         m = only_a + only_b
-        return {"difference": difference, "low": low, "high": high, "n_pairs": int(d.size), "p": mcnemar_exact(only_a, only_b),
-                "p_method": "exact McNemar", "p_floor": min(1.0, 2.0 / 2.0**m) if m else 1.0}
+        return {
+            "difference": difference,
+            "low": low,
+            "high": high,
+            "n_pairs": int(d.size),
+            "p": mcnemar_exact(only_a, only_b),
+            "p_method": "exact McNemar",
+            "p_floor": min(1.0, 2.0 / 2.0**m) if m else 1.0,
+        }
     difference, low, high = mean_interval(d, confidence=confidence, min_n=min_n)
     out = {"difference": difference, "low": low, "high": high, "n_pairs": int(d.size)}
     if d.size == 0:
@@ -348,14 +365,23 @@ def paired_difference(
     if nonzero.size <= EXACT_SIGN_FLIP_MAX_N:
         signs = 1 - 2 * ((np.arange(2**nonzero.size)[:, None] >> np.arange(nonzero.size)) & 1)  # (2^m, m)
         p = float((np.abs(signs @ nonzero) >= observed - slack).mean())
-        return {**out, "p": p, "p_method": f"exact sign-flip ({2**nonzero.size} flips)", "p_floor": 2.0 / 2**nonzero.size}
+        return {
+            **out,
+            "p": p,
+            "p_method": f"exact sign-flip ({2**nonzero.size} flips)",
+            "p_floor": 2.0 / 2**nonzero.size,
+        }
     rng = np.random.default_rng(seed)
     extreme = 0
     for start in range(0, n_flips, 1000):  # bounded memory at any n
         signs = rng.choice((-1.0, 1.0), size=(min(1000, n_flips - start), nonzero.size))
         extreme += int((np.abs(signs @ nonzero) >= observed - slack).sum())
-    return {**out, "p": (extreme + 1) / (n_flips + 1), "p_method": f"sign-flip, {n_flips} random flips",
-            "p_floor": 1.0 / (n_flips + 1)}
+    return {
+        **out,
+        "p": (extreme + 1) / (n_flips + 1),
+        "p_method": f"sign-flip, {n_flips} random flips",
+        "p_floor": 1.0 / (n_flips + 1),
+    }
 
 
 # Indices drawn per block of bootstrap resamples: 4 MB of int64 whatever n is.
@@ -457,7 +483,9 @@ def balance(phi: np.ndarray) -> BalanceResult:
     phi = np.asarray(phi, dtype=np.float64)
     n = phi.size
     if not np.isfinite(phi).all():
-        raise ValueError(f"balance: non-finite contribution(s) {phi.tolist()}; a NaN φ would pass into the shares unnoticed")
+        raise ValueError(
+            f"balance: non-finite contribution(s) {phi.tolist()}; a NaN φ would pass into the shares unnoticed"
+        )
     if n < 2:
         raise ValueError("Balance needs at least two evidence pieces")
     clipped = np.clip(phi, 0.0, None)

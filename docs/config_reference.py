@@ -68,7 +68,12 @@ def type_text(node: dict) -> str:
     if "oneOf" in node:
         return " or ".join(type_text(v) for v in node["oneOf"])
     if "enum" in node:
-        kinds = sorted({"null" if v is None else type(v).__name__.replace("str", "string").replace("int", "integer") for v in node["enum"]})
+        kinds = sorted(
+            {
+                "null" if v is None else type(v).__name__.replace("str", "string").replace("int", "integer")
+                for v in node["enum"]
+            }
+        )
         return " | ".join(kinds)
     kinds = node.get("type", "any")
     kinds = kinds if isinstance(kinds, list) else [kinds]

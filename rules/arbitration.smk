@@ -1,6 +1,14 @@
 # Evidence arbitration: synthetic text vs numbers vs tool forecasts (Figure 4 A-H).
 
-ARBITRATION_INSTANCE_KEYS = ("n_per_setting", "seeds", "domain", "answer_choices", "trajectory", "tool_min_distance", "sensitivity")
+ARBITRATION_INSTANCE_KEYS = (
+    "n_per_setting",
+    "seeds",
+    "domain",
+    "answer_choices",
+    "trajectory",
+    "tool_min_distance",
+    "sensitivity",
+)
 
 
 ARBITRATION_OUTPUTS = {
@@ -22,15 +30,15 @@ rule arbitration_generate:
     output:
         main="results/arbitration/instances.parquet",
         sensitivity="results/arbitration/sensitivity_instances.parquet",
-    params:
-        settings=subset(config["arbitration"], *ARBITRATION_INSTANCE_KEYS),
-        code=code_hash("arbitration_generate.py"),
     log:
         "results/logs/arbitration_generate.log",
     benchmark:
         "results/benchmarks/arbitration_generate.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        settings=subset(config["arbitration"], *ARBITRATION_INSTANCE_KEYS),
+        code=code_hash("arbitration_generate.py"),
     script:
         "../workflow/scripts/arbitration_generate.py"
 
@@ -44,20 +52,20 @@ rule arbitration_evaluate:
     output:
         predictions="results/arbitration/{model}/predictions.parquet",
         usage="results/usage/arbitration_evaluate/{model}.parquet",
-    params:
-        settings=subset(config["arbitration"], "batch_size", "dtype"),
-        hosted=lambda wildcards: hosted_spec(wildcards.model),
-        code=code_hash("arbitration_evaluate.py"),
     log:
         "results/logs/arbitration_evaluate/{model}.log",
     benchmark:
         "results/benchmarks/arbitration_evaluate/{model}.tsv"
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=gpu_for_model,
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        settings=subset(config["arbitration"], "batch_size", "dtype"),
+        hosted=lambda wildcards: hosted_spec(wildcards.model),
+        code=code_hash("arbitration_evaluate.py"),
     script:
         "../workflow/scripts/arbitration_evaluate.py"
 
@@ -72,18 +80,23 @@ rule arbitration_report:
     output:
         **flagged(
             ARBITRATION_OUTPUTS,
-            {"fig4_png": "arbitration_fig4", "accuracy_csv": "arbitration_accuracy", "orders_csv": "arbitration_orders",
-             "sensitivity_csv": "arbitration_sensitivity", "figA1_png": "arbitration_figA1"},
+            {
+                "fig4_png": "arbitration_fig4",
+                "accuracy_csv": "arbitration_accuracy",
+                "orders_csv": "arbitration_orders",
+                "sensitivity_csv": "arbitration_sensitivity",
+                "figA1_png": "arbitration_figA1",
+            },
             "Evidence arbitration",
         ),
-    params:
-        horizon=config["arbitration"]["trajectory"]["horizon"],
-        code=code_hash("arbitration_report.py"),
     log:
         "results/logs/arbitration_report.log",
     benchmark:
         "results/benchmarks/arbitration_report.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        horizon=config["arbitration"]["trajectory"]["horizon"],
+        code=code_hash("arbitration_report.py"),
     script:
         "../workflow/scripts/arbitration_report.py"

@@ -28,7 +28,15 @@ if _skipped:
 REASONING_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "reasoning"]
 SUMMARIZATION_TYPES = [t for t in config["conflict_types"] if TASK_FAMILY[t] == "summarization"]
 # The summarization types of the shuffle analysis (Tables 9-10), where it runs (with a scorer).
-SHUFFLE_TYPES = [t for t in SUMMARIZATION_TYPES if config["shapley"].get("shuffle_types") is None or t in config["shapley"]["shuffle_types"]] if config["scorers"] else []
+SHUFFLE_TYPES = (
+    [
+        t
+        for t in SUMMARIZATION_TYPES
+        if config["shapley"].get("shuffle_types") is None or t in config["shapley"]["shuffle_types"]
+    ]
+    if config["scorers"]
+    else []
+)
 
 
 def code_hash(script):
@@ -121,12 +129,20 @@ def judge_job(judges, cache):
     ``logs(job)``: a job's log and, with backend served, its vLLM server's."""
     backend = judges["backend"]
     gpus = model_gpus(judges["model"], judges["gpu"])
-    keys = {"hf": ("model", "dtype", "batch_size"), "vllm": ("model", "dtype", "max_model_len", "vllm"),
-            "served": ("model", "dtype", "max_model_len", "vllm"), "openai": ("model",)}[backend]
-    settings = vllm_gpus({
-        **subset(judges, "backend", *keys),
-        **({"endpoint": hosted_spec(judges["model"])} if backend == "openai" else {}),
-    }, gpus, own_key=False)
+    keys = {
+        "hf": ("model", "dtype", "batch_size"),
+        "vllm": ("model", "dtype", "max_model_len", "vllm"),
+        "served": ("model", "dtype", "max_model_len", "vllm"),
+        "openai": ("model",),
+    }[backend]
+    settings = vllm_gpus(
+        {
+            **subset(judges, "backend", *keys),
+            **({"endpoint": hosted_spec(judges["model"])} if backend == "openai" else {}),
+        },
+        gpus,
+        own_key=False,
+    )
     inputs = {
         **({"request_cache": REQUEST_CACHE} if backend == "openai" else {"judge_model": model_dir(judges["model"])}),
         "cache": cache,

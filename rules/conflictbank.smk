@@ -5,7 +5,6 @@
 from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
 from conflictlab.conflictbank.ratio import MixtureRatio
 
-
 CONFLICTBANK = config["conflictbank"]
 
 CONFLICTBANK_DATA_PARAMS = subset(
@@ -37,7 +36,11 @@ CONFLICTBANK_OUTPUTS = {
     "embedded_csv": "results/tables/conflictbank_embedded.csv",
     "embedded_png": "results/figures/conflictbank_embedded.png",
     "embedded_pdf": "results/figures/conflictbank_embedded.pdf",
-    **{f"{name}_{ext}": f"results/figures/conflictbank_{name}.{ext}" for name in ("scale", "fig6", "fig7", "fig8") for ext in ("png", "pdf")},
+    **{
+        f"{name}_{ext}": f"results/figures/conflictbank_{name}.{ext}"
+        for name in ("scale", "fig6", "fig7", "fig8")
+        for ext in ("png", "pdf")
+    },
 }
 
 # The local models of conflictbank.models, whose folders give their sizes (the scale figure).
@@ -51,15 +54,15 @@ rule conflictbank_data:
     output:
         records="results/conflictbank/data.parquet",
         rejected="results/conflictbank/data.rejected.parquet",
-    params:
-        data=CONFLICTBANK_DATA_PARAMS,
-        code=code_hash("conflictbank_data.py"),
     log:
         "results/logs/conflictbank_data.log",
     benchmark:
         "results/benchmarks/conflictbank_data.tsv"
     conda:
         "../envs/datasets.yaml"
+    params:
+        data=CONFLICTBANK_DATA_PARAMS,
+        code=code_hash("conflictbank_data.py"),
     script:
         "../workflow/scripts/conflictbank_data.py"
 
@@ -72,21 +75,21 @@ rule conflictbank_evaluate:
     output:
         predictions="results/conflictbank/{model}/predictions.parquet",
         usage="results/usage/conflictbank_evaluate/{model}.parquet",
+    log:
+        "results/logs/conflictbank_evaluate/{model}.log",
+    benchmark:
+        "results/benchmarks/conflictbank_evaluate/{model}.tsv"
+    conda:
+        "../envs/transformers.yaml"
+    threads: torch_threads
+    resources:
+        gpu=gpu_for_model,
+        mem_mb=16000,
     params:
         name=lambda wildcards: wildcards.model,
         options={**subset(CONFLICTBANK, "batch_size", "dtype"), "settings": CONFLICTBANK_PROMPT_SETTINGS},
         hosted=lambda wildcards: hosted_spec(wildcards.model),
         code=code_hash("conflictbank_evaluate.py"),
-    log:
-        "results/logs/conflictbank_evaluate/{model}.log",
-    benchmark:
-        "results/benchmarks/conflictbank_evaluate/{model}.tsv"
-    threads: torch_threads
-    resources:
-        gpu=gpu_for_model,
-        mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
     script:
         "../workflow/scripts/conflictbank_evaluate.py"
 
@@ -98,12 +101,6 @@ rule conflictbank_train:
         model="resources/models/{model}",
     output:
         folder=directory("results/conflictbank/trained/{model}/ratio-{ratio}"),
-    params:
-        options=subset(
-            config["conflictbank"]["embedded"],
-            "max_steps", "learning_rate", "batch_size", "gradient_accumulation", "max_length", "save_steps", "seed",
-        ),
-        code=code_hash("conflictbank_train.py"),
     log:
         "results/logs/conflictbank_train/{model}/ratio-{ratio}.log",
         # Trainer checkpoints every save_steps, from which a killed job resumes:
@@ -115,6 +112,8 @@ rule conflictbank_train:
         checkpoints="results/conflictbank/checkpoints/{model}/ratio-{ratio}",
     benchmark:
         "results/benchmarks/conflictbank_train/{model}/ratio-{ratio}.tsv"
+    conda:
+        "../envs/transformers.yaml"
     # the training processes (distributed.processes > 1) share these threads
     threads: torch_threads
     resources:
@@ -126,8 +125,18 @@ rule conflictbank_train:
         # gpu is, so that moving to other GPUs reruns nothing.
         training_processes=config["conflictbank"]["embedded"]["distributed"]["processes"],
         training_strategy=config["conflictbank"]["embedded"]["distributed"]["strategy"],
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        options=subset(
+            config["conflictbank"]["embedded"],
+            "max_steps",
+            "learning_rate",
+            "batch_size",
+            "gradient_accumulation",
+            "max_length",
+            "save_steps",
+            "seed",
+        ),
+        code=code_hash("conflictbank_train.py"),
     script:
         "../workflow/scripts/conflictbank_train.py"
 
@@ -139,20 +148,20 @@ rule conflictbank_embedded_evaluate:
         model="results/conflictbank/trained/{model}/ratio-{ratio}",
     output:
         predictions="results/conflictbank/embedded/{model}/ratio-{ratio}.parquet",
-    params:
-        name=lambda wildcards: wildcards.model,
-        options={**subset(CONFLICTBANK, "batch_size", "dtype"), "settings": CONFLICTBANK["embedded"]["settings"]},
-        code=code_hash("conflictbank_evaluate.py"),
     log:
         "results/logs/conflictbank_embedded_evaluate/{model}/ratio-{ratio}.log",
     benchmark:
         "results/benchmarks/conflictbank_embedded_evaluate/{model}/ratio-{ratio}.tsv"
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, GPU_FOR_GENERATION),
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        name=lambda wildcards: wildcards.model,
+        options={**subset(CONFLICTBANK, "batch_size", "dtype"), "settings": CONFLICTBANK["embedded"]["settings"]},
+        code=code_hash("conflictbank_evaluate.py"),
     script:
         "../workflow/scripts/conflictbank_evaluate.py"
 
@@ -167,10 +176,23 @@ rule conflictbank_report:
     output:
         **flagged(
             CONFLICTBANK_OUTPUTS,
-            {"table_csv": "conflictbank_table", "figure_png": "conflictbank_figure", "embedded_png": "conflictbank_embedded",
-             "scale_png": "conflictbank_scale", "fig6_png": "conflictbank_fig6", "fig7_png": "conflictbank_fig7", "fig8_png": "conflictbank_fig8"},
+            {
+                "table_csv": "conflictbank_table",
+                "figure_png": "conflictbank_figure",
+                "embedded_png": "conflictbank_embedded",
+                "scale_png": "conflictbank_scale",
+                "fig6_png": "conflictbank_fig6",
+                "fig7_png": "conflictbank_fig7",
+                "fig8_png": "conflictbank_fig8",
+            },
             "ConflictBank",
         ),
+    log:
+        "results/logs/conflictbank_report.log",
+    benchmark:
+        "results/benchmarks/conflictbank_report.tsv"
+    conda:
+        "../envs/scipy.yaml"
     params:
         ratios=[ratio.label() for _, ratio, _ in EMBEDDED_RUNS],
         sized_models=CONFLICTBANK_SIZED,
@@ -180,11 +202,5 @@ rule conflictbank_report:
             "embedded_settings": config["conflictbank"]["embedded"]["settings"],
         },
         code=code_hash("conflictbank_report.py"),
-    log:
-        "results/logs/conflictbank_report.log",
-    benchmark:
-        "results/benchmarks/conflictbank_report.tsv"
-    conda:
-        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/conflictbank_report.py"

@@ -34,13 +34,13 @@ if config["conflicts"]["url"]:
         """The release file, fetched once from conflicts.url and checked against its pinned SHA-256."""
         output:
             queries=config["conflicts"]["path"],
-        params:
-            url=config["conflicts"]["url"],
-            check_release=config["conflicts"]["check_release"],
         log:
             "results/logs/conflicts_download.log",
         conda:
             "../envs/datasets.yaml"
+        params:
+            url=config["conflicts"]["url"],
+            check_release=config["conflicts"]["check_release"],
         script:
             "../workflow/scripts/conflicts_download.py"
 
@@ -52,18 +52,18 @@ rule conflicts_data:
     output:
         queries="results/conflicts/data.parquet",
         rejected="results/conflicts/data.rejected.parquet",
-    params:
-        options=subset(config["conflicts"], "on_error", "check_release", "max_per_category", "seed"),
-        code=code_hash("conflicts_data.py"),
-    # the head of the CONFLICTS chain (responses, methods, judge): at default priority it
-    # ran 13 minutes into the default run and the judge ended it alone (15 min 27 s)
-    priority: CHAIN_HEAD_PRIORITY
     log:
         "results/logs/conflicts_data.log",
     benchmark:
         "results/benchmarks/conflicts_data.tsv"
+    # the head of the CONFLICTS chain (responses, methods, judge): at default priority it
+    # ran 13 minutes into the default run and the judge ended it alone (15 min 27 s)
+    priority: CHAIN_HEAD_PRIORITY
     conda:
         "../envs/datasets.yaml"
+    params:
+        options=subset(config["conflicts"], "on_error", "check_release", "max_per_category", "seed"),
+        code=code_hash("conflicts_data.py"),
     script:
         "../workflow/scripts/conflicts_data.py"
 
@@ -77,23 +77,25 @@ rule conflicts_respond:
         types="results/conflicts/{model}/types.parquet",
         responses="results/conflicts/{model}/responses.parquet",
         usage="results/usage/conflicts_respond/{model}.parquet",
-    params:
-        generation=lambda wildcards: vllm_gpus(CONFLICTS_GENERATION_PARAMS, generation_gpus(wildcards.model), own_key=True),
-        hosted=lambda wildcards: hosted_spec(wildcards.model),
-        strategies=config["conflicts"]["strategies"],
-        code=code_hash("conflicts_respond.py"),
     log:
         "results/logs/conflicts_respond/{model}.log",
         **{key: path.format(rule="conflicts_respond") for key, path in SERVER_LOG.items()},
     benchmark:
         "results/benchmarks/conflicts_respond/{model}.tsv"
     priority: CHAIN_HEAD_PRIORITY
+    conda:
+        "../envs/vllm.yaml"
     threads: generation_threads
     resources:
         gpu=lambda wildcards: generation_gpus(wildcards.model),
         mem_mb=16000,
-    conda:
-        "../envs/vllm.yaml"
+    params:
+        generation=lambda wildcards: vllm_gpus(
+            CONFLICTS_GENERATION_PARAMS, generation_gpus(wildcards.model), own_key=True
+        ),
+        hosted=lambda wildcards: hosted_spec(wildcards.model),
+        strategies=config["conflicts"]["strategies"],
+        code=code_hash("conflicts_respond.py"),
     script:
         "../workflow/scripts/conflicts_respond.py"
 
@@ -111,22 +113,25 @@ rule conflicts_judge:
         queries="results/conflicts/data.parquet",
         responses=expand("results/conflicts/{model}/responses.parquet", model=config["conflicts"]["models"]),
         # the conflict-resolution methods' responses (rules/methods.smk), judged in the same judge load
-        methods=expand("results/conflicts/{model}/methods_responses.parquet", model=config["methods"]["models"] if METHOD_BENCHMARKS["conflicts"] else []),
+        methods=expand(
+            "results/conflicts/{model}/methods_responses.parquet",
+            model=config["methods"]["models"] if METHOD_BENCHMARKS["conflicts"] else [],
+        ),
     output:
         judged="results/conflicts/judged.parquet",
         usage="results/usage/judges/conflicts.parquet",
-    params:
-        judge_settings=CONFLICTS_JUDGE_SETTINGS,
-        code=code_hash("conflicts_judge.py"),
     log:
         **conflicts_judge_logs("conflicts"),
     benchmark:
         "results/benchmarks/judges/conflicts.tsv"
+    conda:
+        "../envs/judges.yaml"
     threads: torch_threads
     resources:
         gpu=CONFLICTS_JUDGE_GPUS,
-    conda:
-        "../envs/judges.yaml"
+    params:
+        judge_settings=CONFLICTS_JUDGE_SETTINGS,
+        code=code_hash("conflicts_judge.py"),
     script:
         "../workflow/scripts/conflicts_judge.py"
 
@@ -140,21 +145,26 @@ rule conflicts_tables:
     output:
         **flagged(
             CONFLICTS_OUTPUTS,
-            {"table2_csv": "conflicts_table2", "table7_csv": "conflicts_table7",
-             "table4_csv": "conflicts_table4", "table5_csv": "conflicts_table5", "table6_csv": "conflicts_table6",
-             "confusion_png": "conflicts_confusion"},
+            {
+                "table2_csv": "conflicts_table2",
+                "table7_csv": "conflicts_table7",
+                "table4_csv": "conflicts_table4",
+                "table5_csv": "conflicts_table5",
+                "table6_csv": "conflicts_table6",
+                "confusion_png": "conflicts_confusion",
+            },
             "CONFLICTS",
         ),
-    params:
-        models=config["conflicts"]["models"],
-        judge_label=run_config.conflicts_judge(config)["model"],
-        options=subset(config["conflicts"], "bootstrap_resamples", "seed"),
-        code=code_hash("conflicts_tables.py"),
     log:
         "results/logs/conflicts_tables.log",
     benchmark:
         "results/benchmarks/conflicts_tables.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        models=config["conflicts"]["models"],
+        judge_label=run_config.conflicts_judge(config)["model"],
+        options=subset(config["conflicts"], "bootstrap_resamples", "seed"),
+        code=code_hash("conflicts_tables.py"),
     script:
         "../workflow/scripts/conflicts_tables.py"

@@ -11,9 +11,7 @@ CB_BUILD = CONSTRUCTION["conflictbank"]
 CC_BUILD = CONSTRUCTION["contextconflict"]
 CONSTRUCTION_GENERATOR = CONSTRUCTION["generator"]
 if CONSTRUCTION_GENERATOR not in config["models"]:
-    raise ValueError(
-        f"config: construction.generator names {CONSTRUCTION_GENERATOR}, which is missing from 'models'"
-    )
+    raise ValueError(f"config: construction.generator names {CONSTRUCTION_GENERATOR}, which is missing from 'models'")
 
 # A local generator runs under transformers (chat template, greedy) whatever generation.backend is.
 CONSTRUCTION_GENERATION = {

@@ -4,10 +4,17 @@
 GENERATION_SUBSETS = config["conflict_types"] + [f"{t}-shuffled" for t in SHUFFLE_TYPES]
 
 # The settings each generation backend reads besides the common ones (also CONFLICTS').
-BACKEND_KEYS = {"hf": ("batch_size",), "vllm": ("tensor_parallel_size", "vllm"), "served": ("vllm",), "openai": ("endpoint",)}
+BACKEND_KEYS = {
+    "hf": ("batch_size",),
+    "vllm": ("tensor_parallel_size", "vllm"),
+    "served": ("vllm",),
+    "openai": ("endpoint",),
+}
 
 # The log of the vLLM server a served-backend job starts.
-SERVER_LOG = {"server": "results/logs/{rule}/{{model}}.server.log"} if config["generation"]["backend"] == "served" else {}
+SERVER_LOG = (
+    {"server": "results/logs/{rule}/{{model}}.server.log"} if config["generation"]["backend"] == "served" else {}
+)
 
 
 # The generation settings the chosen backend reads.
@@ -29,12 +36,6 @@ rule generate:
     output:
         responses=expand("results/responses/{{model}}/{subset}.parquet", subset=GENERATION_SUBSETS),
         usage="results/usage/generate/{model}.parquet",
-    wildcard_constraints:
-        model=MODEL_NAME_PATTERN,  # steered reruns (name@variant) come from steered_generate
-    params:
-        generation=lambda wildcards: vllm_gpus(GENERATION_PARAMS, generation_gpus(wildcards.model), own_key=True),
-        hosted=lambda wildcards: hosted_spec(wildcards.model),
-        code=code_hash("generate.py"),
     log:
         "results/logs/generate/{model}.log",
         **{key: path.format(rule="generate") for key, path in SERVER_LOG.items()},
@@ -46,12 +47,18 @@ rule generate:
         shards="results/responses/{model}/.shards/generate",
     benchmark:
         "results/benchmarks/generate/{model}.tsv"
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,  # steered reruns (name@variant) come from steered_generate
     priority: CHAIN_HEAD_PRIORITY
+    conda:
+        "../envs/vllm.yaml"
     threads: generation_threads
     resources:
         gpu=lambda wildcards: generation_gpus(wildcards.model),
         mem_mb=16000,
-    conda:
-        "../envs/vllm.yaml"
+    params:
+        generation=lambda wildcards: vllm_gpus(GENERATION_PARAMS, generation_gpus(wildcards.model), own_key=True),
+        hosted=lambda wildcards: hosted_spec(wildcards.model),
+        code=code_hash("generate.py"),
     script:
         "../workflow/scripts/generate.py"

@@ -51,7 +51,9 @@ JUDGE_TABLE_INPUTS = {
     **(
         {
             "ratings": "results/judges/ratings.parquet",
-            "attributions": [f"results/metrics/{m}/attributions_{default_scorer()}.parquet" for m in config["generators"]],
+            "attributions": [
+                f"results/metrics/{m}/attributions_{default_scorer()}.parquet" for m in config["generators"]
+            ],
         }
         if JUDGE_TABLES_WITH_RATINGS
         else {}
@@ -80,13 +82,13 @@ rule judge_cache:
     """The judge reply cache folder, created once, kept across reruns (see above)."""
     output:
         folder=update(directory(JUDGE_CACHE)),
-    params:
-        code=code_hash("judge_cache.py"),
     log:
         "results/logs/judges/cache.log",
     localrule: True
     conda:
         "../envs/judges.yaml"
+    params:
+        code=code_hash("judge_cache.py"),
     script:
         "../workflow/scripts/judge_cache.py"
 
@@ -99,21 +101,21 @@ rule judge_faithfulness:
     output:
         faithfulness="results/judges/faithfulness.parquet",
         usage="results/usage/judges/faithfulness.parquet",
+    log:
+        **judge_logs("faithfulness"),
+    benchmark:
+        "results/benchmarks/judges/faithfulness.tsv"
+    conda:
+        "../envs/judges.yaml"
+    threads: torch_threads
+    resources:
+        gpu=JUDGE_GPUS,
     params:
         judge_settings=JUDGE_SETTINGS,
         models=[m for m in FAITHFULNESS_MODELS for _ in config["conflict_types"]],
         max_per_type=config["judges"]["faithfulness_max_per_type"],
         max_statement_tokens=config["judges"]["max_statement_tokens"],
         code=code_hash("judge_faithfulness.py"),
-    log:
-        **judge_logs("faithfulness"),
-    benchmark:
-        "results/benchmarks/judges/faithfulness.tsv"
-    threads: torch_threads
-    resources:
-        gpu=JUDGE_GPUS,
-    conda:
-        "../envs/judges.yaml"
     script:
         "../workflow/scripts/judge_faithfulness.py"
 
@@ -126,19 +128,19 @@ rule judge_ratings:
     output:
         ratings="results/judges/ratings.parquet",
         usage="results/usage/judges/ratings.parquet",
-    params:
-        judge_settings=JUDGE_SETTINGS,
-        models=[m for m in config["generators"] for _ in SUMMARIZATION_TYPES],
-        code=code_hash("judge_ratings.py"),
     log:
         **judge_logs("ratings"),
     benchmark:
         "results/benchmarks/judges/ratings.tsv"
+    conda:
+        "../envs/judges.yaml"
     threads: torch_threads
     resources:
         gpu=JUDGE_GPUS,
-    conda:
-        "../envs/judges.yaml"
+    params:
+        judge_settings=JUDGE_SETTINGS,
+        models=[m for m in config["generators"] for _ in SUMMARIZATION_TYPES],
+        code=code_hash("judge_ratings.py"),
     script:
         "../workflow/scripts/judge_ratings.py"
 
@@ -151,18 +153,18 @@ rule judge_gold:
     output:
         judged="results/judges/gold.parquet",
         usage="results/usage/judges/gold.parquet",
-    params:
-        judge_settings=JUDGE_SETTINGS,
-        code=code_hash("judge_gold.py"),
     log:
         **judge_logs("gold"),
     benchmark:
         "results/benchmarks/judges/gold.tsv"
+    conda:
+        "../envs/judges.yaml"
     threads: torch_threads
     resources:
         gpu=JUDGE_GPUS,
-    conda:
-        "../envs/judges.yaml"
+    params:
+        judge_settings=JUDGE_SETTINGS,
+        code=code_hash("judge_gold.py"),
     script:
         "../workflow/scripts/judge_gold.py"
 
@@ -176,16 +178,16 @@ rule answer_match:
     output:
         matches="results/judges/answer_match/{model}.parquet",
         usage="results/usage/judges/answer_match-{model}.parquet",
-    params:
-        judge_settings=JUDGE_SETTINGS,
-        code=code_hash("answer_match.py"),
     log:
         **judge_logs("answer_match/{model}"),
+    conda:
+        "../envs/judges.yaml"
     threads: torch_threads
     resources:
         gpu=JUDGE_GPUS,
-    conda:
-        "../envs/judges.yaml"
+    params:
+        judge_settings=JUDGE_SETTINGS,
+        code=code_hash("answer_match.py"),
     script:
         "../workflow/scripts/answer_match.py"
 
@@ -197,20 +199,25 @@ rule judge_tables:
     output:
         **flagged(
             JUDGE_TABLE_OUTPUTS,
-            {"faithfulness_csv": "faithfulness", "table2_csv": "table2", "table7_csv": "table7", "gold_csv": "judge_gold"},
+            {
+                "faithfulness_csv": "faithfulness",
+                "table2_csv": "table2",
+                "table7_csv": "table7",
+                "gold_csv": "judge_gold",
+            },
             "LLM judges",
         ),
-    params:
-        judge_label=judge_label(),
-        scorer=default_scorer(),
-        bootstrap=config["judges"]["bootstrap_resamples"],
-        seed=config["judges"]["seed"],
-        code=code_hash("judge_tables.py"),
     log:
         "results/logs/judges/tables.log",
     benchmark:
         "results/benchmarks/judges/tables.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        judge_label=judge_label(),
+        scorer=default_scorer(),
+        bootstrap=config["judges"]["bootstrap_resamples"],
+        seed=config["judges"]["seed"],
+        code=code_hash("judge_tables.py"),
     script:
         "../workflow/scripts/judge_tables.py"

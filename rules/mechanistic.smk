@@ -39,21 +39,21 @@ rule activations:
         projection_index=activation_files("projection", "index.parquet"),
         directions_states=activation_files("directions", "npy"),
         directions_index=activation_files("directions", "index.parquet"),
-    params:
-        settings=subset(config["mechanistic"], "dtype", "batch_size", "drop_last", "matched_templates"),
-        templates=config["generation"]["templates"],
-        code=code_hash("activations.py"),
     log:
         "results/logs/activations/{model}.log",
     benchmark:
         "results/benchmarks/activations/{model}.tsv"
     priority: CHAIN_HEAD_PRIORITY
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, GPU_FOR_GENERATION),
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        settings=subset(config["mechanistic"], "dtype", "batch_size", "drop_last", "matched_templates"),
+        templates=config["generation"]["templates"],
+        code=code_hash("activations.py"),
     script:
         "../workflow/scripts/activations.py"
 
@@ -70,18 +70,24 @@ rule mechanistic_report:
     output:
         **flagged(
             mechanistic_outputs("{model}"),
-            {"table8_csv": "table8", "fig2_png": "fig2", "fig3_png": "fig3", "fig4_png": "fig4", "fig20_21_png": "fig20_21"},
+            {
+                "table8_csv": "table8",
+                "fig2_png": "fig2",
+                "fig3_png": "fig3",
+                "fig4_png": "fig4",
+                "fig20_21_png": "fig20_21",
+            },
             "Inside the model",
         ),
-    params:
-        settings=subset(config["mechanistic"], "cv_folds", "energy_k", "svd", "bootstrap_resamples", "seed"),
-        conflict_types=config["conflict_types"],
-        code=code_hash("mechanistic_report.py"),
     log:
         "results/logs/mechanistic_report/{model}.log",
     benchmark:
         "results/benchmarks/mechanistic_report/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        settings=subset(config["mechanistic"], "cv_folds", "energy_k", "svd", "bootstrap_resamples", "seed"),
+        conflict_types=config["conflict_types"],
+        code=code_hash("mechanistic_report.py"),
     script:
         "../workflow/scripts/mechanistic_report.py"

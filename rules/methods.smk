@@ -7,7 +7,6 @@
 
 from conflictlab.lm.methods import Method, MethodRun, check_method_backend
 
-
 # Every configured method parsed and checked against the backend its reruns
 # use before any job starts (a bad name or a method the backend cannot run fails here).
 for _method in config["methods"]["list"]:
@@ -22,25 +21,25 @@ rule method_generate:
         model="resources/models/{model}",
     output:
         expand("results/responses/{{model}}@{{method}}/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
-    wildcard_constraints:
-        model=MODEL_NAME_PATTERN,
-        method=Method.PATTERN,
-    params:
-        generation=STEERING_GENERATION_PARAMS,
-        code=code_hash("method_generate.py"),
     log:
         "results/logs/method_generate/{model}@{method}.log",
         # Resumable shards beside the responses: logs, not outputs, as in rule generate.
         shards="results/responses/{model}@{method}/.shards/method",
     benchmark:
         "results/benchmarks/method_generate/{model}@{method}.tsv"
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,
+        method=Method.PATTERN,
     priority: CHAIN_HEAD_PRIORITY
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, config["methods"]["gpu"]),
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        generation=STEERING_GENERATION_PARAMS,
+        code=code_hash("method_generate.py"),
     script:
         "../workflow/scripts/method_generate.py"
 
@@ -73,22 +72,22 @@ rule conflictbank_methods:
         model="resources/models/{model}",
     output:
         predictions="results/conflictbank/{model}/methods.parquet",
-    wildcard_constraints:
-        model=MODEL_NAME_PATTERN,
-    params:
-        methods=METHODS_WITH_GREEDY,
-        options=subset(config["conflictbank"], "batch_size", "dtype"),
-        code=code_hash("conflictbank_methods.py"),
     log:
         "results/logs/conflictbank_methods/{model}.log",
     benchmark:
         "results/benchmarks/conflictbank_methods/{model}.tsv"
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, config["methods"]["gpu"]),
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        methods=METHODS_WITH_GREEDY,
+        options=subset(config["conflictbank"], "batch_size", "dtype"),
+        code=code_hash("conflictbank_methods.py"),
     script:
         "../workflow/scripts/conflictbank_methods.py"
 
@@ -100,22 +99,22 @@ rule arbitration_methods:
         model="resources/models/{model}",
     output:
         predictions="results/arbitration/{model}/methods.parquet",
-    wildcard_constraints:
-        model=MODEL_NAME_PATTERN,
-    params:
-        methods=METHODS_WITH_GREEDY,
-        settings=subset(config["arbitration"], "batch_size", "dtype"),
-        code=code_hash("arbitration_methods.py"),
     log:
         "results/logs/arbitration_methods/{model}.log",
     benchmark:
         "results/benchmarks/arbitration_methods/{model}.tsv"
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, config["methods"]["gpu"]),
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        methods=METHODS_WITH_GREEDY,
+        settings=subset(config["arbitration"], "batch_size", "dtype"),
+        code=code_hash("arbitration_methods.py"),
     script:
         "../workflow/scripts/arbitration_methods.py"
 
@@ -127,8 +126,19 @@ rule conflicts_methods_respond:
         model="resources/models/{model}",
     output:
         responses="results/conflicts/{model}/methods_responses.parquet",
+    log:
+        "results/logs/conflicts_methods_respond/{model}.log",
+    benchmark:
+        "results/benchmarks/conflicts_methods_respond/{model}.tsv"
     wildcard_constraints:
         model=MODEL_NAME_PATTERN,
+    priority: CHAIN_HEAD_PRIORITY
+    conda:
+        "../envs/vllm.yaml"  # the CONFLICTS response module also drives the vllm backends (rule conflicts_respond)
+    threads: torch_threads
+    resources:
+        gpu=lambda wildcards: model_gpus(wildcards.model, config["methods"]["gpu"]),
+        mem_mb=16000,
     params:
         methods=METHODS_WITH_GREEDY,
         # every method, on every benchmark, decodes as the steered reruns do (steering's length, batch size, precision)
@@ -137,17 +147,6 @@ rule conflicts_methods_respond:
             *("dtype", "batch_size", "max_model_len", "seed", "max_new_tokens", "repetition_penalty"),
         ),
         code=code_hash("conflicts_methods_respond.py"),
-    log:
-        "results/logs/conflicts_methods_respond/{model}.log",
-    benchmark:
-        "results/benchmarks/conflicts_methods_respond/{model}.tsv"
-    priority: CHAIN_HEAD_PRIORITY
-    threads: torch_threads
-    resources:
-        gpu=lambda wildcards: model_gpus(wildcards.model, config["methods"]["gpu"]),
-        mem_mb=16000,
-    conda:
-        "../envs/vllm.yaml"  # the CONFLICTS response module also drives the vllm backends (rule conflicts_respond)
     script:
         "../workflow/scripts/conflicts_methods_respond.py"
 
@@ -165,9 +164,17 @@ METHODS_TABLE_CC_RUNS = [
 ]
 
 METHODS_TABLE_INPUTS = {
-    **({"accuracy": [f"results/metrics/{name}/accuracy.parquet" for name in METHODS_TABLE_CC_RUNS]} if REASONING_TYPES else {}),
     **(
-        {"attributions": [f"results/metrics/{name}/attributions_{default_scorer()}.parquet" for name in METHODS_TABLE_CC_RUNS]}
+        {"accuracy": [f"results/metrics/{name}/accuracy.parquet" for name in METHODS_TABLE_CC_RUNS]}
+        if REASONING_TYPES
+        else {}
+    ),
+    **(
+        {
+            "attributions": [
+                f"results/metrics/{name}/attributions_{default_scorer()}.parquet" for name in METHODS_TABLE_CC_RUNS
+            ]
+        }
         if SUMMARIZATION_TYPES and default_scorer()
         else {}
     ),
@@ -202,6 +209,12 @@ rule methods_table:
         **METHODS_TABLE_INPUTS,
     output:
         **flagged(METHODS_TABLE_OUTPUTS, {"csv": "methods", "png": "methods"}, "Conflict-resolution methods"),
+    log:
+        "results/logs/methods_table.log",
+    benchmark:
+        "results/benchmarks/methods_table.tsv"
+    conda:
+        "../envs/scipy.yaml"
     params:
         models=config["methods"]["models"],
         cc_runs=METHODS_TABLE_CC_RUNS,
@@ -212,11 +225,5 @@ rule methods_table:
         seed=config["shapley"]["seed"],
         min_n_mark=config["statistics"]["min_n_mark"],
         code=code_hash("methods_table.py"),
-    log:
-        "results/logs/methods_table.log",
-    benchmark:
-        "results/benchmarks/methods_table.tsv"
-    conda:
-        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/methods_table.py"

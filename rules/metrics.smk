@@ -3,7 +3,9 @@
 
 # accuracy.free_text: judge - the judge's verdicts on the long free-text golds (rule answer_match).
 answer_match_inputs = lambda wildcards: (
-    {"matches": f"results/judges/answer_match/{wildcards.model}.parquet"} if config["accuracy"]["free_text"] == "judge" else {}
+    {"matches": f"results/judges/answer_match/{wildcards.model}.parquet"}
+    if config["accuracy"]["free_text"] == "judge"
+    else {}
 )
 
 ACCURACY_OUTPUTS = {"md": "results/tables/accuracy.md", "csv": "results/tables/accuracy.csv"}
@@ -14,20 +16,18 @@ rule accuracy:
     input:
         unpack(answer_match_inputs),
         samples=lambda wildcards: [samples_path(wildcards.model, t) for t in REASONING_TYPES],
-        responses=expand(
-            "results/responses/{{model}}/{conflict_type}.parquet", conflict_type=REASONING_TYPES
-        ),
+        responses=expand("results/responses/{{model}}/{conflict_type}.parquet", conflict_type=REASONING_TYPES),
     output:
         per_sample="results/metrics/{model}/accuracy.parquet",
         summary="results/metrics/{model}/accuracy_summary.parquet",
-    params:
-        code=code_hash("accuracy.py"),
     log:
         "results/logs/accuracy/{model}.log",
     benchmark:
         "results/benchmarks/accuracy/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        code=code_hash("accuracy.py"),
     script:
         "../workflow/scripts/accuracy.py"
 
@@ -39,17 +39,17 @@ rule accuracy_table:
         faithfulness="results/judges/faithfulness.parquet",
     output:
         **flagged(ACCURACY_OUTPUTS, {"csv": "accuracy"}, "Generation and accuracy"),
-    params:
-        judge_label=judge_label(),
-        free_text=config["accuracy"]["free_text"],
-        bootstrap=config["judges"]["bootstrap_resamples"],
-        seed=config["judges"]["seed"],
-        code=code_hash("accuracy_table.py"),
     log:
         "results/logs/accuracy_table.log",
     benchmark:
         "results/benchmarks/accuracy_table.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        judge_label=judge_label(),
+        free_text=config["accuracy"]["free_text"],
+        bootstrap=config["judges"]["bootstrap_resamples"],
+        seed=config["judges"]["seed"],
+        code=code_hash("accuracy_table.py"),
     script:
         "../workflow/scripts/accuracy_table.py"

@@ -15,17 +15,17 @@ rule prepare_model:
         unpack(random_like),
     output:
         folder=directory("resources/models/{model}"),
-    params:
-        spec=model_config,
-        code=code_hash("prepare_model.py"),
     log:
         "results/logs/prepare_model/{model}.log",
     benchmark:
         "results/benchmarks/prepare_model/{model}.tsv"
-    resources:
-        mem_mb=8000,
     conda:
         "../envs/gguf.yaml"
+    resources:
+        mem_mb=8000,
+    params:
+        spec=model_config,
+        code=code_hash("prepare_model.py"),
     script:
         "../workflow/scripts/prepare_model.py"
 
@@ -37,12 +37,12 @@ rule request_cache:
     the judge reply cache is: rules/judges.smk)."""
     output:
         folder=update(directory(REQUEST_CACHE)),
-    params:
-        code=code_hash("request_cache.py"),
     log:
         "results/logs/request_cache.log",
     localrule: True
     conda:
         "../envs/judges.yaml"
+    params:
+        code=code_hash("request_cache.py"),
     script:
         "../workflow/scripts/request_cache.py"

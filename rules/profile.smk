@@ -17,10 +17,18 @@ PROFILE_SOURCES = model_sources(config, PROFILE_MODEL_LISTS.values())
 # The tables of the benchmarks this run has (a benchmark without models has none).
 PROFILE_INPUTS = {
     **({"accuracy": ACCURACY_OUTPUTS["csv"]} if config["generators"] and REASONING_TYPES else {}),
-    **({"balance": BALANCE_OUTPUTS["balance_csv"]} if config["generators"] and config["scorers"] and SUMMARIZATION_TYPES else {}),
+    **(
+        {"balance": BALANCE_OUTPUTS["balance_csv"]}
+        if config["generators"] and config["scorers"] and SUMMARIZATION_TYPES
+        else {}
+    ),
     **({"faithfulness": JUDGE_TABLE_OUTPUTS["faithfulness_csv"]} if config["generators"] else {}),
     **({"arbitration": ARBITRATION_OUTPUTS["orders_csv"]} if config["arbitration"]["models"] else {}),
-    **({f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table4", "table5", "table6")} if config["conflicts"]["models"] else {}),
+    **(
+        {f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table4", "table5", "table6")}
+        if config["conflicts"]["models"]
+        else {}
+    ),
     **({"conflictbank": CONFLICTBANK_OUTPUTS["table_csv"]} if config["conflictbank"]["models"] else {}),
     **({"methods": METHODS_TABLE_OUTPUTS["csv"]} if config["methods"]["models"] else {}),
 }
@@ -36,15 +44,15 @@ rule profile:
     output:
         html=reported("results/profiles/{model}.html", "profile", "Model profiles"),
         png=reported("results/profiles/{model}.png", "profile", "Model profiles"),
-    params:
-        models=PROFILE_MODEL_LISTS,
-        source=lambda wildcards: PROFILE_SOURCES.get(wildcards.model),
-        code=code_hash("profile.py"),
     log:
         "results/logs/profile/{model}.log",
     benchmark:
         "results/benchmarks/profile/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        models=PROFILE_MODEL_LISTS,
+        source=lambda wildcards: PROFILE_SOURCES.get(wildcards.model),
+        code=code_hash("profile.py"),
     script:
         "../workflow/scripts/profile.py"

@@ -4,15 +4,20 @@
 import json
 import sys
 
-
 # Every path of an outputs mapping (list values flattened).
-flatten = lambda outputs: [path for value in outputs.values() for path in (value if isinstance(value, list) else [value])]
+flatten = lambda outputs: [
+    path for value in outputs.values() for path in (value if isinstance(value, list) else [value])
+]
 
 REPORT_INPUTS = [
     *expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
     *flatten(TABLE1_OUTPUTS),
     *[model_dir(name) for name in used_models() if not is_hosted(name)],
-    *expand("results/responses/{model}/{conflict_type}.parquet", model=config["generators"], conflict_type=config["conflict_types"]),
+    *expand(
+        "results/responses/{model}/{conflict_type}.parquet",
+        model=config["generators"],
+        conflict_type=config["conflict_types"],
+    ),
     *(flatten(ACCURACY_OUTPUTS) if REASONING_TYPES else []),
     *(flatten(BALANCE_OUTPUTS) if SHUFFLE_TYPES else []),
     *(flatten(TABLE3_OUTPUTS) if SHUFFLE_TYPES and LOCAL_GENERATORS else []),
@@ -58,10 +63,6 @@ rule usage_table:
         usage=USAGE_INPUTS,
     output:
         **flagged(USAGE_OUTPUTS, {"csv": "usage"}, "Endpoint usage"),
-    params:
-        # Prices by endpoint model id (a usage row names the endpoint's model).
-        prices={spec["hosted"]["model"]: spec["prices"] for spec in config["models"].values() if "hosted" in spec and "prices" in spec},
-        code=code_hash("usage_table.py"),
     log:
         "results/logs/usage_table.log",
     benchmark:
@@ -69,6 +70,14 @@ rule usage_table:
     localrule: True
     conda:
         "../envs/judges.yaml"
+    params:
+        # Prices by endpoint model id (a usage row names the endpoint's model).
+        prices={
+            spec["hosted"]["model"]: spec["prices"]
+            for spec in config["models"].values()
+            if "hosted" in spec and "prices" in spec
+        },
+        code=code_hash("usage_table.py"),
     script:
         "../workflow/scripts/usage_table.py"
 
@@ -84,22 +93,22 @@ rule html_report:
         REPORT_INPUTS,
     output:
         html="results/report.html",
-    params:
-        python=sys.executable,
-        snakefile=workflow.main_snakefile,
-        config=json.dumps(config, sort_keys=True),
     log:
         "results/logs/html_report.log",
     conda:
         # The command itself runs the outer Snakemake (params.python).
         "../envs/snakemake.yaml"
+    params:
+        python=sys.executable,
+        snakefile=workflow.main_snakefile,
+        config=json.dumps(config, sort_keys=True),
     shell:
         """
         tmp=$(mktemp -d results/.report.XXXXXX)
         trap 'rm -rf "$tmp"' EXIT
-        printf '%s' {params.config:q} > "$tmp/config.json"
+        printf '%s' {params.config:q} >"$tmp/config.json"
         {params.python:q} -m snakemake --snakefile {params.snakefile:q} --nolock --configfile "$tmp/config.json" \
-            --report "$tmp/report.html" > {log:q} 2>&1
+            --report "$tmp/report.html" >{log:q} 2>&1
         mv "$tmp/report.html" {output:q}
         """
 
@@ -120,19 +129,13 @@ rule usage_estimate:
         samples=[f"results/data/{s}.parquet" for s in GENERATION_SUBSETS] if HOSTED_JOBS["generate"] else [],
         conflicts=["results/conflicts/data.parquet"] if HOSTED_JOBS["conflicts_respond"] else [],
         arbitration=["results/arbitration/instances.parquet"] if HOSTED_JOBS["arbitration_evaluate"] else [],
-        arbitration_sensitivity=["results/arbitration/sensitivity_instances.parquet"] if HOSTED_JOBS["arbitration_evaluate"] else [],
+        arbitration_sensitivity=(
+            ["results/arbitration/sensitivity_instances.parquet"] if HOSTED_JOBS["arbitration_evaluate"] else []
+        ),
         conflictbank=["results/conflictbank/data.parquet"] if HOSTED_JOBS["conflictbank_evaluate"] else [],
     output:
         md="results/usage/estimate.md",
         csv="results/usage/estimate.csv",
-    params:
-        jobs=HOSTED_JOBS,
-        prices={name: spec["prices"] for name, spec in config["models"].items() if "prices" in spec},
-        templates=config["generation"]["templates"],
-        strategies=config["conflicts"]["strategies"],
-        conflictbank_settings=CONFLICTBANK_PROMPT_SETTINGS,
-        max_new_tokens={"generate": config["generation"]["max_new_tokens"], "conflicts": config["conflicts"]["max_new_tokens"]},
-        code=code_hash("usage_estimate.py"),
     log:
         "results/logs/usage_estimate.log",
     benchmark:
@@ -140,5 +143,16 @@ rule usage_estimate:
     localrule: True
     conda:
         "../envs/judges.yaml"
+    params:
+        jobs=HOSTED_JOBS,
+        prices={name: spec["prices"] for name, spec in config["models"].items() if "prices" in spec},
+        templates=config["generation"]["templates"],
+        strategies=config["conflicts"]["strategies"],
+        conflictbank_settings=CONFLICTBANK_PROMPT_SETTINGS,
+        max_new_tokens={
+            "generate": config["generation"]["max_new_tokens"],
+            "conflicts": config["conflicts"]["max_new_tokens"],
+        },
+        code=code_hash("usage_estimate.py"),
     script:
         "../workflow/scripts/usage_estimate.py"

@@ -21,16 +21,33 @@ REPRODUCTION_TABLES = {
     **({"table3": TABLE3_OUTPUTS["table3_csv"]} if SHUFFLE_TYPES else {}),
     **({"table4": TABLE4_OUTPUTS["table4_csv"]} if config["steering"]["models"] else {}),
     # the claims' tables (conflictlab.<benchmark>.claims), by their CSV stems
-    **({f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table2", "table7")} if config["conflicts"]["models"] else {}),
-    **({Path(ARBITRATION_OUTPUTS[k]).stem: ARBITRATION_OUTPUTS[k] for k in ("accuracy_csv", "sensitivity_csv")}
-       if config["arbitration"]["models"] else {}),
-    **({Path(BALANCE_OUTPUTS[k]).stem: BALANCE_OUTPUTS[k] for k in ("table6_csv", "agreement_csv", "positions")}
-       if "balance" in PROFILE_TABLE_STEMS else {}),
-    **({"conflictbank_embedded": CONFLICTBANK_OUTPUTS["embedded_csv"]} if "conflictbank_mr" in PROFILE_TABLE_STEMS else {}),
+    **(
+        {f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table2", "table7")}
+        if config["conflicts"]["models"]
+        else {}
+    ),
+    **(
+        {Path(ARBITRATION_OUTPUTS[k]).stem: ARBITRATION_OUTPUTS[k] for k in ("accuracy_csv", "sensitivity_csv")}
+        if config["arbitration"]["models"]
+        else {}
+    ),
+    **(
+        {Path(BALANCE_OUTPUTS[k]).stem: BALANCE_OUTPUTS[k] for k in ("table6_csv", "agreement_csv", "positions")}
+        if "balance" in PROFILE_TABLE_STEMS
+        else {}
+    ),
+    **(
+        {"conflictbank_embedded": CONFLICTBANK_OUTPUTS["embedded_csv"]}
+        if "conflictbank_mr" in PROFILE_TABLE_STEMS
+        else {}
+    ),
     **{f"shuffled_positions_{m}": shuffle_outputs(m)["presented_csv"] for m in config["generators"] if SHUFFLE_TYPES},
     # the mechanistic tables are Parquet (results/mechanistic/<model>/), read by the same script
-    **{f"mechanistic_{kind}_{m}": mechanistic_outputs(m)[kind] for m in config["mechanistic"]["models"]
-       for kind in ("probes", "spectral", "projection", "subset_probes")},
+    **{
+        f"mechanistic_{kind}_{m}": mechanistic_outputs(m)[kind]
+        for m in config["mechanistic"]["models"]
+        for kind in ("probes", "spectral", "projection", "subset_probes")
+    },
 }
 
 REPRODUCTION_OUTPUTS = {
@@ -68,12 +85,6 @@ rule reproduction:
         **REPRODUCTION_TABLES,
     output:
         **flagged(REPRODUCTION_OUTPUTS, {"html": "reproduction"}, "Reproduction"),
-    params:
-        model_lists=REPRODUCTION_MODEL_LISTS,
-        instruments=REPRODUCTION_INSTRUMENTS,
-        sources=REPRODUCTION_SOURCES,
-        margins=config["reproduction"]["margins"],
-        code=code_hash("reproduction.py"),
     log:
         "results/logs/reproduction.log",
     benchmark:
@@ -81,6 +92,12 @@ rule reproduction:
     localrule: True
     conda:
         "../envs/scipy.yaml"
+    params:
+        model_lists=REPRODUCTION_MODEL_LISTS,
+        instruments=REPRODUCTION_INSTRUMENTS,
+        sources=REPRODUCTION_SOURCES,
+        margins=config["reproduction"]["margins"],
+        code=code_hash("reproduction.py"),
     script:
         "../workflow/scripts/reproduction.py"
 
@@ -89,6 +106,13 @@ rule reproduction_plan:
     """Before any model runs: for every paper row and claim, whether this config can compare it (and why not), the paper's n, ours as configured, and the power to reach equivalent. Reads the config alone."""
     output:
         csv="results/reproduction_plan.csv",
+    log:
+        "results/logs/reproduction_plan.log",
+    benchmark:
+        "results/benchmarks/reproduction_plan.tsv"
+    localrule: True
+    conda:
+        "../envs/scipy.yaml"
     params:
         model_lists=REPRODUCTION_MODEL_LISTS,
         instruments=REPRODUCTION_INSTRUMENTS,
@@ -97,12 +121,5 @@ rule reproduction_plan:
         tables=list(REPRODUCTION_TABLES),
         caps=REPRODUCTION_CAPS,
         code=code_hash("reproduction_plan.py"),
-    log:
-        "results/logs/reproduction_plan.log",
-    benchmark:
-        "results/benchmarks/reproduction_plan.tsv"
-    localrule: True
-    conda:
-        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/reproduction_plan.py"

@@ -40,23 +40,25 @@ rule shapley_values:
         scorer="resources/models/{scorer}",
     output:
         values=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
-        skipped=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}.skipped.parquet", conflict_type=SUMMARIZATION_TYPES),
-    wildcard_constraints:
-        model=MODEL_NAME_PATTERN,  # steered reruns (name@variant): shapley_values_steered
-    params:
-        settings=subset(config["shapley"], "renumber", "exact_max_n", "n_permutations", "seed", "dtype", "token_budget"),
-        code=code_hash("shapley_values.py"),
+        skipped=expand(
+            "results/shapley/{{scorer}}/{{model}}/{conflict_type}.skipped.parquet", conflict_type=SUMMARIZATION_TYPES
+        ),
     log:
         "results/logs/shapley_values/{scorer}/{model}.log",
     benchmark:
         "results/benchmarks/shapley_values/{scorer}/{model}.tsv"
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,  # steered reruns (name@variant): shapley_values_steered
     priority: CHAIN_HEAD_PRIORITY
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.scorer, config["shapley"]["gpu"]),
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        settings=subset(config["shapley"], "renumber", "exact_max_n", "n_permutations", "seed", "dtype", "token_budget"),
+        code=code_hash("shapley_values.py"),
     script:
         "../workflow/scripts/shapley_values.py"
 
@@ -68,8 +70,13 @@ use rule shapley_values as shapley_values_shuffled with:
         responses=expand("results/responses/{{model}}/{conflict_type}-shuffled.parquet", conflict_type=SHUFFLE_TYPES),
         scorer="resources/models/{scorer}",
     output:
-        values=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}-shuffled.parquet", conflict_type=SHUFFLE_TYPES),
-        skipped=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}-shuffled.skipped.parquet", conflict_type=SHUFFLE_TYPES),
+        values=expand(
+            "results/shapley/{{scorer}}/{{model}}/{conflict_type}-shuffled.parquet", conflict_type=SHUFFLE_TYPES
+        ),
+        skipped=expand(
+            "results/shapley/{{scorer}}/{{model}}/{conflict_type}-shuffled.skipped.parquet",
+            conflict_type=SHUFFLE_TYPES,
+        ),
     log:
         "results/logs/shapley_values/{scorer}/{model}-shuffled.log",
     benchmark:
@@ -84,7 +91,9 @@ use rule shapley_values as shapley_values_steered with:
             samples_path(name, t) for name in steered_names(wildcards.model) for t in SUMMARIZATION_TYPES
         ],
         responses=lambda wildcards: [
-            f"results/responses/{name}/{t}.parquet" for name in steered_names(wildcards.model) for t in SUMMARIZATION_TYPES
+            f"results/responses/{name}/{t}.parquet"
+            for name in steered_names(wildcards.model)
+            for t in SUMMARIZATION_TYPES
         ],
         scorer="resources/models/{scorer}",
     output:
@@ -98,31 +107,29 @@ use rule shapley_values as shapley_values_steered with:
             steered=steered_names("{model}"),
             conflict_type=SUMMARIZATION_TYPES,
         ),
-    wildcard_constraints:
-        model=MODEL_NAME_PATTERN,
     log:
         "results/logs/shapley_values/{scorer}/{model}@steered.log",
     benchmark:
         "results/benchmarks/shapley_values/{scorer}/{model}@steered.tsv"
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,
 
 
 rule attributions:
     """Shapley values, shares and Balance per sample, for one generator and scorer."""
     input:
-        values=expand(
-            "results/shapley/{{scorer}}/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES
-        ),
+        values=expand("results/shapley/{{scorer}}/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
         samples=lambda wildcards: [samples_path(wildcards.model, t) for t in SUMMARIZATION_TYPES],
     output:
         attributions="results/metrics/{model}/attributions_{scorer}.parquet",
-    params:
-        code=code_hash("attributions.py"),
     log:
         "results/logs/attributions/{model}/{scorer}.log",
     benchmark:
         "results/benchmarks/attributions/{model}/{scorer}.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        code=code_hash("attributions.py"),
     script:
         "../workflow/scripts/attributions.py"
 
@@ -138,21 +145,27 @@ rule balance_report:
     output:
         **flagged(
             BALANCE_OUTPUTS,
-            {"balance_csv": "balance", "table6_csv": "table6", "agreement_csv": "table6_agreement", "bars_png": "position_shares", "pies_png": "position_shares",
-             "pies_generators_png": "position_pies_generators"},
+            {
+                "balance_csv": "balance",
+                "table6_csv": "table6",
+                "agreement_csv": "table6_agreement",
+                "bars_png": "position_shares",
+                "pies_png": "position_shares",
+                "pies_generators_png": "position_pies_generators",
+            },
             "Balance",
         ),
-    params:
-        settings=subset(config["shapley"], "bootstrap_resamples", "seed"),
-        default_scorer=default_scorer(),
-        models=config["generators"],
-        code=code_hash("balance_report.py"),
     log:
         "results/logs/balance_report.log",
     benchmark:
         "results/benchmarks/balance_report.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        settings=subset(config["shapley"], "bootstrap_resamples", "seed"),
+        default_scorer=default_scorer(),
+        models=config["generators"],
+        code=code_hash("balance_report.py"),
     script:
         "../workflow/scripts/balance_report.py"
 
@@ -162,25 +175,23 @@ rule causal_intervention:
     input:
         attributions=lambda wildcards: f"results/metrics/{wildcards.model}/attributions_{default_scorer()}.parquet",
         samples=expand("results/data/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
-        responses=expand(
-            "results/responses/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES
-        ),
+        responses=expand("results/responses/{{model}}/{conflict_type}.parquet", conflict_type=SUMMARIZATION_TYPES),
         model="resources/models/{model}",
     output:
         causal="results/metrics/{model}/causal.parquet",
-    params:
-        dtype=config["shapley"]["dtype"],
-        code=code_hash("causal_intervention.py"),
     log:
         "results/logs/causal_intervention/{model}.log",
     benchmark:
         "results/benchmarks/causal_intervention/{model}.tsv"
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, config["shapley"]["gpu"]),
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        dtype=config["shapley"]["dtype"],
+        code=code_hash("causal_intervention.py"),
     script:
         "../workflow/scripts/causal_intervention.py"
 
@@ -191,15 +202,15 @@ rule table3:
         causal=expand("results/metrics/{model}/causal.parquet", model=LOCAL_GENERATORS),
     output:
         **flagged(TABLE3_OUTPUTS, {"table3_csv": "table3"}, "Balance"),
-    params:
-        settings=subset(config["shapley"], "bootstrap_resamples", "seed"),
-        code=code_hash("table3.py"),
     log:
         "results/logs/table3.log",
     benchmark:
         "results/benchmarks/table3.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        settings=subset(config["shapley"], "bootstrap_resamples", "seed"),
+        code=code_hash("table3.py"),
     script:
         "../workflow/scripts/table3.py"
 
@@ -216,16 +227,20 @@ rule shuffle_report:
             conflict_type=SHUFFLE_TYPES,
         ),
     output:
-        **flagged(shuffle_outputs("{model}"), {"presented_csv": "shuffled_positions", "original_csv": "shuffled_original_pieces"}, "Balance"),
-    params:
-        settings=subset(config["shapley"], "seed", "bootstrap_resamples"),
-        scorer=default_scorer(),
-        code=code_hash("shuffle_report.py"),
+        **flagged(
+            shuffle_outputs("{model}"),
+            {"presented_csv": "shuffled_positions", "original_csv": "shuffled_original_pieces"},
+            "Balance",
+        ),
     log:
         "results/logs/shuffle_report/{model}.log",
     benchmark:
         "results/benchmarks/shuffle_report/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        settings=subset(config["shapley"], "seed", "bootstrap_resamples"),
+        scorer=default_scorer(),
+        code=code_hash("shuffle_report.py"),
     script:
         "../workflow/scripts/shuffle_report.py"

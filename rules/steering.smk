@@ -5,7 +5,6 @@
 from conflictlab.contextconflict.steering import table4_variants, variant_schedule
 from conflictlab.contextconflict.variants import SteeringVariant
 
-
 # [method, alpha] of every variant, by name.
 VARIANTS = {v.format(): [v.method, v.alpha] for v in map(SteeringVariant.parse, steering_variants())}
 
@@ -56,16 +55,16 @@ rule steering_split:
     output:
         calibration="results/steering/split/{conflict_type}.calibration.parquet",
         test="results/steering/split/{conflict_type}.test.parquet",
-    params:
-        calibration_fraction=config["steering"]["calibration_fraction"],
-        seed=config["steering"]["seed"],
-        code=code_hash("steering_split.py"),
     log:
         "results/logs/steering_split/{conflict_type}.log",
     benchmark:
         "results/benchmarks/steering_split/{conflict_type}.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        calibration_fraction=config["steering"]["calibration_fraction"],
+        seed=config["steering"]["seed"],
+        code=code_hash("steering_split.py"),
     script:
         "../workflow/scripts/steering_split.py"
 
@@ -81,14 +80,14 @@ rule steering_directions:
         index=activation_files("directions", "index.parquet"),
     output:
         expand("results/steering/{{model}}/directions/{conflict_type}.npz", conflict_type=config["conflict_types"]),
-    params:
-        code=code_hash("steering_directions.py"),
     log:
         "results/logs/steering_directions/{model}.log",
     benchmark:
         "results/benchmarks/steering_directions/{model}.tsv"
     conda:
         "../envs/scipy.yaml"
+    params:
+        code=code_hash("steering_directions.py"),
     script:
         "../workflow/scripts/steering_directions.py"
 
@@ -98,7 +97,9 @@ rule steered_generate:
     unsteered), one model load, each prompt prefilled once for all variants."""
     input:
         samples=expand("results/steering/split/{conflict_type}.test.parquet", conflict_type=config["conflict_types"]),
-        directions=expand("results/steering/{{model}}/directions/{conflict_type}.npz", conflict_type=config["conflict_types"]),
+        directions=expand(
+            "results/steering/{{model}}/directions/{conflict_type}.npz", conflict_type=config["conflict_types"]
+        ),
         model="resources/models/{model}",
     output:
         expand(
@@ -106,17 +107,6 @@ rule steered_generate:
             steered=steered_names("{model}"),
             conflict_type=config["conflict_types"],
         ),
-    wildcard_constraints:
-        model=MODEL_NAME_PATTERN,
-    params:
-        # (method, alpha, schedule) per variant: editing steering.alpha or
-        # alpha_sweep reruns this job (all variants share its prefill).
-        variants={
-            name: [*spec, variant_schedule(name, cas_schedule=config["steering"]["cas_schedule"])] for name, spec in VARIANTS.items()
-        },
-        layers=config["steering"]["layers"],
-        generation=STEERING_GENERATION_PARAMS,
-        code=code_hash("steered_generate.py"),
     log:
         "results/logs/steered_generate/{model}.log",
         # Resumable shards, one folder per variant (in params.variants' order)
@@ -124,13 +114,25 @@ rule steered_generate:
         shards=expand("results/responses/{steered}/.shards/steered", steered=steered_names("{model}")),
     benchmark:
         "results/benchmarks/steered_generate/{model}.tsv"
+    wildcard_constraints:
+        model=MODEL_NAME_PATTERN,
     priority: CHAIN_HEAD_PRIORITY
+    conda:
+        "../envs/transformers.yaml"
     threads: torch_threads
     resources:
         gpu=lambda wildcards: model_gpus(wildcards.model, config["steering"]["gpu"]),
         mem_mb=16000,
-    conda:
-        "../envs/transformers.yaml"
+    params:
+        # (method, alpha, schedule) per variant: editing steering.alpha or
+        # alpha_sweep reruns this job (all variants share its prefill).
+        variants={
+            name: [*spec, variant_schedule(name, cas_schedule=config["steering"]["cas_schedule"])]
+            for name, spec in VARIANTS.items()
+        },
+        layers=config["steering"]["layers"],
+        generation=STEERING_GENERATION_PARAMS,
+        code=code_hash("steered_generate.py"),
     script:
         "../workflow/scripts/steered_generate.py"
 
@@ -141,6 +143,12 @@ rule table4:
         **TABLE4_INPUTS,
     output:
         **flagged(TABLE4_OUTPUTS, {"table4_csv": "table4", "fig31_png": "fig31"}, "Steering"),
+    log:
+        "results/logs/table4.log",
+    benchmark:
+        "results/benchmarks/table4.tsv"
+    conda:
+        "../envs/scipy.yaml"
     params:
         models=config["steering"]["models"],
         alpha=config["steering"]["alpha"],
@@ -152,11 +160,5 @@ rule table4:
         seed=config["shapley"]["seed"],
         min_n_mark=config["statistics"]["min_n_mark"],
         code=code_hash("table4.py"),
-    log:
-        "results/logs/table4.log",
-    benchmark:
-        "results/benchmarks/table4.tsv"
-    conda:
-        "../envs/scipy.yaml"
     script:
         "../workflow/scripts/table4.py"

@@ -14,7 +14,9 @@ REPO = Path(__file__).resolve().parents[1]
 # the processes it starts): OpenMP threads that outnumber the cores spin, and
 # made the tiny-model tests 7-14 times slower with two workers on two cores.
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+    os.environ.setdefault(
+        "OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    )
 SHARED_SAMPLE = REPO.parent / "shared" / "contextconflict_sample" / "data"
 DEMO = REPO / "resources" / "demo" / "data"
 
@@ -26,7 +28,9 @@ def shared_sample() -> Path:
     return SHARED_SAMPLE
 
 
-def snakemake_cmd(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+def snakemake_cmd(
+    *args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess:
     """Run the snakemake of this interpreter's environment in ``cwd``."""
     exe = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
     env = dict(os.environ, **(env or {}))
@@ -77,7 +81,9 @@ def smollm2_dir(run_dir) -> Path:
     """SmolLM2-135M-Instruct prepared once per test run (about 25 s)."""
     from conflictlab.lm.registry import prepare_model
 
-    return built_once(run_dir / "models" / "smollm2", lambda out: prepare_model("smollm2", SMOLLM2_SOURCE, out, dtype="bfloat16"))
+    return built_once(
+        run_dir / "models" / "smollm2", lambda out: prepare_model("smollm2", SMOLLM2_SOURCE, out, dtype="bfloat16")
+    )
 
 
 @pytest.fixture(scope="session")
@@ -85,7 +91,9 @@ def gemma_dir(run_dir) -> Path:
     """Gemma-3-270M (base, sliding-window attention) prepared once per test run (about 60 s)."""
     from conflictlab.lm.registry import prepare_model
 
-    return built_once(run_dir / "models" / "gemma", lambda out: prepare_model("gemma", GEMMA_SOURCE, out, dtype="bfloat16"))
+    return built_once(
+        run_dir / "models" / "gemma", lambda out: prepare_model("gemma", GEMMA_SOURCE, out, dtype="bfloat16")
+    )
 
 
 @pytest.fixture(scope="session")
@@ -94,7 +102,9 @@ def tiny_llama_dir(run_dir, smollm2_dir) -> Path:
     for tests of shapes and code paths, not of what a model knows."""
     from conflictlab.lm.registry import prepare_random_model
 
-    return built_once(run_dir / "models" / "tiny-llama", lambda out: prepare_random_model("tiny-llama", smollm2_dir, out))
+    return built_once(
+        run_dir / "models" / "tiny-llama", lambda out: prepare_random_model("tiny-llama", smollm2_dir, out)
+    )
 
 
 @pytest.fixture(scope="session")

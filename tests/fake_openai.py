@@ -31,8 +31,8 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 LETTERS = "ABCD"
 
@@ -88,7 +88,14 @@ class FakeOpenAI:
         reject_params: tuple[str, ...] = (),
         reply: Callable[[str, dict], str] | None = None,
     ):
-        self.rates = [("429", rate_429), ("500", rate_500), ("503", rate_503), ("drop", rate_drop), ("malformed", rate_malformed), ("slow", rate_slow)]
+        self.rates = [
+            ("429", rate_429),
+            ("500", rate_500),
+            ("503", rate_503),
+            ("drop", rate_drop),
+            ("malformed", rate_malformed),
+            ("slow", rate_slow),
+        ]
         if sum(rate for _, rate in self.rates) > 1:
             raise ValueError("fault rates sum to more than 1")
         self.retry_after_s, self.slow_s = retry_after_s, slow_s
@@ -110,7 +117,7 @@ class FakeOpenAI:
         self._server: ThreadingHTTPServer | None = None
 
     # -- lifecycle ---------------------------------------------------------
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -202,7 +209,12 @@ class FakeOpenAI:
             if fault:
                 self.faults[fault] += 1
         if fault == "429":
-            return self._send(h, 429, self._error("Rate limit reached", "rate_limit_exceeded"), {"Retry-After": f"{self.retry_after_s:g}"})
+            return self._send(
+                h,
+                429,
+                self._error("Rate limit reached", "rate_limit_exceeded"),
+                {"Retry-After": f"{self.retry_after_s:g}"},
+            )
         if fault in ("500", "503"):
             return self._send(h, int(fault), self._error("The server had an error", "server_error"))
         if fault == "drop":
@@ -227,7 +239,9 @@ class FakeOpenAI:
 
     # -- replies -----------------------------------------------------------
     def _filtered(self, body: dict) -> bool:
-        return self.rate_content_filter > 0 and int.from_bytes(_hash(body)[:8], "big") / 2**64 < self.rate_content_filter
+        return (
+            self.rate_content_filter > 0 and int.from_bytes(_hash(body)[:8], "big") / 2**64 < self.rate_content_filter
+        )
 
     @staticmethod
     def _limit(body: dict) -> int | None:
@@ -246,10 +260,20 @@ class FakeOpenAI:
         prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
         key = digest(body)
         if self._filtered(body):
-            choice = {"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "content_filter", "logprobs": None}
+            choice = {
+                "index": 0,
+                "message": {"role": "assistant", "content": None},
+                "finish_reason": "content_filter",
+                "logprobs": None,
+            }
             return self._envelope("chat.completion", key, [choice], prompt_tokens, 0)
         words, content, reason = self._cut(self.reply("/chat/completions", body), self._limit(body))
-        choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": reason, "logprobs": None}
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": reason,
+            "logprobs": None,
+        }
         if body.get("logprobs") and self.logprobs:
             top = int(body.get("top_logprobs") or 0)
             content = []
@@ -261,7 +285,11 @@ class FakeOpenAI:
                     logprob = -0.01 * (1 + word_id(word) % 7)
                     alternatives = [(word, logprob)]
                 content.append(
-                    {"token": word, "logprob": logprob, "top_logprobs": [{"token": t, "logprob": lp} for t, lp in alternatives[:top]]}
+                    {
+                        "token": word,
+                        "logprob": logprob,
+                        "top_logprobs": [{"token": t, "logprob": lp} for t, lp in alternatives[:top]],
+                    }
                 )
             choice["logprobs"] = {"content": content}
         return self._envelope("chat.completion", key, [choice], prompt_tokens, len(words))
@@ -294,12 +322,23 @@ class FakeOpenAI:
             "created": 0,
             "model": "fake",
             "choices": choices,
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
 
     @staticmethod
     def _error(message: str, code: str, param: str | None = None) -> dict:
-        return {"error": {"message": message, "type": "invalid_request_error" if code != "server_error" else "server_error", "param": param, "code": code}}
+        return {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error" if code != "server_error" else "server_error",
+                "param": param,
+                "code": code,
+            }
+        }
 
     # -- wire --------------------------------------------------------------
     def _send(self, h: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None) -> None:

@@ -96,7 +96,10 @@ def chromium():
 def open_page(context, url: str, problems: list[str], label: str):
     """``url`` loaded in a new tab whose console errors and script exceptions land in ``problems``."""
     page = context.new_page()
-    page.on("console", lambda message: message.type == "error" and problems.append(f"{label}: console error: {message.text}"))
+    page.on(
+        "console",
+        lambda message: message.type == "error" and problems.append(f"{label}: console error: {message.text}"),
+    )
     page.on("pageerror", lambda error: problems.append(f"{label}: script error: {error}"))
     page.goto(url, wait_until="load")
     return page
@@ -141,7 +144,9 @@ def link_problems(label: str, page_file: Path | None, links: list[dict]) -> list
 def content_problems(label: str, page, page_file: Path | None) -> list[str]:
     """Images, tables and links of one loaded page."""
     content = page.evaluate(PAGE_CONTENT_JS)
-    problems = [f"{label}: image {image['src'][:60]!r} did not load" for image in content["images"] if image["width"] == 0]
+    problems = [
+        f"{label}: image {image['src'][:60]!r} did not load" for image in content["images"] if image["width"] == 0
+    ]
     for table in content["tables"]:
         problems += table_problems(label, table["header"], table["rows"])
     return problems + link_problems(label, page_file, content["links"])

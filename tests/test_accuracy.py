@@ -1,8 +1,16 @@
 import math
+
 import pyarrow as pa
 import pytest
 
-from conflictlab.contextconflict.accuracy import ACCURACY_SCHEMA, extract_answer, normalize, score_answer, score_responses, summarize_accuracy
+from conflictlab.contextconflict.accuracy import (
+    ACCURACY_SCHEMA,
+    extract_answer,
+    normalize,
+    score_answer,
+    score_responses,
+    summarize_accuracy,
+)
 from conflictlab.contextconflict.dataset import SAMPLE_SCHEMA
 from conflictlab.lm.shards import RESPONSE_SCHEMA
 from conflictlab.stats import proportion_interval
@@ -64,7 +72,11 @@ def test_abstention_gold(answer, correct):
         ("It now has 7 members.", ["7"], True),
         ("£2.50", ["£2.50"], True),
         # long golds: substring after normalisation, leading article dropped
-        ("He worked at University of Texas Health Science Center at San Antonio", ["The University of Texas Health Science Center at San Antonio."], True),
+        (
+            "He worked at University of Texas Health Science Center at San Antonio",
+            ["The University of Texas Health Science Center at San Antonio."],
+            True,
+        ),
         ("Gout", ["Gout", "Acute gouty arthritis"], True),  # any element of a list gold
         ("acute gouty arthritis of the toe", ["Gout", "Acute gouty arthritis"], True),
         ("Pseudogout", ["Gout"], False),
@@ -105,9 +117,24 @@ def test_negated_labels(answer, gold, correct):
 
 def test_summary_counts_the_samples_each_rule_decided():
     rows = [
-        {"model": "m", "conflict_type": "temporal", "subset": "root", "implicit": True, "status": "ok", "tag_found": True,
-         "extracted": "x", "gold": ["g"], "rule": rule, "correct": correct}
-        for rule, correct in (("label", True), ("free_text", False), ("free_text_long", True), ("free_text_long", False))
+        {
+            "model": "m",
+            "conflict_type": "temporal",
+            "subset": "root",
+            "implicit": True,
+            "status": "ok",
+            "tag_found": True,
+            "extracted": "x",
+            "gold": ["g"],
+            "rule": rule,
+            "correct": correct,
+        }
+        for rule, correct in (
+            ("label", True),
+            ("free_text", False),
+            ("free_text_long", True),
+            ("free_text_long", False),
+        )
     ]
     table = pa.Table.from_pylist([{**r, "sample_id": str(i)} for i, r in enumerate(rows)], schema=ACCURACY_SCHEMA)
     row = next(r for r in summarize_accuracy(table).to_pylist() if r["level"] == "type")
@@ -116,35 +143,84 @@ def test_summary_counts_the_samples_each_rule_decided():
 
 
 def _samples(rows):
-    base = {"task_family": "reasoning", "implicit": False, "evidence": ["e"], "n_evidence": 1,
-            "accuracy_labels": None, "extras": "{}", "source_path": "x"}
+    base = {
+        "task_family": "reasoning",
+        "implicit": False,
+        "evidence": ["e"],
+        "n_evidence": 1,
+        "accuracy_labels": None,
+        "extras": "{}",
+        "source_path": "x",
+    }
     return pa.Table.from_pylist([{**base, **r} for r in rows], schema=SAMPLE_SCHEMA)
 
 
 def _responses(rows):
-    base = {"template": "reasoning_combined", "prompt": "p", "n_prompt_tokens": 1, "n_response_tokens": 1,
-            "finish_reason": "stop", "backend": "hf", "model": "m", "model_checksum": "c", "decoding": "{}",
-            "seed": 0, "message": None}
+    base = {
+        "template": "reasoning_combined",
+        "prompt": "p",
+        "n_prompt_tokens": 1,
+        "n_response_tokens": 1,
+        "finish_reason": "stop",
+        "backend": "hf",
+        "model": "m",
+        "model_checksum": "c",
+        "decoding": "{}",
+        "seed": 0,
+        "message": None,
+    }
     return pa.Table.from_pylist([{**base, **r} for r in rows], schema=RESPONSE_SCHEMA)
 
 
 def test_score_responses_keeps_every_sample_in_the_denominator():
-    samples = _samples([
-        {"sample_id": "inferential/folio/1", "conflict_type": "inferential", "subset": "folio", "question": "q", "answer": ["True"], "implicit": True},
-        {"sample_id": "inferential/folio/2", "conflict_type": "inferential", "subset": "folio", "question": "q", "answer": ["False"], "implicit": True},
-        {"sample_id": "inferential/entailment_bank/1", "conflict_type": "inferential", "subset": "entailment_bank", "question": "q", "answer": ["evaporation"]},
-    ])
-    responses = _responses([
-        {"sample_id": "inferential/folio/1", "response": "Reasoning... <answer>True</answer>", "status": "ok"},
-        {"sample_id": "inferential/folio/2", "response": None, "status": "too_long", "n_response_tokens": None, "finish_reason": None},
-        {"sample_id": "inferential/entailment_bank/1", "response": "It is evaporation.", "status": "ok"},
-    ])
+    samples = _samples(
+        [
+            {
+                "sample_id": "inferential/folio/1",
+                "conflict_type": "inferential",
+                "subset": "folio",
+                "question": "q",
+                "answer": ["True"],
+                "implicit": True,
+            },
+            {
+                "sample_id": "inferential/folio/2",
+                "conflict_type": "inferential",
+                "subset": "folio",
+                "question": "q",
+                "answer": ["False"],
+                "implicit": True,
+            },
+            {
+                "sample_id": "inferential/entailment_bank/1",
+                "conflict_type": "inferential",
+                "subset": "entailment_bank",
+                "question": "q",
+                "answer": ["evaporation"],
+            },
+        ]
+    )
+    responses = _responses(
+        [
+            {"sample_id": "inferential/folio/1", "response": "Reasoning... <answer>True</answer>", "status": "ok"},
+            {
+                "sample_id": "inferential/folio/2",
+                "response": None,
+                "status": "too_long",
+                "n_response_tokens": None,
+                "finish_reason": None,
+            },
+            {"sample_id": "inferential/entailment_bank/1", "response": "It is evaporation.", "status": "ok"},
+        ]
+    )
     scored = score_responses(samples, responses, "m").to_pylist()
     assert [r["correct"] for r in scored] == [True, False, True]
     assert [r["tag_found"] for r in scored] == [True, False, False]
     assert scored[1]["rule"] == "not_generated"
 
-    summary = {(r["level"], r["group"]): r for r in summarize_accuracy(score_responses(samples, responses, "m")).to_pylist()}
+    summary = {
+        (r["level"], r["group"]): r for r in summarize_accuracy(score_responses(samples, responses, "m")).to_pylist()
+    }
     overall = summary[("type", "all")]
     assert overall["n"] == 3 and overall["n_not_generated"] == 1
     assert overall["accuracy"] == pytest.approx(2 / 3)
@@ -155,7 +231,17 @@ def test_score_responses_keeps_every_sample_in_the_denominator():
 
 
 def test_missing_response_row_is_an_error():
-    samples = _samples([{"sample_id": "temporal/root/1", "conflict_type": "temporal", "subset": "root", "question": "q", "answer": ["x"]}])
+    samples = _samples(
+        [
+            {
+                "sample_id": "temporal/root/1",
+                "conflict_type": "temporal",
+                "subset": "root",
+                "question": "q",
+                "answer": ["x"],
+            }
+        ]
+    )
     with pytest.raises(ValueError, match="no row for sample 'temporal/root/1'"):
         score_responses(samples, _responses([]), "m")
 
@@ -167,25 +253,58 @@ def test_score_responses_matches_scoring_each_sample_alone_whatever_the_response
     golds = [["True"], ["Paris"], ["INSUFFICIENT_INFORMATION"], ["seven"], ["No"]]
     texts = ["<answer>True</answer>", "It is Lyon.", None, "<answer>insufficient information</answer>", "No, never."]
     statuses = ["ok", "ok", "too_long", "ok", "ok"]
-    samples = _samples([{"sample_id": f"temporal/root/{i}", "conflict_type": "temporal", "subset": "root", "question": "q", "answer": g}
-                        for i, g in enumerate(golds)])
-    rows = [{"sample_id": f"temporal/root/{i}", "response": t, "status": s} for i, (t, s) in enumerate(zip(texts, statuses))]
+    samples = _samples(
+        [
+            {
+                "sample_id": f"temporal/root/{i}",
+                "conflict_type": "temporal",
+                "subset": "root",
+                "question": "q",
+                "answer": g,
+            }
+            for i, g in enumerate(golds)
+        ]
+    )
+    rows = [
+        {"sample_id": f"temporal/root/{i}", "response": t, "status": s} for i, (t, s) in enumerate(zip(texts, statuses))
+    ]
     rows.append({"sample_id": "temporal/root/unknown", "response": "x", "status": "ok"})
     shuffled = _responses(rows[::-1])
     scored = score_responses(samples, pa.concat_tables([shuffled.slice(0, 2), shuffled.slice(2)]), "m").to_pylist()
     assert [r["sample_id"] for r in scored] == samples.column("sample_id").to_pylist()
     for row, gold, text, status in zip(scored, golds, texts, statuses):
         if status != "ok":
-            assert (row["status"], row["rule"], row["correct"], row["tag_found"], row["extracted"]) == (status, "not_generated", False, False, None)
+            assert (row["status"], row["rule"], row["correct"], row["tag_found"], row["extracted"]) == (
+                status,
+                "not_generated",
+                False,
+                False,
+                None,
+            )
             continue
         extracted, tag_found = extract_answer(text)
         expected = score_answer(extracted, gold)
-        assert (row["extracted"], row["tag_found"], row["rule"], row["correct"]) == (extracted, tag_found, expected.rule, expected.correct)
+        assert (row["extracted"], row["tag_found"], row["rule"], row["correct"]) == (
+            extracted,
+            tag_found,
+            expected.rule,
+            expected.correct,
+        )
     assert [r["correct"] for r in scored] == [True, False, False, False, True]
 
 
 def test_a_repeated_response_row_is_an_error():
-    samples = _samples([{"sample_id": "temporal/root/1", "conflict_type": "temporal", "subset": "root", "question": "q", "answer": ["x"]}])
+    samples = _samples(
+        [
+            {
+                "sample_id": "temporal/root/1",
+                "conflict_type": "temporal",
+                "subset": "root",
+                "question": "q",
+                "answer": ["x"],
+            }
+        ]
+    )
     responses = _responses([{"sample_id": "temporal/root/1", "response": "x", "status": "ok"}] * 2)
     with pytest.raises(ValueError, match="duplicate sample_id 'temporal/root/1'"):
         score_responses(samples, responses, "m")
@@ -217,8 +336,18 @@ def test_the_leading_clause_decides_a_label(answer, gold, correct):
 
 def test_accuracy_interval_is_clopper_pearson_and_absent_below_two():
     rows = [
-        {"model": "m", "conflict_type": "temporal", "subset": subset, "implicit": False, "status": "ok", "tag_found": True,
-         "extracted": "x", "gold": ["g"], "rule": "free_text", "correct": True}
+        {
+            "model": "m",
+            "conflict_type": "temporal",
+            "subset": subset,
+            "implicit": False,
+            "status": "ok",
+            "tag_found": True,
+            "extracted": "x",
+            "gold": ["g"],
+            "rule": "free_text",
+            "correct": True,
+        }
         for subset in ("root", "root", "root", "root", "single")
     ]
     table = pa.Table.from_pylist([{**r, "sample_id": str(i)} for i, r in enumerate(rows)], schema=ACCURACY_SCHEMA)

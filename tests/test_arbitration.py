@@ -5,15 +5,27 @@ import pyarrow as pa
 import pytest
 
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA, answer_token_ids
-from conflictlab.arbitration.prompts import ArbitrationConfig, encode_arbitration_prompt, generate_instances, sensitivity_variants
+from conflictlab.arbitration.prompts import (
+    ArbitrationConfig,
+    encode_arbitration_prompt,
+    generate_instances,
+    sensitivity_variants,
+)
 from conflictlab.arbitration.report import accuracy_by_cell
-from conflictlab.stats import proportion_interval
 from conflictlab.arbitration.trajectories import TrajectoryConfig, sample_trajectory
+from conflictlab.stats import proportion_interval
 
 TIMESTAMP = re.compile(r"\b\d{2}:\d{2}\b")
 
 
-@pytest.mark.parametrize("cfg", [TrajectoryConfig(), TrajectoryConfig(length=32, sigma=0.1, margin=(0.15, 0.25)), TrajectoryConfig(length=8, sigma=0.01)])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        TrajectoryConfig(),
+        TrajectoryConfig(length=32, sigma=0.1, margin=(0.15, 0.25)),
+        TrajectoryConfig(length=8, sigma=0.01),
+    ],
+)
 def test_trajectory_invariants_over_thousands_of_draws(cfg):
     rng = np.random.default_rng(0)
     labels = ["high", "low"] * 1000
@@ -73,8 +85,16 @@ def test_tool_setting_keeps_the_context_modality(instances):
         assert ("Time series:" in row["prompt"]) == (row["aligned_source"] == "numbers")
         assert ("Text summary:" in row["prompt"]) == (row["aligned_source"] == "text")
     ids = [r["instance_id"] for r in tool]
-    predictions = pa.table({"instance_id": ids, "model": ["m"] * len(ids), "logit_a": [1.0] * len(ids), "logit_b": [0.0] * len(ids),
-                            "predicted_letter": ["A"] * len(ids), "correct": [True] * len(ids)})
+    predictions = pa.table(
+        {
+            "instance_id": ids,
+            "model": ["m"] * len(ids),
+            "logit_a": [1.0] * len(ids),
+            "logit_b": [0.0] * len(ids),
+            "predicted_letter": ["A"] * len(ids),
+            "correct": [True] * len(ids),
+        }
+    )
     cells = accuracy_by_cell(instances, predictions)
     sources = {c["aligned_source"] for c in cells if c["setting"] == "tool"}
     assert sources == {"numbers", "text"}  # Figure 4 G-H: one bar per context modality
@@ -112,7 +132,11 @@ def test_tool_forecasts_on_the_wrong_side(instances):
         forecast = json.loads(row["latent"])["tool_forecast"]
         assert abs(forecast - 0.5) >= 0.15
         assert (forecast > 0.5) != (row["label"] == "high")
-        shown = float(re.search(r"External forecasting tool risk prediction at time \d{2}:\d{2}: ([\d.]+)", row["prompt"]).group(1))
+        shown = float(
+            re.search(r"External forecasting tool risk prediction at time \d{2}:\d{2}: ([\d.]+)", row["prompt"]).group(
+                1
+            )
+        )
         assert shown == pytest.approx(forecast, abs=0.005)
 
 
@@ -122,7 +146,9 @@ def test_recency_windows_and_orders(instances):
     assert "different time windows" in row["prompt"]
     # the aligned (last) block is the more recent window
     assert max(TIMESTAMP.findall(second_block)) > max(TIMESTAMP.findall(first_block))
-    assert row["prompt"].endswith("A) high\nB) low\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:")
+    assert row["prompt"].endswith(
+        "A) high\nB) low\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:"
+    )
 
 
 def test_same_seed_same_bytes():
@@ -134,11 +160,28 @@ def test_same_seed_same_bytes():
 
 
 def test_sensitivity_variants_change_one_factor():
-    variants = dict(sensitivity_variants(ArbitrationConfig(), {"domains": ["finance"], "sigmas": [0.01], "margins": [[0.15, 0.25]],
-                                                                "answer_choices": [{"a_means": "low", "a_first": False}]}))
-    assert set(variants) == {"sens/baseline", "sens/domain=finance", "sens/sigma=0.01", "sens/margin=0.15-0.25", "sens/choices=A-low-second"}
+    variants = dict(
+        sensitivity_variants(
+            ArbitrationConfig(),
+            {
+                "domains": ["finance"],
+                "sigmas": [0.01],
+                "margins": [[0.15, 0.25]],
+                "answer_choices": [{"a_means": "low", "a_first": False}],
+            },
+        )
+    )
+    assert set(variants) == {
+        "sens/baseline",
+        "sens/domain=finance",
+        "sens/sigma=0.01",
+        "sens/margin=0.15-0.25",
+        "sens/choices=A-low-second",
+    }
     rows = generate_instances(variants["sens/choices=A-low-second"], tag="x").to_pylist()
-    assert rows[0]["prompt"].endswith("B) high\nA) low\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:")
+    assert rows[0]["prompt"].endswith(
+        "B) high\nA) low\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:"
+    )
     assert {r["answer_letter"] for r in rows if r["label"] == "high"} == {"B"}
 
 
@@ -189,17 +232,32 @@ def test_calibrated_readout_removes_a_constant_letter_bias():
 def test_mean_over_seeds_on_hand_made_cells():
     from conflictlab.arbitration.report import mean_over_seeds
 
-    cell = {"model": "m", "setting": "modality", "order": "aligned_first", "condition": "conflict", "aligned_source": "text", "n": 4}
-    rows = mean_over_seeds([{**cell, "seed": 0, "n_correct": 1, "accuracy": 0.25, "calibrated": 0.5},
-                            {**cell, "seed": 1, "n_correct": 3, "accuracy": 0.75, "calibrated": 1.0},
-                            {**cell, "aligned_source": "numbers", "seed": 0, "n_correct": 4, "accuracy": 1.0, "calibrated": 1.0}]).to_pylist()
+    cell = {
+        "model": "m",
+        "setting": "modality",
+        "order": "aligned_first",
+        "condition": "conflict",
+        "aligned_source": "text",
+        "n": 4,
+    }
+    rows = mean_over_seeds(
+        [
+            {**cell, "seed": 0, "n_correct": 1, "accuracy": 0.25, "calibrated": 0.5},
+            {**cell, "seed": 1, "n_correct": 3, "accuracy": 0.75, "calibrated": 1.0},
+            {**cell, "aligned_source": "numbers", "seed": 0, "n_correct": 4, "accuracy": 1.0, "calibrated": 1.0},
+        ]
+    ).to_pylist()
     numbers, text = rows  # sorted by key: numbers before text
     assert (text["n_seeds"], text["n_per_seed"], text["accuracy"], text["calibrated_accuracy"]) == (2, 4, 0.5, 0.75)
     assert text["std"] == pytest.approx(np.std([0.25, 0.75], ddof=1))
     assert numbers["n_seeds"] == 1 and np.isnan(numbers["std"])
     # Clopper-Pearson over the 8 instances of both seeds; 4 of 4 is not a zero-width [100, 100]
     assert text["n"] == 8 and (text["ci_low"], text["ci_high"]) == pytest.approx(proportion_interval(4, 8)[1:])
-    assert numbers["ci_high"] == 1.0 and numbers["ci_low"] == pytest.approx(proportion_interval(4, 4)[1]) and numbers["ci_low"] < 0.6
+    assert (
+        numbers["ci_high"] == 1.0
+        and numbers["ci_low"] == pytest.approx(proportion_interval(4, 4)[1])
+        and numbers["ci_low"] < 0.6
+    )
 
 
 def test_a_prediction_is_correct_only_when_its_larger_logit_is_the_gold_letter():
@@ -222,7 +280,15 @@ def test_sensitivity_table_on_hand_made_predictions():
         for i, hit in enumerate(hits):
             instance_id = f"sens/{variant}/modality/s0/{condition}-{source}-{order}-{i}"
             ids.append(instance_id)
-            meta.append({"instance_id": instance_id, "condition": condition, "order": order, "aligned_source": source, "seed": 0})
+            meta.append(
+                {
+                    "instance_id": instance_id,
+                    "condition": condition,
+                    "order": order,
+                    "aligned_source": source,
+                    "seed": 0,
+                }
+            )
             correct.append(hit)
 
     add("baseline", "conflict", "text", "aligned_first", [True, True, False, False])  # 0.5
@@ -247,7 +313,9 @@ def test_figure_a1_draws_the_latent_trajectories_of_the_first_instances_per_labe
 
     from conflictlab.arbitration.report import trajectory_examples
 
-    table = generate_instances(ArbitrationConfig(n_per_setting=6, seeds=(0,), trajectory=TrajectoryConfig(length=8, horizon=2)))
+    table = generate_instances(
+        ArbitrationConfig(n_per_setting=6, seeds=(0,), trajectory=TrajectoryConfig(length=8, horizon=2))
+    )
     fig = trajectory_examples(table, horizon=2, per_label=2)
     unimodal = [r for r in table.to_pylist() if r["setting"] == "modality" and r["condition"] == "unimodal"]
     expected = [r for r in unimodal if r["label"] == "high"][:2] + [r for r in unimodal if r["label"] == "low"][:2]

@@ -9,8 +9,6 @@ import pyarrow as pa
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from conflictlab.stats import proportion_interval
-
 from conflictlab.contextconflict.balance import (
     ATTRIBUTION_SCHEMA,
     position_shares,
@@ -19,16 +17,30 @@ from conflictlab.contextconflict.balance import (
     summarize_balance,
     summarize_causal,
 )
+from conflictlab.stats import proportion_interval
 
 
-def attribution(sample_id, *, model="g", scorer="s", conflict_type="perspective", subset="allsides", shares=(0.5, 0.5), balance=1.0):
+def attribution(
+    sample_id, *, model="g", scorer="s", conflict_type="perspective", subset="allsides", shares=(0.5, 0.5), balance=1.0
+):
     undefined = shares is None
     n = 2 if undefined else len(shares)
     return {
-        "sample_id": sample_id, "model": model, "scorer": scorer, "conflict_type": conflict_type, "subset": subset,
-        "n_evidence": n, "method": "exact", "phi": [0.0] * n, "phi_se": None,
-        "shares": None if undefined else list(shares), "balance": None if undefined else balance,
-        "gini": None if undefined else 1.0 - balance, "undefined": undefined, "v_empty": 0.0, "v_full": 0.0,
+        "sample_id": sample_id,
+        "model": model,
+        "scorer": scorer,
+        "conflict_type": conflict_type,
+        "subset": subset,
+        "n_evidence": n,
+        "method": "exact",
+        "phi": [0.0] * n,
+        "phi_se": None,
+        "shares": None if undefined else list(shares),
+        "balance": None if undefined else balance,
+        "gini": None if undefined else 1.0 - balance,
+        "undefined": undefined,
+        "v_empty": 0.0,
+        "v_full": 0.0,
     }
 
 
@@ -50,7 +62,11 @@ def test_summarize_balance_means_counts_and_undefined():
 
 
 def test_position_shares_by_input_position_against_chance():
-    rows = [attribution("a", shares=(0.7, 0.2, 0.1)), attribution("b", shares=(0.3, 0.6, 0.1)), attribution("c", shares=None)]
+    rows = [
+        attribution("a", shares=(0.7, 0.2, 0.1)),
+        attribution("b", shares=(0.3, 0.6, 0.1)),
+        attribution("c", shares=None),
+    ]
     out = position_shares(table(rows), n_resamples=100).to_pylist()
     assert [r["position"] for r in out] == [1, 2, 3]
     assert [r["mean_share"] for r in out] == pytest.approx([0.5, 0.4, 0.1])
@@ -95,8 +111,14 @@ def test_table6_cells_and_agreement_against_scipy():
     assert levels["generator x type cells"]["kendall_tau"] == pytest.approx(kendalltau(x, y).statistic)
     # n = 3: the exact p-value (2 of 3! orderings as extreme), not the t approximation's
     assert levels["generator x type cells"]["spearman_p"] == pytest.approx(1.0)
-    assert levels["generator x type cells"]["p_method"] == "exact" and levels["generator x type cells"]["p_floor"] == pytest.approx(1 / 3)
-    assert levels["perspective"]["spearman_p"] == pytest.approx(1 / 3) != spearmanr([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).pvalue
+    assert levels["generator x type cells"]["p_method"] == "exact" and levels["generator x type cells"][
+        "p_floor"
+    ] == pytest.approx(1 / 3)
+    assert (
+        levels["perspective"]["spearman_p"]
+        == pytest.approx(1 / 3)
+        != spearmanr([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).pvalue
+    )
     # the headline row comes first: pairs within one (generator, type) only (g's perspective 3; the others have one
     # response each); the stratification by type alone beside it
     first, second = agreement.to_pylist()[:2]
@@ -105,7 +127,9 @@ def test_table6_cells_and_agreement_against_scipy():
     assert first["kendall_tau"] == pytest.approx(kendalltau([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).statistic)
     assert cell[("g", "perspective")]["n[A]"] == 3
     within = levels["perspective"]
-    assert within["n"] == 3 and within["spearman_rho"] == pytest.approx(spearmanr([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).statistic)
+    assert within["n"] == 3 and within["spearman_rho"] == pytest.approx(
+        spearmanr([0.1, 0.5, 0.3], [0.2, 0.4, 0.35]).statistic
+    )
     assert levels["ambiguity"]["n"] == 1 and math.isnan(levels["ambiguity"]["kendall_tau"])  # too few to rank
 
 
@@ -113,12 +137,18 @@ def test_shuffled_shares_by_presented_position_and_original_piece():
     # presented order (what the scorer saw) and the permutation: position j shows piece perm[j]
     rows = [attribution("a", shares=(0.6, 0.3, 0.1)), attribution("b", shares=(0.2, 0.2, 0.6))]
     perms = {"a": [2, 0, 1], "b": [0, 1, 2]}
-    samples = pa.Table.from_pylist([{"sample_id": k, "extras": json.dumps({"shuffle_permutation": v})} for k, v in perms.items()])
+    samples = pa.Table.from_pylist(
+        [{"sample_id": k, "extras": json.dumps({"shuffle_permutation": v})} for k, v in perms.items()]
+    )
     presented, original = shuffled_shares(table(rows), samples, n_resamples=100)
     assert [r["mean_share"] for r in presented.to_pylist()] == pytest.approx([0.4, 0.25, 0.35])
     # a: piece 2 got 0.6, piece 0 got 0.3, piece 1 got 0.1
-    assert [r["mean_share"] for r in original.to_pylist()] == pytest.approx([(0.3 + 0.2) / 2, (0.1 + 0.2) / 2, (0.6 + 0.6) / 2])
-    assert "original_piece" in original.column_names and np.isclose(sum(r["mean_share"] for r in original.to_pylist()), 1.0)
+    assert [r["mean_share"] for r in original.to_pylist()] == pytest.approx(
+        [(0.3 + 0.2) / 2, (0.1 + 0.2) / 2, (0.6 + 0.6) / 2]
+    )
+    assert "original_piece" in original.column_names and np.isclose(
+        sum(r["mean_share"] for r in original.to_pylist()), 1.0
+    )
 
 
 def test_position_pies_over_generators_one_row_each_with_its_shares_and_n():
@@ -127,17 +157,23 @@ def test_position_pies_over_generators_one_row_each_with_its_shares_and_n():
 
     from conflictlab.contextconflict.figures import position_share_pies
 
-    rows = [attribution("1", model="g1", shares=(0.6, 0.4)), attribution("2", model="g1", shares=(0.8, 0.2)),
-            attribution("3", model="g2", shares=(0.3, 0.7)),
-            attribution("4", model="g2", conflict_type="ambiguity", subset="root", shares=(0.9, 0.1))]
+    rows = [
+        attribution("1", model="g1", shares=(0.6, 0.4)),
+        attribution("2", model="g1", shares=(0.8, 0.2)),
+        attribution("3", model="g2", shares=(0.3, 0.7)),
+        attribution("4", model="g2", conflict_type="ambiguity", subset="root", shares=(0.9, 0.1)),
+    ]
     positions = position_shares(table(rows), n_resamples=50, seed=0)
     fig = position_share_pies(positions, title="t")
     axes = fig.axes
     assert len(axes) == 4  # 2 generators x 2 types; g1 has no ambiguity pie
     assert not axes[0].get_visible() and [ax.get_visible() for ax in axes[1:]] == [True, True, True]
     titles = [ax.get_title() for ax in axes[1:]]
-    assert titles == ["g1\nperspective (n=2, 2 samples; chance 50.0% each)", "g2\nambiguity (n=2, 1 samples; chance 50.0% each)",
-                      "g2\nperspective (n=2, 1 samples; chance 50.0% each)"]
+    assert titles == [
+        "g1\nperspective (n=2, 2 samples; chance 50.0% each)",
+        "g2\nambiguity (n=2, 1 samples; chance 50.0% each)",
+        "g2\nperspective (n=2, 1 samples; chance 50.0% each)",
+    ]
     wedges = [[w.theta2 - w.theta1 for w in ax.patches] for ax in axes[1:]]
     np.testing.assert_allclose(wedges, [[252.0, 108.0], [324.0, 36.0], [108.0, 252.0]])  # 360 x mean share: g1 0.7/0.3
     plt.close(fig)

@@ -10,7 +10,9 @@ from .conftest import REPO
 
 @pytest.mark.slow
 def test_device_check_runs_on_cpu_and_says_so():
-    run = subprocess.run(["bash", "benchmarks/device_check.sh", "--tiny"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        ["bash", "benchmarks/device_check.sh", "--tiny"], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     out = run.stdout
     assert "CUDA parts skipped" in out and "a tiny random model checks the plumbing" in out
@@ -57,7 +59,9 @@ def test_three_bfloat16_products_keep_float32_accuracy_where_one_does_not():
     import torch
 
     if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
-        pytest.skip("this CPU has no native bfloat16 for oneDNN (avx512_bf16 or AMX), which the split's math mode needs")
+        pytest.skip(
+            "this CPU has no native bfloat16 for oneDNN (avx512_bf16 or AMX), which the split's math mode needs"
+        )
     spec = importlib.util.spec_from_file_location("linear_kernels", REPO / "benchmarks" / "linear_kernels.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

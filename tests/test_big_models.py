@@ -117,8 +117,17 @@ def test_the_slurm_plan_asks_for_each_models_gpus_on_one_node(workflow_copy):
     offline = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     targets = [f"results/conflicts/{m}/responses.parquet" for m in ("qwen2.5-72b-instruct", "gemma-3-27b-it")]
     # without keys: the open judges' overlay (the papers' hosted judges are never skipped)
-    plan = snakemake_cmd(*targets, "-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml",
-                         "config/paper-open-judges.yaml", cwd=workflow_copy, env=offline)
+    plan = snakemake_cmd(
+        *targets,
+        "-n",
+        "--profile",
+        "profiles/slurm",
+        "--configfile",
+        "config/paper.yaml",
+        "config/paper-open-judges.yaml",
+        cwd=workflow_copy,
+        env=offline,
+    )
     assert plan.returncode == 0, plan.stderr[-3000:]
     output = plan.stdout + plan.stderr
     assert planned_jobs(output)["conflicts_respond"] == 2
@@ -135,7 +144,9 @@ def test_the_slurm_plan_asks_for_each_models_gpus_on_one_node(workflow_copy):
     from snakemake_executor_plugin_slurm.partitions import get_best_partition, read_partition_file
 
     partitions = read_partition_file(workflow_copy / "profiles" / "slurm" / "partitions.yaml")
-    job = SimpleNamespace(name="job", threads=4, resources={"gpu": 4, "nodes": 1, "mem_mb": 16000, "runtime": 240}, is_group=lambda: False)
+    job = SimpleNamespace(
+        name="job", threads=4, resources={"gpu": 4, "nodes": 1, "mem_mb": 16000, "runtime": 240}, is_group=lambda: False
+    )
     assert get_best_partition(partitions, job, logging.getLogger("slurm-test")) == "gpu"
 
 
@@ -156,7 +167,9 @@ def whole_and_split(tiny_llama_dir, tmp_path_factory):
 
     whole = load(tiny_llama_dir)
     n_layers = json.loads((tiny_llama_dir / "config.json").read_text())["num_hidden_layers"]
-    split = load(tiny_llama_dir, device_map=two_placement_map(n_layers), offload_folder=tmp_path_factory.mktemp("offload"))
+    split = load(
+        tiny_llama_dir, device_map=two_placement_map(n_layers), offload_folder=tmp_path_factory.mktemp("offload")
+    )
     return whole, split
 
 
@@ -187,7 +200,9 @@ def test_split_logits_match_the_whole_model(whole_and_split):
     whole, split = whole_and_split
     ids, mask = pad_batch(PROMPTS, whole.pad_id, side="left")
     with torch.inference_mode():
-        logits = [lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits for lm in (whole, split)]
+        logits = [
+            lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits for lm in (whole, split)
+        ]
     assert logits[0].shape == (3, 8, whole.model.config.vocab_size)
     torch.testing.assert_close(logits[1], logits[0], rtol=0, atol=1e-5)
     choices = [choice_logits(lm, PROMPTS, [5, 6, 7]) for lm in (whole, split)]
@@ -219,8 +234,13 @@ def test_split_greedy_generation_matches_plain_and_steered(whole_and_split):
     whole, split = whole_and_split
     params = DecodingParams(max_new_tokens=4)
     # Steering every layer, so the offloaded half is steered too.
-    steering = Steering(np.random.default_rng(0).normal(size=(whole.n_layers, whole.hidden_size)).astype(np.float32), 4.0, "all_tokens")
-    plain, steered = ([[c.token_ids for c in HFBackend(lm, steering=s).generate(PROMPTS, params)] for lm in (whole, split)] for s in (None, steering))
+    steering = Steering(
+        np.random.default_rng(0).normal(size=(whole.n_layers, whole.hidden_size)).astype(np.float32), 4.0, "all_tokens"
+    )
+    plain, steered = (
+        [[c.token_ids for c in HFBackend(lm, steering=s).generate(PROMPTS, params)] for lm in (whole, split)]
+        for s in (None, steering)
+    )
     assert plain[0] == plain[1] and steered[0] == steered[1]
     assert steered[0] != plain[0]  # the steering changes what the model says, so the hooks ran on both
     assert all(len(tokens) == 4 for tokens in plain[0])

@@ -24,11 +24,22 @@ def test_causal_intervention_drops_the_lowest_phi_piece(monkeypatch):
 
     monkeypatch.setattr(causal, "loglikelihoods", fake_loglikelihoods)
     attr = pa.Table.from_pylist(
-        [{"sample_id": "s", "undefined": False, "phi": [0.5, -0.1, -0.3], "shares": [1.0, 0.0, 0.0], "scorer": "x", "conflict_type": "perspective"}]
+        [
+            {
+                "sample_id": "s",
+                "undefined": False,
+                "phi": [0.5, -0.1, -0.3],
+                "shares": [1.0, 0.0, 0.0],
+                "scorer": "x",
+                "conflict_type": "perspective",
+            }
+        ]
     )
     samples = pa.Table.from_pylist([{"sample_id": "s", "question": "q", "evidence": ["a", "b", "c"]}])
     responses = pa.Table.from_pylist([{"sample_id": "s", "template": "t", "response_token_ids": [1, 2]}])
-    row = causal.causal_intervention(attr, samples, responses, type("LM", (), {"tokenizer": None})(), model_name="m").to_pylist()[0]
+    row = causal.causal_intervention(
+        attr, samples, responses, type("LM", (), {"tokenizer": None})(), model_name="m"
+    ).to_pylist()[0]
     assert (row["high_piece"], row["low_piece"]) == (1, 3)
     assert seen == [("a", "b", "c"), ("b", "c"), ("a", "b")]
     assert row["delta_high"] == 1.0 and row["delta_low"] == 0.5

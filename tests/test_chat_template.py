@@ -23,7 +23,18 @@ def qwen3_style():
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    words = ["<unk>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "user", "assistant", "Which", "is", "higher?"]
+    words = [
+        "<unk>",
+        "<|im_start|>",
+        "<|im_end|>",
+        "<think>",
+        "</think>",
+        "user",
+        "assistant",
+        "Which",
+        "is",
+        "higher?",
+    ]
     backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", chat_template=QWEN3_STYLE)

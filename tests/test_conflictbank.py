@@ -79,9 +79,19 @@ BROKEN = [
     ("missing field", lambda r: r.pop("question"), "question", "is missing"),
     ("three options", lambda r: r.update(options=r["options"][:3]), "options", "not 4"),
     ("letter outside A-D", lambda r: r.update(correct_option="E"), "correct_option", "not one of A, B, C, D"),
-    ("letters collide", lambda r: r.update(replace_option=r["correct_option"]), "replace_option", "is also correct_option"),
+    (
+        "letters collide",
+        lambda r: r.update(replace_option=r["correct_option"]),
+        "replace_option",
+        "is also correct_option",
+    ),
     ("empty time span", lambda r: r.update(temporal_conflict_time_span=[]), "temporal_conflict_time_span", "0 dates"),
-    ("three dates", lambda r: r.update(temporal_conflict_time_span=["1 May, 2030"] * 3), "temporal_conflict_time_span", "3 dates"),
+    (
+        "three dates",
+        lambda r: r.update(temporal_conflict_time_span=["1 May, 2030"] * 3),
+        "temporal_conflict_time_span",
+        "3 dates",
+    ),
     ("unknown style", lambda r: r.update(default_evidence_category="blog"), "default_evidence_category", "'blog'"),
     ("options not a list", lambda r: r.update(options="A or B"), "options", "list of strings"),
 ]
@@ -96,7 +106,9 @@ def test_broken_records_fail_or_are_rejected(tmp_path, label, breaks, field, rea
         build_records(read_jsonl(path), source=str(path))
     table, rejected = build_records(read_jsonl(path), source=str(path), on_error="reject").tables()
     assert table.column("record_id").to_pylist() == [0, 2]
-    assert rejected.to_pylist() == [{"record_id": 1, "source": str(path), "field": field, "reason": rejected.column("reason")[0].as_py()}]
+    assert rejected.to_pylist() == [
+        {"record_id": 1, "source": str(path), "field": field, "reason": rejected.column("reason")[0].as_py()}
+    ]
     assert reason in rejected.column("reason")[0].as_py()
 
 
@@ -115,7 +127,10 @@ def test_max_per_relation_is_a_seeded_sample_per_relation():
     relations = one.column("relation").to_pylist()
     assert sorted(relations) == sorted(set(r["relation"] for r in demo_records()))
     assert one.equals(again)
-    picks = {tuple(build_records(pairs, source="d", max_per_relation=1, seed=s).tables()[0].column("record_id").to_pylist()) for s in range(6)}
+    picks = {
+        tuple(build_records(pairs, source="d", max_per_relation=1, seed=s).tables()[0].column("record_id").to_pylist())
+        for s in range(6)
+    }
     assert len(picks) > 1
 
 
@@ -125,7 +140,9 @@ def test_max_per_relation_is_a_seeded_sample_per_relation():
 # record under the names their pipeline reads, against render_prompt.
 
 NO_EVIDENCE = "According to your knowledge, choose the best choice from the following options."
-WITH_EVIDENCE = "According to the evidence provided and your knowledge, choose the best choice from the following options."
+WITH_EVIDENCE = (
+    "According to the evidence provided and your knowledge, choose the best choice from the following options."
+)
 
 
 def released_prompts(d: dict) -> dict[str, str]:
@@ -134,25 +151,56 @@ def released_prompts(d: dict) -> dict[str, str]:
     one = "\n\nEvidence: {0}\nQuestion: {1}\nA. {2}\nB. {3}\nC. {4}\nD. {5}\nAnswer:"
     two = "\n\nEvidence: {0}\n{1}\nQuestion: {2}\nA. {3}\nB. {4}\nC. {5}\nD. {6}\nAnswer:"
     sem = "\n\nEvidence: {0}\nQuestion: {1}\n{2} in this quesion means {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:"
-    sem2 = "\n\nEvidence: {0}\n{1}\nQuestion: {2}\n{3} in this quesion means {4}\nA. {5}\nB. {6}\nC. {7}\nD. {8}\nAnswer:"
+    sem2 = (
+        "\n\nEvidence: {0}\n{1}\nQuestion: {2}\n{3} in this quesion means {4}\nA. {5}\nB. {6}\nC. {7}\nD. {8}\nAnswer:"
+    )
     if len(span) == 1:
-        tmp = WITH_EVIDENCE + "\n\nEvidence: {0}\nQuestion: {1} in {2}\nA. {3}\nB. {4}\nC. {5}\nD. {6}\nAnswer:".format(d["temporal_conflict_evidence"], d["question"], span[0], *o)
-        tmp2 = WITH_EVIDENCE + "\n\nEvidence: {0}\n{1}\nQuestion: {2} in {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:".format(d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], *o)
+        tmp = WITH_EVIDENCE + "\n\nEvidence: {0}\nQuestion: {1} in {2}\nA. {3}\nB. {4}\nC. {5}\nD. {6}\nAnswer:".format(
+            d["temporal_conflict_evidence"], d["question"], span[0], *o
+        )
+        tmp2 = (
+            WITH_EVIDENCE
+            + "\n\nEvidence: {0}\n{1}\nQuestion: {2} in {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:".format(
+                d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], *o
+            )
+        )
     else:
-        tmp = WITH_EVIDENCE + "\n\nEvidence: {0}\nQuestion: {1} from {2} to {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:".format(d["temporal_conflict_evidence"], d["question"], span[0], span[1], *o)
-        tmp2 = WITH_EVIDENCE + "\n\nEvidence: {0}\n{1}\nQuestion: {2} from {3} to {4}\nA. {5}\nB. {6}\nC. {7}\nD. {8}\nAnswer:".format(d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], span[1], *o)
+        tmp = (
+            WITH_EVIDENCE
+            + "\n\nEvidence: {0}\nQuestion: {1} from {2} to {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:".format(
+                d["temporal_conflict_evidence"], d["question"], span[0], span[1], *o
+            )
+        )
+        tmp2 = (
+            WITH_EVIDENCE
+            + "\n\nEvidence: {0}\n{1}\nQuestion: {2} from {3} to {4}\nA. {5}\nB. {6}\nC. {7}\nD. {8}\nAnswer:".format(
+                d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], span[1], *o
+            )
+        )
     return {
         "default": NO_EVIDENCE + "\n\nQuestion: {0}\nA. {1}\nB. {2}\nC. {3}\nD. {4}\nAnswer:".format(d["question"], *o),
         "correct": WITH_EVIDENCE + one.format(d["correct_evidence"], d["question"], *o),
         "temporal": WITH_EVIDENCE + one.format(d["temporal_conflict_evidence"], d["question"], *o),
         "temporal_description": tmp,
         "semantic": WITH_EVIDENCE + one.format(d["semantic_conflict_evidence"], d["question"], *o),
-        "semantic_description": WITH_EVIDENCE + sem.format(d["semantic_conflict_evidence"], d["question"], d["subject"], d["semantic_description"], *o),
+        "semantic_description": WITH_EVIDENCE
+        + sem.format(d["semantic_conflict_evidence"], d["question"], d["subject"], d["semantic_description"], *o),
         "misinformation": WITH_EVIDENCE + one.format(d["fact_conflict_evidence"], d["question"], *o),
-        "correct_misinformation": WITH_EVIDENCE + two.format(d["correct_evidence"], d["fact_conflict_evidence"], d["question"], *o),
-        "correct_semantic": WITH_EVIDENCE + two.format(d["correct_evidence"], d["semantic_conflict_evidence"], d["question"], *o),
-        "correct_semantic_description": WITH_EVIDENCE + sem2.format(d["correct_evidence"], d["semantic_conflict_evidence"], d["question"], d["subject"], d["semantic_description"], *o),
-        "correct_temporal": WITH_EVIDENCE + two.format(d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], *o),
+        "correct_misinformation": WITH_EVIDENCE
+        + two.format(d["correct_evidence"], d["fact_conflict_evidence"], d["question"], *o),
+        "correct_semantic": WITH_EVIDENCE
+        + two.format(d["correct_evidence"], d["semantic_conflict_evidence"], d["question"], *o),
+        "correct_semantic_description": WITH_EVIDENCE
+        + sem2.format(
+            d["correct_evidence"],
+            d["semantic_conflict_evidence"],
+            d["question"],
+            d["subject"],
+            d["semantic_description"],
+            *o,
+        ),
+        "correct_temporal": WITH_EVIDENCE
+        + two.format(d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], *o),
         "correct_temporal_description": tmp2,
     }
 
@@ -201,7 +249,16 @@ def _predictions(rows, model="m"):
 
     return pa.Table.from_pylist(
         [
-            {"record_id": r, "setting": s, "model": model, "probabilities": p, "predicted_letter": x, "correct_letter": "A", "replaced_letter": "B", "uncertain_letter": "D"}
+            {
+                "record_id": r,
+                "setting": s,
+                "model": model,
+                "probabilities": p,
+                "predicted_letter": x,
+                "correct_letter": "A",
+                "replaced_letter": "B",
+                "uncertain_letter": "D",
+            }
             for r, s, x, p in rows
         ],
         schema=PREDICTION_SCHEMA,
@@ -211,10 +268,22 @@ def _predictions(rows, model="m"):
 QUARTER, SURE = [0.25] * 4, [1.0, 0.0, 0.0, 0.0]
 HAND_ROWS = [
     # records 0-2 right in default and correct; record 3 wrong in correct -> not scored
-    (0, "default", "A", SURE), (1, "default", "A", SURE), (2, "default", "A", SURE), (3, "default", "A", SURE),
-    (0, "correct", "A", SURE), (1, "correct", "A", SURE), (2, "correct", "A", SURE), (3, "correct", "C", SURE),
-    (0, "misinformation", "A", QUARTER), (1, "misinformation", "B", SURE), (2, "misinformation", "D", QUARTER), (3, "misinformation", "A", SURE),
-    (0, "semantic", "D", SURE), (1, "semantic", "C", SURE), (2, "semantic", "D", SURE), (3, "semantic", "B", SURE),
+    (0, "default", "A", SURE),
+    (1, "default", "A", SURE),
+    (2, "default", "A", SURE),
+    (3, "default", "A", SURE),
+    (0, "correct", "A", SURE),
+    (1, "correct", "A", SURE),
+    (2, "correct", "A", SURE),
+    (3, "correct", "C", SURE),
+    (0, "misinformation", "A", QUARTER),
+    (1, "misinformation", "B", SURE),
+    (2, "misinformation", "D", QUARTER),
+    (3, "misinformation", "A", SURE),
+    (0, "semantic", "D", SURE),
+    (1, "semantic", "C", SURE),
+    (2, "semantic", "D", SURE),
+    (3, "semantic", "B", SURE),
 ]
 
 
@@ -233,9 +302,16 @@ def test_metrics_on_a_hand_computed_table():
 
 def test_mr_is_nan_with_its_count_when_no_answer_is_correct_or_replaced():
     """The authors' evaluate.py reports MR = 0 here: 'never misled' for a model that answers neither."""
-    semantic = next(r for r in setting_metrics(_predictions(HAND_ROWS), n_resamples=200).to_pylist() if r["setting"] == "semantic")
+    semantic = next(
+        r for r in setting_metrics(_predictions(HAND_ROWS), n_resamples=200).to_pylist() if r["setting"] == "semantic"
+    )
     assert semantic["oar"] == 0.0 and semantic["car"] == 0.0
-    assert semantic["n_mr"] == 0 and np.isnan(semantic["mr"]) and np.isnan(semantic["mr_low"]) and np.isnan(semantic["mr_high"])
+    assert (
+        semantic["n_mr"] == 0
+        and np.isnan(semantic["mr"])
+        and np.isnan(semantic["mr_low"])
+        and np.isnan(semantic["mr_high"])
+    )
     assert semantic["neither"] == 1.0 and semantic["n_scored"] == 3
 
 
@@ -246,25 +322,41 @@ def test_rates_and_mr_get_clopper_pearson_intervals_over_their_own_denominators(
     answers = ["A"] * 9 + ["B"] * 5 + ["D"] * 4 + ["C"] * 2
     rows = [(i, s, "A", SURE) for i in range(20) for s in ("default", "correct")]
     rows += [(i, "misinformation", x, QUARTER) for i, x in enumerate(answers)]
-    mis = next(r for r in setting_metrics(_predictions(rows), n_resamples=200).to_pylist() if r["setting"] == "misinformation")
+    mis = next(
+        r for r in setting_metrics(_predictions(rows), n_resamples=200).to_pylist() if r["setting"] == "misinformation"
+    )
     for rate, k, n in (("oar", 9, 20), ("car", 5, 20), ("uncertain", 4, 20), ("neither", 6, 20), ("mr", 9, 14)):
         low, high = proportion_confint(k, n, method="beta")
         assert (mis[rate], mis[f"{rate}_low"], mis[f"{rate}_high"]) == pytest.approx((k / n, low, high)), rate
     assert mis["n_mr"] == 14
-    default = next(r for r in setting_metrics(_predictions(rows), n_resamples=200).to_pylist() if r["setting"] == "default")
-    assert default["oar_low"] == pytest.approx(proportion_confint(20, 20, method="beta")[0]) and default["oar_low"] < 1.0
+    default = next(
+        r for r in setting_metrics(_predictions(rows), n_resamples=200).to_pylist() if r["setting"] == "default"
+    )
+    assert (
+        default["oar_low"] == pytest.approx(proportion_confint(20, 20, method="beta")[0]) and default["oar_low"] < 1.0
+    )
 
 
 def test_no_interval_below_two_and_an_empty_subset():
     one = [(0, "default", "A", SURE), (0, "correct", "A", SURE), (0, "misinformation", "B", SURE)]
-    mis = next(r for r in setting_metrics(_predictions(one), n_resamples=100).to_pylist() if r["setting"] == "misinformation")
+    mis = next(
+        r for r in setting_metrics(_predictions(one), n_resamples=100).to_pylist() if r["setting"] == "misinformation"
+    )
     assert mis["n_scored"] == 1 and mis["car"] == 1.0 and mis["mr"] == 0.0
     for column in ("car", "mr", "entropy"):
         assert np.isnan(mis[f"{column}_low"]) and np.isnan(mis[f"{column}_high"]), column
     np.testing.assert_allclose(entropy_bits(np.array([[0.5, 0.5, 0, 0], [1, 0, 0, 0]])), [1.0, 0.0])
-    rows = [(0, "default", "B", [0, 1, 0, 0]), (0, "correct", "A", [1, 0, 0, 0]), (0, "misinformation", "A", [1, 0, 0, 0])]
+    rows = [
+        (0, "default", "B", [0, 1, 0, 0]),
+        (0, "correct", "A", [1, 0, 0, 0]),
+        (0, "misinformation", "A", [1, 0, 0, 0]),
+    ]
     out = {r["setting"]: r for r in setting_metrics(_predictions(rows), n_resamples=100).to_pylist()}
-    assert out["misinformation"]["n_scored"] == 0 and out["misinformation"]["n_mr"] == 0 and np.isnan(out["misinformation"]["mr"])
+    assert (
+        out["misinformation"]["n_scored"] == 0
+        and out["misinformation"]["n_mr"] == 0
+        and np.isnan(out["misinformation"]["mr"])
+    )
     with pytest.raises(ValueError, match="default and correct"):
         setting_metrics(_predictions([(0, "misinformation", "A", [1, 0, 0, 0])]))
 
@@ -275,7 +367,9 @@ def test_metric_table_shows_n_per_row_and_says_why_mr_is_empty(tmp_path):
     write_metric_table(setting_metrics(_predictions(HAND_ROWS), n_resamples=200), tmp_path / "t.md", tmp_path / "t.csv")
     lines = (tmp_path / "t.md").read_text().splitlines()
     header = next(line for line in lines if line.startswith("| model"))
-    cells = dict(zip(header.strip("|").split("|"), next(line for line in lines if "| semantic |" in line).strip("|").split("|")))
+    cells = dict(
+        zip(header.strip("|").split("|"), next(line for line in lines if "| semantic |" in line).strip("|").split("|"))
+    )
     cells = {k.strip(): v.strip() for k, v in cells.items()}
     assert (cells["n_records"], cells["n_scored"], cells["n_mr"]) == ("4", "3", "0")
     assert cells["mr"] == "" and cells["neither"].startswith("100.0 [")
@@ -292,8 +386,15 @@ def _embedded_tables(model="m", misinformation_answer="B"):
     record 0 and answers ``misinformation_answer`` everywhere under misinformation."""
     base = [(r, s, "A" if r < 2 else "C", SURE) for r in range(4) for s in ("default", "correct")]
     base += [(r, "misinformation", "A", SURE) for r in range(4)]
-    trained = [(0, "default", "B", SURE), (1, "default", "A", SURE), (2, "default", "A", SURE), (3, "default", "A", SURE)]
-    trained += [(r, "correct", "A", SURE) for r in range(4)] + [(r, "misinformation", misinformation_answer, SURE) for r in range(4)]
+    trained = [
+        (0, "default", "B", SURE),
+        (1, "default", "A", SURE),
+        (2, "default", "A", SURE),
+        (3, "default", "A", SURE),
+    ]
+    trained += [(r, "correct", "A", SURE) for r in range(4)] + [
+        (r, "misinformation", misinformation_answer, SURE) for r in range(4)
+    ]
     return _predictions(base, model), {"2:3": _predictions(trained, model)}
 
 
@@ -301,16 +402,23 @@ def test_embedded_headline_is_the_base_models_scored_subset_beside_all_records()
     from conflictlab.conflictbank.metrics import ALL_RECORDS, SCORED_SUBSET, embedded_metrics
 
     base, trained = _embedded_tables()
-    rows = embedded_metrics(base, trained, models=["m"], settings=["default", "misinformation"], n_resamples=100).to_pylist()
+    rows = embedded_metrics(
+        base, trained, models=["m"], settings=["default", "misinformation"], n_resamples=100
+    ).to_pylist()
     cell = {(r["scored_on"], r["ratio"], r["setting"]): r for r in rows}
     assert rows[0]["scored_on"] == SCORED_SUBSET  # the headline first
     headline = cell[(SCORED_SUBSET, "2:3", "default")]
-    assert headline["n_scored"] == 2 and headline["oar"] == 0.5  # records 0, 1 only; the trained model's own subset would give 100%
+    assert (
+        headline["n_scored"] == 2 and headline["oar"] == 0.5
+    )  # records 0, 1 only; the trained model's own subset would give 100%
     assert cell[(SCORED_SUBSET, "base", "default")]["oar"] == 1.0
     companion = cell[(ALL_RECORDS, "2:3", "default")]
     assert companion["n_scored"] == 4 and companion["oar"] == 0.75
     assert cell[(ALL_RECORDS, "base", "default")]["oar"] == 0.5
-    assert cell[(SCORED_SUBSET, "2:3", "misinformation")]["mr"] == 0.0 and cell[(SCORED_SUBSET, "2:3", "misinformation")]["n_mr"] == 2
+    assert (
+        cell[(SCORED_SUBSET, "2:3", "misinformation")]["mr"] == 0.0
+        and cell[(SCORED_SUBSET, "2:3", "misinformation")]["n_mr"] == 2
+    )
     with pytest.raises(ValueError, match="no read-out before training"):
         embedded_metrics(base, trained, models=["other"], settings=["default"])
 
@@ -323,8 +431,13 @@ def test_embedded_figure_plots_every_model(tmp_path):
 
     base, trained = _embedded_tables("m", "B")
     other, other_trained = _embedded_tables("k", "A")
-    rows = embedded_metrics(pa.concat_tables([base, other]), {"2:3": pa.concat_tables([trained["2:3"], other_trained["2:3"]])},
-                            models=["m", "k"], settings=["default", "misinformation"], n_resamples=100)
+    rows = embedded_metrics(
+        pa.concat_tables([base, other]),
+        {"2:3": pa.concat_tables([trained["2:3"], other_trained["2:3"]])},
+        models=["m", "k"],
+        settings=["default", "misinformation"],
+        n_resamples=100,
+    )
     fig = embedded_figure(rows)
     axes = [ax for ax in fig.axes if ax.get_visible()]
     assert len(axes) == 4
@@ -355,7 +468,9 @@ def _legacy():
     """The legacy implementation, kept in the benchmark that times it against this one."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("conflictbank_metrics_benchmark", REPO / "benchmarks" / "conflictbank_metrics.py")
+    spec = importlib.util.spec_from_file_location(
+        "conflictbank_metrics_benchmark", REPO / "benchmarks" / "conflictbank_metrics.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -373,7 +488,9 @@ def legacy_embedded_metrics(base, trained, *, models, settings, n_resamples=2000
     own = {model: base.filter(pc.equal(base.column("model"), model)) for model in models}
     lacking = [model for model, table in own.items() if table.num_rows == 0]
     if lacking:
-        raise ValueError(f"embedded models {lacking} have no read-out before training; they must also be under conflictbank.models")
+        raise ValueError(
+            f"embedded models {lacking} have no read-out before training; they must also be under conflictbank.models"
+        )
     scorings = {
         SCORED_SUBSET: {model: legacy_scored_records(table) for model, table in own.items()},
         ALL_RECORDS: {model: set(table.column("record_id").to_pylist()) for model, table in own.items()},
@@ -390,7 +507,15 @@ def legacy_embedded_metrics(base, trained, *, models, settings, n_resamples=2000
     return pa.Table.from_pylist(rows, schema=EMBEDDED_SCHEMA)
 
 
-RANDOM_SETTINGS = ["default", "correct", "misinformation", "semantic", "correct_temporal", "temporal_description", "semantic_description"]
+RANDOM_SETTINGS = [
+    "default",
+    "correct",
+    "misinformation",
+    "semantic",
+    "correct_temporal",
+    "temporal_description",
+    "semantic_description",
+]
 TIED = ([0.25] * 4, [0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5])
 
 
@@ -432,9 +557,19 @@ def _random_predictions(seed, models=("m1", "m0"), n_records=30, settings=RANDOM
                     predicted = correct
                 if predicted == correct:
                     right.setdefault(setting, set()).add(int(r))
-                rows.append({"record_id": int(r), "setting": str(setting), "model": model, "probabilities": p.tolist(),
-                             "predicted_letter": str(predicted), "correct_letter": correct, "replaced_letter": replaced,
-                             "uncertain_letter": uncertain, **extra})
+                rows.append(
+                    {
+                        "record_id": int(r),
+                        "setting": str(setting),
+                        "model": model,
+                        "probabilities": p.tolist(),
+                        "predicted_letter": str(predicted),
+                        "correct_letter": correct,
+                        "replaced_letter": replaced,
+                        "uncertain_letter": uncertain,
+                        **extra,
+                    }
+                )
     order = rng.permutation(len(rows))
     return pa.Table.from_pylist([rows[i] for i in order], schema=PREDICTION_SCHEMA)
 
@@ -481,11 +616,15 @@ def test_setting_metrics_read_the_files_lazily_with_the_same_numbers(tmp_path):
         paths.append(tmp_path / f"{model}.parquet")
         pq.write_table(table.filter(pc.equal(table.column("model"), model)), paths[-1])
     together = pa.concat_tables([pq.read_table(path) for path in paths])
-    _assert_same_table(setting_metrics(scan_predictions(paths), n_resamples=50), legacy_setting_metrics(together, n_resamples=50))
+    _assert_same_table(
+        setting_metrics(scan_predictions(paths), n_resamples=50), legacy_setting_metrics(together, n_resamples=50)
+    )
     pq.write_table(table.drop_columns(["uncertain_letter"]), tmp_path / "bad.parquet")
     with pytest.raises(ValueError, match=r"bad\.parquet: field 'uncertain_letter' is missing"):
         scan_predictions([paths[0], tmp_path / "bad.parquet"])
-    pq.write_table(table.set_column(0, "record_id", pc.cast(table.column("record_id"), pa.int32())), tmp_path / "narrow.parquet")
+    pq.write_table(
+        table.set_column(0, "record_id", pc.cast(table.column("record_id"), pa.int32())), tmp_path / "narrow.parquet"
+    )
     with pytest.raises(ValueError, match=r"narrow\.parquet: field 'record_id' is Int32, expected Int64"):
         scan_predictions(tmp_path / "narrow.parquet")
 
@@ -496,7 +635,9 @@ def test_setting_metrics_refuse_a_model_without_default_or_correct_like_the_row_
     from conflictlab.conflictbank.metrics import setting_metrics
 
     table = _random_predictions(3)
-    lacking = table.filter(pc.invert(pc.and_(pc.equal(table.column("model"), "m0"), pc.equal(table.column("setting"), "correct"))))
+    lacking = table.filter(
+        pc.invert(pc.and_(pc.equal(table.column("model"), "m0"), pc.equal(table.column("setting"), "correct")))
+    )
     for implementation in (setting_metrics, legacy_setting_metrics):
         with pytest.raises(ValueError, match=r"default and correct; .*lack \['correct'\]"):
             implementation(lacking, n_resamples=20)
@@ -511,11 +652,17 @@ def test_embedded_metrics_equal_the_row_loops_on_random_tables(seed):
 
     base = _random_predictions(seed, models=("m1", "m0", "unused"))
     trained = {
-        "2:3": _random_predictions(seed + 10, models=("m0", "m1"), settings=["correct", "default", "misinformation", "semantic"]),
+        "2:3": _random_predictions(
+            seed + 10, models=("m0", "m1"), settings=["correct", "default", "misinformation", "semantic"]
+        ),
         "1:0": _random_predictions(seed + 20, models=("m1",), settings=["misinformation", "default", "correct"]),
     }
-    options = dict(models=["m0", "m1"], settings=["default", "misinformation", "semantic", "absent"], n_resamples=40, seed=seed)
-    _assert_same_table(embedded_metrics(base, trained, **options, workers=2), legacy_embedded_metrics(base, trained, **options))
+    options = dict(
+        models=["m0", "m1"], settings=["default", "misinformation", "semantic", "absent"], n_resamples=40, seed=seed
+    )
+    _assert_same_table(
+        embedded_metrics(base, trained, **options, workers=2), legacy_embedded_metrics(base, trained, **options)
+    )
 
 
 @pytest.mark.parametrize("n", [2, 3, 101, 1000])
@@ -525,7 +672,9 @@ def test_blocked_bootstrap_is_the_all_at_once_bootstrap_bit_for_bit(n):
     values = np.random.default_rng(n).random(n).round(2)  # rounded: ties
     for block in (1, 7 * n + 3, 10**9):
         for seed in (0, 5):
-            assert bootstrap_mean_ci(values, n_resamples=333, seed=seed, block=block) == legacy.legacy_bootstrap_mean_ci(values, n_resamples=333, seed=seed)
+            assert bootstrap_mean_ci(
+                values, n_resamples=333, seed=seed, block=block
+            ) == legacy.legacy_bootstrap_mean_ci(values, n_resamples=333, seed=seed)
     for few in ([], [0.5]):
         np.testing.assert_array_equal(bootstrap_mean_ci(np.array(few)), legacy.legacy_bootstrap_mean_ci(np.array(few)))
 
@@ -542,10 +691,19 @@ def test_memorization_figure_draws_each_models_mr_and_n_from_the_metric_table():
     from conflictlab.conflictbank.report import CONTRAST_LABELS, contrasts, memorization_figure
 
     names = [setting.name for setting in SETTINGS]
-    metrics = setting_metrics(pa.concat_tables([_random_predictions(1, models=("m1",), settings=names),
-                                                _random_predictions(2, models=("m0",), settings=names)]), n_resamples=20)
+    metrics = setting_metrics(
+        pa.concat_tables(
+            [
+                _random_predictions(1, models=("m1",), settings=names),
+                _random_predictions(2, models=("m0",), settings=names),
+            ]
+        ),
+        n_resamples=20,
+    )
     found = {(r["model"], r["setting"]): (r["mr"], r["n_mr"]) for r in metrics.to_pylist()}
-    mr = {(model, name): found.get((model, name), (math.nan, 0)) for model in ("m1", "m0") for name in names}  # semantic is missing
+    mr = {
+        (model, name): found.get((model, name), (math.nan, 0)) for model in ("m1", "m0") for name in names
+    }  # semantic is missing
     fig = memorization_figure(metrics, ["m1", "m0"])
     axes = [ax for ax in fig.axes if ax.get_visible()]
     assert len(axes) == 6
@@ -555,11 +713,22 @@ def test_memorization_figure_draws_each_models_mr_and_n_from_the_metric_table():
             first = next(r for r in metrics.to_pylist() if r["model"] == model)  # n_scored varies here: duplicate rows
             assert ax.get_title().startswith(f"{model} (n={first['n_scored']})")
             for side, bars in enumerate(c for c in ax.containers if isinstance(c, BarContainer)):
-                expected = [mr[model, pair[1 + side]] for kind in CONFLICT_KINDS for pair in contrasts(kind) if pair[0] == contrast]
+                expected = [
+                    mr[model, pair[1 + side]]
+                    for kind in CONFLICT_KINDS
+                    for pair in contrasts(kind)
+                    if pair[0] == contrast
+                ]
                 np.testing.assert_allclose([bar.get_height() for bar in bars], [100 * value for value, _ in expected])
             labels = [int(text.get_text()) for text in ax.texts]
-            assert sorted(labels) == sorted(n for side in (0, 1) for kind in CONFLICT_KINDS for pair in contrasts(kind)
-                                            if pair[0] == contrast for n in [mr[model, pair[1 + side]][1]])
+            assert sorted(labels) == sorted(
+                n
+                for side in (0, 1)
+                for kind in CONFLICT_KINDS
+                for pair in contrasts(kind)
+                if pair[0] == contrast
+                for n in [mr[model, pair[1 + side]][1]]
+            )
     plt.close(fig)
 
 
@@ -615,12 +784,18 @@ def test_conflicting_pools_are_nested_and_balanced_over_kinds():
     from conflictlab.conflictbank.training import mixture_corpus
 
     records = build_records(read_jsonl(DEMO), source="d").tables()[0]
-    kind_of = {text: kind for kind in ("misinformation", "temporal", "semantic") for text in records.column(f"{kind}_evidence").to_pylist()}
+    kind_of = {
+        text: kind
+        for kind in ("misinformation", "temporal", "semantic")
+        for text in records.column(f"{kind}_evidence").to_pylist()
+    }
     pools = {}
     for ratio in ((2, 1), (1, 1), (2, 3)):
         pools[ratio] = [t for t in mixture_corpus(records, ratio, seed=3) if t in kind_of]
         # 12 records: 6, 12, 18 conflicting texts, a third of each kind
-        assert sorted(kind_of[t] for t in pools[ratio]) == sorted(["misinformation", "temporal", "semantic"] * (len(pools[ratio]) // 3))
+        assert sorted(kind_of[t] for t in pools[ratio]) == sorted(
+            ["misinformation", "temporal", "semantic"] * (len(pools[ratio]) // 3)
+        )
     assert set(pools[(2, 1)]) < set(pools[(1, 1)]) < set(pools[(2, 3)])
     assert set(mixture_corpus(records, (2, 3), seed=4)) != set(mixture_corpus(records, (2, 3), seed=3))
 
@@ -628,10 +803,13 @@ def test_conflicting_pools_are_nested_and_balanced_over_kinds():
 def test_packing_gives_every_ratio_the_same_tokens_per_step():
     from conflictlab.conflictbank.training import mixture_corpus, pack_blocks, tokenize_for_packing
 
-    np.testing.assert_array_equal(pack_blocks([[1, 2, 3], [4, 5]], 4), [[1, 2, 3, 4], [5, 1, 2, 3]])  # the last block wraps
+    np.testing.assert_array_equal(
+        pack_blocks([[1, 2, 3], [4, 5]], 4), [[1, 2, 3, 4], [5, 1, 2, 3]]
+    )  # the last block wraps
 
     class WordTokenizer:
         """One id per word, BOS first (as Llama's); EOS is 0."""
+
         eos_token_id = 0
 
         def __call__(self, text):
@@ -643,7 +821,10 @@ def test_packing_gives_every_ratio_the_same_tokens_per_step():
         assert all(seq[0] == 1 and seq[-1] == 0 for seq in sequences)
         blocks = pack_blocks(sequences, 16)
         total = sum(len(seq) for seq in sequences)
-        assert blocks.shape == (-(-total // 16), 16)  # every block full: a step of b blocks is 16·b tokens at either ratio
+        assert blocks.shape == (
+            -(-total // 16),
+            16,
+        )  # every block full: a step of b blocks is 16·b tokens at either ratio
         np.testing.assert_array_equal(blocks.reshape(-1)[:total], np.concatenate(sequences))
 
 
@@ -674,10 +855,19 @@ def test_embedded_figures_6_and_7_draw_the_headline_settings_over_ratios_and_nam
     assert [t.get_text() for t in panel.get_xticklabels()] == ["base", "2:3"]
     fig7 = embedded_settings_figure(rows, "fig7")
     misinformation, temporal, semantic = [ax for ax in fig7.axes if ax.get_visible()]
-    assert drawn(misinformation) == {"correct_misinformation": pytest.approx([100.0, 0.0]),
-                                     "correct_misinformation_reversed": pytest.approx([50.0, 100.0])}
-    assert [t.get_text() for t in misinformation.texts] == ["2", "2", "2", "1"]  # n_mr per point: record 1 answered C after training
-    assert drawn(temporal) == {} and "correct_temporal, correct_temporal_reversed" in temporal.texts[0].get_text().replace("\n", " ")
+    assert drawn(misinformation) == {
+        "correct_misinformation": pytest.approx([100.0, 0.0]),
+        "correct_misinformation_reversed": pytest.approx([50.0, 100.0]),
+    }
+    assert [t.get_text() for t in misinformation.texts] == [
+        "2",
+        "2",
+        "2",
+        "1",
+    ]  # n_mr per point: record 1 answered C after training
+    assert drawn(temporal) == {} and "correct_temporal, correct_temporal_reversed" in temporal.texts[
+        0
+    ].get_text().replace("\n", " ")
     assert "correct_semantic" in semantic.texts[0].get_text()
     plt.close(fig6)
     plt.close(fig7)
@@ -711,10 +901,18 @@ def _model_folder(path, shapes, config, extra=None):
 def test_model_size_counts_the_manifests_tensors_and_names_the_family(tmp_path):
     from conflictlab.conflictbank.report import model_size
 
-    plain = _model_folder(tmp_path / "a", {"embed": (100, 8), "layer.w": (8, 8), "norm": (8,)}, {"model_type": "llama", "vocab_size": 100},
-                          extra={"embed": (100, 8)})
+    plain = _model_folder(
+        tmp_path / "a",
+        {"embed": (100, 8), "layer.w": (8, 8), "norm": (8,)},
+        {"model_type": "llama", "vocab_size": 100},
+        extra={"embed": (100, 8)},
+    )
     assert model_size(plain) == (100 * 8 + 64 + 8, "llama, vocab 100")  # the unlisted file is not counted
-    nested = _model_folder(tmp_path / "b", {"w": (3, 5)}, {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "vocab_size": 7}})
+    nested = _model_folder(
+        tmp_path / "b",
+        {"w": (3, 5)},
+        {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "vocab_size": 7}},
+    )
     assert model_size(nested) == (15, "gemma3_text, vocab 7")
 
 
@@ -728,8 +926,14 @@ def test_scale_figure_draws_mr_against_size_per_family_in_size_order():
     from conflictlab.conflictbank.report import scale_figure
 
     metrics = setting_metrics(_random_predictions(3, models=("big", "small", "other", "hosted")), n_resamples=20)
-    mr = {(r["model"], r["setting"]): (math.nan if r["mr"] is None else r["mr"], r["n_mr"]) for r in metrics.to_pylist()}
-    sizes = {"big": (7_000_000_000, "llama, vocab 32000"), "small": (1_300_000_000, "llama, vocab 32000"), "other": (500_000_000, "qwen2, vocab 9")}
+    mr = {
+        (r["model"], r["setting"]): (math.nan if r["mr"] is None else r["mr"], r["n_mr"]) for r in metrics.to_pylist()
+    }
+    sizes = {
+        "big": (7_000_000_000, "llama, vocab 32000"),
+        "small": (1_300_000_000, "llama, vocab 32000"),
+        "other": (500_000_000, "qwen2, vocab 9"),
+    }
     fig = scale_figure(metrics, sizes)
     assert fig._suptitle.get_text() == "MR against model size, 3 models in 2 families; no size (hosted): hosted"
     axes = [ax for ax in fig.axes if ax.get_visible()]
@@ -742,7 +946,9 @@ def test_scale_figure_draws_mr_against_size_per_family_in_size_order():
         assert list(llama.get_xdata()) == [1_300_000_000, 7_000_000_000]  # in size order
         expected = [100 * mr.get((m, setting), (math.nan, 0))[0] for m in ("small", "big")]
         np.testing.assert_allclose(np.asarray(llama.get_ydata(), dtype=float), expected)
-        assert sorted(t.get_text() for t in ax.texts) == sorted(f"{m}\nn_mr={mr.get((m, setting), (0, 0))[1]}" for m in ("other", "small", "big"))
+        assert sorted(t.get_text() for t in ax.texts) == sorted(
+            f"{m}\nn_mr={mr.get((m, setting), (0, 0))[1]}" for m in ("other", "small", "big")
+        )
         assert [t.get_text() for t in ax.get_xticklabels()] == ["500M", "1.3B", "7.0B"]
     plt.close(fig)
 
@@ -757,20 +963,36 @@ def test_entropy_interval_is_the_student_t_interval_clipped_to_two_bits():
     n = 5_000
     probabilities = rng.dirichlet(np.ones(4), size=n)
     columns = {
-        "record_id": np.arange(n), "model": ["m"] * n, "probabilities": pa.FixedSizeListArray.from_arrays(pa.array(probabilities.ravel()), 4),
-        "predicted_letter": ["A"] * n, "correct_letter": ["A"] * n, "replaced_letter": ["B"] * n, "uncertain_letter": ["C"] * n,
+        "record_id": np.arange(n),
+        "model": ["m"] * n,
+        "probabilities": pa.FixedSizeListArray.from_arrays(pa.array(probabilities.ravel()), 4),
+        "predicted_letter": ["A"] * n,
+        "correct_letter": ["A"] * n,
+        "replaced_letter": ["B"] * n,
+        "uncertain_letter": ["C"] * n,
     }
     parts = []
     for setting, size in (("default", n), ("correct", n), ("misinformation", n - 1)):  # every record scored
-        table = {name: (values[:size] if not isinstance(values, pa.Array) else values.slice(0, size)) for name, values in columns.items()}
+        table = {
+            name: (values[:size] if not isinstance(values, pa.Array) else values.slice(0, size))
+            for name, values in columns.items()
+        }
         table["setting"] = [setting] * size
-        parts.append(pa.Table.from_arrays(
-            [pa.array(table[f.name], f.type) if f.name in table else pa.nulls(size, f.type) for f in PREDICTION_SCHEMA], schema=PREDICTION_SCHEMA
-        ))
+        parts.append(
+            pa.Table.from_arrays(
+                [
+                    pa.array(table[f.name], f.type) if f.name in table else pa.nulls(size, f.type)
+                    for f in PREDICTION_SCHEMA
+                ],
+                schema=PREDICTION_SCHEMA,
+            )
+        )
     rows = {r["setting"]: r for r in setting_metrics(pa.concat_tables(parts), n_resamples=50).to_pylist()}
     entropies = entropy_bits(probabilities)
     assert rows["default"]["n_scored"] == n and rows["misinformation"]["n_scored"] == n - 1
     for setting, values in (("default", entropies), ("misinformation", entropies[: n - 1])):
         half = student.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
         expected = (values.mean(), values.mean() - half, values.mean() + half)
-        assert tuple(rows[setting][k] for k in ("entropy", "entropy_low", "entropy_high")) == pytest.approx(expected, rel=1e-10)
+        assert tuple(rows[setting][k] for k in ("entropy", "entropy_low", "entropy_high")) == pytest.approx(
+            expected, rel=1e-10
+        )

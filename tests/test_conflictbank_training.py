@@ -123,11 +123,15 @@ def test_checkpoint_problem_names_every_way_a_checkpoint_is_unusable(tmp_path):
         return checkpoint_problem(folder, "run")
 
     assert "no optimiser state" in remarked(20, lambda f: (f / "optimizer.pt").unlink())
-    assert "header describes" in remarked(22, lambda f: (f / "model.safetensors").write_bytes((f / "model.safetensors").read_bytes()[:-8]))
+    assert "header describes" in remarked(
+        22, lambda f: (f / "model.safetensors").write_bytes((f / "model.safetensors").read_bytes()[:-8])
+    )
     assert "does not open" in remarked(24, lambda f: (f / "optimizer.pt").write_bytes(b"PK\3\4 cut short"))
     assert "names step 3" in remarked(26, lambda f: (f / "trainer_state.json").write_text('{"global_step": 3}'))
     # damage that breaks the checks themselves still reads as unusable, not as an error
-    assert "unreadable" in remarked(28, lambda f: save_file_with_header(f / "model.safetensors", {"w": {"dtype": "F32"}}))
+    assert "unreadable" in remarked(
+        28, lambda f: save_file_with_header(f / "model.safetensors", {"w": {"dtype": "F32"}})
+    )
     assert "unreadable completion mark" in broken(30, lambda f: (f / COMPLETE_MARK).write_text("[]"))
 
 
@@ -216,7 +220,7 @@ class KillAfterSave(TrainerCallback):
 
 # Killed while writing the second checkpoint: the weights are written, half
 # the optimiser state reaches the disk, then SIGKILL.
-KILLED_WHILE_SAVING = '''
+KILLED_WHILE_SAVING = """
 import os, pickle, signal, sys
 
 import torch
@@ -235,7 +239,7 @@ def save_then_die(obj, f, *args, **kwargs):
 
 torch.save = save_then_die
 continue_pretraining(**pickle.loads(open(sys.argv[1], "rb").read()))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -295,7 +299,9 @@ def block_index(model_dir) -> dict:
 
     from conflictlab.conflictbank.training import pack_blocks, tokenize_for_packing
 
-    blocks = pack_blocks(tokenize_for_packing(AutoTokenizer.from_pretrained(model_dir), corpus()), run_settings().max_length)
+    blocks = pack_blocks(
+        tokenize_for_packing(AutoTokenizer.from_pretrained(model_dir), corpus()), run_settings().max_length
+    )
     assert len(blocks) >= run_settings().max_steps * 2  # every step within the first pass
     return {tuple(row): index for index, row in enumerate(blocks.tolist())}
 
@@ -305,7 +311,10 @@ def steps_of_blocks(folder: Path, processes: int, index: dict) -> list[list[int]
     passes in rank order (accumulation 1: one forward pass per step each)."""
     per_rank = [json.loads((folder / f"batches-{rank}.json").read_text()) for rank in range(processes)]
     assert len({len(batches) for batches in per_rank}) == 1
-    return [[index[tuple(row)] for rank in range(processes) for row in per_rank[rank][step]] for step in range(len(per_rank[0]))]
+    return [
+        [index[tuple(row)] for rank in range(processes) for row in per_rank[rank][step]]
+        for step in range(len(per_rank[0]))
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -332,7 +341,11 @@ def test_training_lowers_loss_saves_a_registry_folder_and_resumes(tiny_llama_dir
 
     from conflictlab.conflictbank.ratio import MixtureRatio
     from conflictlab.conflictbank.training import (
-        TrainingSettings, continue_pretraining, mixture_corpus, pack_blocks, tokenize_for_packing,
+        TrainingSettings,
+        continue_pretraining,
+        mixture_corpus,
+        pack_blocks,
+        tokenize_for_packing,
     )
     from conflictlab.lm.loading import load
     from conflictlab.lm.registry import read_manifest
@@ -340,7 +353,9 @@ def test_training_lowers_loss_saves_a_registry_folder_and_resumes(tiny_llama_dir
     texts = mixture_corpus(demo_records().slice(0, 2), MixtureRatio.from_label("2:1").parts(), seed=0)
     assert len(texts) == 3
     blocks = len(pack_blocks(tokenize_for_packing(AutoTokenizer.from_pretrained(tiny_llama_dir), texts), 64))
-    settings = TrainingSettings(max_steps=2 * blocks, learning_rate=5e-4, batch_size=1, max_length=64, save_steps=blocks)
+    settings = TrainingSettings(
+        max_steps=2 * blocks, learning_rate=5e-4, batch_size=1, max_length=64, save_steps=blocks
+    )
 
     class Killed(RuntimeError):
         pass
@@ -351,15 +366,29 @@ def test_training_lowers_loss_saves_a_registry_folder_and_resumes(tiny_llama_dir
 
     checkpoints, out = tmp_path / "ckpt", tmp_path / "trained"
     with pytest.raises(Killed, match=f"step {blocks}"):
-        continue_pretraining(tiny_llama_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t", callbacks=[KillAfterCheckpoint()])
+        continue_pretraining(
+            tiny_llama_dir,
+            texts,
+            out,
+            checkpoint_dir=checkpoints,
+            settings=settings,
+            name="t",
+            callbacks=[KillAfterCheckpoint()],
+        )
     assert (checkpoints / f"checkpoint-{blocks}").is_dir() and not out.exists()
 
     manifest = continue_pretraining(tiny_llama_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t")
     training = manifest["training"]
     assert training["resumed_from"] == f"checkpoint-{blocks}"
-    assert len(training["loss"]) == 2 * blocks  # the first epoch's from the checkpoint's state, the second's after resuming
+    assert (
+        len(training["loss"]) == 2 * blocks
+    )  # the first epoch's from the checkpoint's state, the second's after resuming
     assert (training["corpus_blocks"], training["tokens_per_step"], training["epochs"]) == (blocks, 64, 2.0)
-    assert (training["processes"], training["per_process_batch_size"], training["per_process_gradient_accumulation"]) == (1, 1, 1)
+    assert (
+        training["processes"],
+        training["per_process_batch_size"],
+        training["per_process_gradient_accumulation"],
+    ) == (1, 1, 1)
     # batch 1: each epoch sees each packed block once, so compare epochs
     assert sum(training["loss"][blocks:]) < sum(training["loss"][:blocks])
     assert read_manifest(out)["training"]["corpus_sha256"] == training["corpus_sha256"]
@@ -369,7 +398,9 @@ def test_training_lowers_loss_saves_a_registry_folder_and_resumes(tiny_llama_dir
 
 
 @same_worker
-def test_a_partial_checkpoint_gives_a_fresh_start_equal_to_an_uninterrupted_run(tiny_llama_dir, tmp_path, one_process, caplog):
+def test_a_partial_checkpoint_gives_a_fresh_start_equal_to_an_uninterrupted_run(
+    tiny_llama_dir, tmp_path, one_process, caplog
+):
     plant_partial_checkpoint(tmp_path / "ckpt" / "checkpoint-4")
     with caplog.at_level(logging.WARNING, logger="conflictlab.conflictbank.training"):
         manifest = train(tiny_llama_dir, tmp_path)
@@ -385,11 +416,21 @@ def test_a_kill_while_writing_a_checkpoint_resumes_from_the_previous_one(tiny_ll
     driver = tmp_path / "driver.py"
     driver.write_text(KILLED_WHILE_SAVING)
     arguments = tmp_path / "arguments.pickle"
-    arguments.write_bytes(pickle.dumps({
-        "base_dir": str(tiny_llama_dir), "texts": corpus(), "out_dir": str(tmp_path / "trained"),
-        "checkpoint_dir": str(tmp_path / "ckpt"), "settings": run_settings(), "name": "t",
-    }))
-    killed = subprocess.run([sys.executable, str(driver), str(arguments)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    arguments.write_bytes(
+        pickle.dumps(
+            {
+                "base_dir": str(tiny_llama_dir),
+                "texts": corpus(),
+                "out_dir": str(tmp_path / "trained"),
+                "checkpoint_dir": str(tmp_path / "ckpt"),
+                "settings": run_settings(),
+                "name": "t",
+            }
+        )
+    )
+    killed = subprocess.run(
+        [sys.executable, str(driver), str(arguments)], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert killed.returncode == -9, killed.stderr[-3000:]
     assert sorted(p.name for p in (tmp_path / "ckpt").glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]
     assert (tmp_path / "ckpt" / "checkpoint-4" / "model.safetensors").is_file() and not (tmp_path / "trained").exists()
@@ -412,13 +453,18 @@ def test_two_processes_train_on_the_same_blocks_with_the_same_losses_as_one(tiny
     assert len(steps) == 6 and all(len(blocks) == 2 for blocks in steps)
     assert steps_of_blocks(two_folder, 2, index) == steps
     assert len(set(sum(steps, []))) == 12  # 12 distinct blocks: the order is a permutation, not a repeat
-    assert (two["training"]["per_process_batch_size"], two["training"]["tokens_per_step"]) == (1, one["training"]["tokens_per_step"])
+    assert (two["training"]["per_process_batch_size"], two["training"]["tokens_per_step"]) == (
+        1,
+        one["training"]["tokens_per_step"],
+    )
     np.testing.assert_allclose(two["training"]["loss"], one["training"]["loss"], rtol=LOSS_RTOL)
     assert max_difference(weights(two_folder / "trained"), weights(one_folder / "trained")) <= PROCESSES_ATOL
 
 
 @same_worker
-def test_two_processes_killed_after_a_checkpoint_resume_from_it(tiny_llama_dir, tmp_path, distributed_env, callbacks, two_processes, one_process, caplog):
+def test_two_processes_killed_after_a_checkpoint_resume_from_it(
+    tiny_llama_dir, tmp_path, distributed_env, callbacks, two_processes, one_process, caplog
+):
     with pytest.raises(RuntimeError, match="training processes failed"):
         train(tiny_llama_dir, tmp_path, processes=2, callbacks=[callbacks.KillAfterSave(step=2, rank=1)])
     assert [p.name for p in (tmp_path / "ckpt").glob("checkpoint-*")] == ["checkpoint-2"]
@@ -430,4 +476,3 @@ def test_two_processes_killed_after_a_checkpoint_resume_from_it(tiny_llama_dir, 
     np.testing.assert_allclose(manifest["training"]["loss"], two_processes[1]["training"]["loss"], rtol=LOSS_RTOL)
     assert max_difference(weights(tmp_path / "trained"), weights(two_processes[0] / "trained")) <= RESUME_ATOL
     assert max_difference(weights(tmp_path / "trained"), weights(one_process[0] / "trained")) <= PROCESSES_ATOL
-

@@ -8,7 +8,15 @@ import pytest
 
 from conflictlab.conflicts.citations import citation_quality, citations, sentences
 from conflictlab.conflicts.dataset import CATEGORIES, RecordError, parse_date, read_conflicts
-from conflictlab.conflicts.prompts import LABELS, STRATEGIES, TAXONOMY, parse_label, parse_taxonomy_aware, task1_messages, task2_messages
+from conflictlab.conflicts.prompts import (
+    LABELS,
+    STRATEGIES,
+    TAXONOMY,
+    parse_label,
+    parse_taxonomy_aware,
+    task1_messages,
+    task2_messages,
+)
 
 from .conftest import REPO
 
@@ -27,7 +35,10 @@ def test_demo_data_has_three_queries_per_category_in_the_release_format():
     for line in DEMO.read_text().splitlines():
         record = json.loads(line)
         assert set(record) == {"source", "question", "conflict_type", "correct_answer", "search_results"}
-        assert all(set(r) == {"title", "url", "snippet", "date", "response_str", "short_text"} for r in record["search_results"])
+        assert all(
+            set(r) == {"title", "url", "snippet", "date", "response_str", "short_text"}
+            for r in record["search_results"]
+        )
     # an empty gold is null; dated and undated results both occur
     assert any(r["correct_answer"] is None for r in rows) and any(r["correct_answer"] for r in rows)
     dates = [res["parsed_date"] for r in rows for res in r["search_results"]]
@@ -86,7 +97,9 @@ def test_a_bad_record_is_a_named_error(tmp_path, mutate, field):
 def test_a_bad_record_is_a_recorded_rejection_under_reject(tmp_path, mutate, field):
     path = _broken(tmp_path, mutate)
     queries, rejected = read_conflicts(path, on_error="reject")
-    assert rejected.to_pylist() == [{"query_id": 2, "path": str(path), "field": field, "reason": rejected.column("reason")[0].as_py()}]
+    assert rejected.to_pylist() == [
+        {"query_id": 2, "path": str(path), "field": field, "reason": rejected.column("reason")[0].as_py()}
+    ]
     assert queries.num_rows == 14 and 2 not in queries.column("query_id").to_pylist()
 
 
@@ -106,8 +119,15 @@ def test_the_pinned_release_check_refuses_another_file():
 
 @pytest.mark.parametrize(
     "text,expected",
-    [("It opened in 1889 [2].", [2]), ("Both [1][3].", [1, 3]), ("Both [1, 3].", [1, 3]), ("All [1-3].", [1, 2, 3]),
-     ("All [1–3] and [5].", [1, 2, 3, 5]), ("No citation.", []), ("Not a citation [a].", [])],
+    [
+        ("It opened in 1889 [2].", [2]),
+        ("Both [1][3].", [1, 3]),
+        ("Both [1, 3].", [1, 3]),
+        ("All [1-3].", [1, 2, 3]),
+        ("All [1–3] and [5].", [1, 2, 3, 5]),
+        ("No citation.", []),
+        ("Not a citation [a].", []),
+    ],
 )
 def test_citation_forms(text, expected):
     assert citations(text) == expected
@@ -115,7 +135,12 @@ def test_citation_forms(text, expected):
 
 def test_sentences_keep_their_closing_citations_and_quality_counts():
     text = "It premiered on April 4, 2017 [2]. It ended in May [1][3]. Some say 2018. [7] Others disagree."
-    assert sentences(text) == ["It premiered on April 4, 2017 [2].", "It ended in May [1][3].", "Some say 2018. [7]", "Others disagree."]
+    assert sentences(text) == [
+        "It premiered on April 4, 2017 [2].",
+        "It ended in May [1][3].",
+        "Some say 2018. [7]",
+        "Others disagree.",
+    ]
     quality = citation_quality(text, n_results=5)
     assert (quality.n_sentences, quality.n_cited, quality.n_citations, quality.n_invalid) == (4, 3, 4, 1)
     assert quality.cited_share == 0.75
@@ -125,7 +150,15 @@ def test_every_prompt_renders_every_result_with_its_index():
     queries, _ = read_conflicts(DEMO)
     query = queries.to_pylist()[4]
     prompts = [task1_messages(query["question"], query["search_results"])]
-    prompts += [task2_messages(s, query["question"], query["search_results"], conflict_type="outdated" if s in ("pipeline", "oracle") else None) for s in STRATEGIES]
+    prompts += [
+        task2_messages(
+            s,
+            query["question"],
+            query["search_results"],
+            conflict_type="outdated" if s in ("pipeline", "oracle") else None,
+        )
+        for s in STRATEGIES
+    ]
     for messages in prompts:
         text = messages[-1]["content"]
         positions = [text.index(f"[{k}] URL: {r['url']}") for k, r in enumerate(query["search_results"], start=1)]
@@ -152,7 +185,10 @@ def test_generated_labels_and_taxonomy_aware_replies_are_parsed_strictly():
     assert parse_label("Conflict due to outdated information.") == "outdated"
     assert parse_label("Type: No conflict\nbecause ...") == "no_conflict"
     assert parse_label("I think it is no conflict") is None
-    assert parse_taxonomy_aware("Type: Complementary information\nExplanation: both fit.\nResponse: A [1]. B [2].") == ("complementary", "A [1]. B [2].")
+    assert parse_taxonomy_aware("Type: Complementary information\nExplanation: both fit.\nResponse: A [1]. B [2].") == (
+        "complementary",
+        "A [1]. B [2].",
+    )
     assert parse_taxonomy_aware("Complementary information. A [1].") == (None, None)
 
 
@@ -167,7 +203,10 @@ def test_task1_accuracy_and_confusion_count_unparseable_as_wrong():
     assert accuracy == 0.5  # the unparseable label stays in the denominator
     assert (low, high) == pytest.approx(proportion_confint(2, 4, method="beta"))
     # Clopper-Pearson, not a bootstrap: all right still has a lower bound below 1
-    assert task1_accuracy(gold, gold)[1] == pytest.approx(proportion_confint(4, 4, method="beta")[0]) and task1_accuracy(gold, gold)[1] < 1
+    assert (
+        task1_accuracy(gold, gold)[1] == pytest.approx(proportion_confint(4, 4, method="beta")[0])
+        and task1_accuracy(gold, gold)[1] < 1
+    )
     assert np.isnan(task1_accuracy(["outdated"], ["outdated"])[1])  # no interval at n < 2
     matrix = confusion_matrix(predicted, gold)
     assert matrix.shape == (5, 6) and matrix.sum() == 4
@@ -196,7 +235,9 @@ class CharTokenizer:
     """A tokenizer whose token ids are character codes (decodable in tests)."""
 
     def apply_chat_template(self, conversation, add_generation_prompt=True, tokenize=True, **template_kwargs):
-        text = "".join(f"<{m['role']}>{m['content']}" for m in conversation) + ("<assistant>" if add_generation_prompt else "")
+        text = "".join(f"<{m['role']}>{m['content']}" for m in conversation) + (
+            "<assistant>" if add_generation_prompt else ""
+        )
         return [ord(c) for c in text] if tokenize else text
 
     def __call__(self, text, add_special_tokens=False):
@@ -251,7 +292,16 @@ def test_pipeline_answers_with_the_predicted_type_and_oracle_with_the_gold():
     queries = [q for q in demo_queries() if q["conflict_type"] == "outdated"][:2]
     predicted = {queries[0]["query_id"]: "misinformation", queries[1]["query_id"]: None}
     backend = ScriptedBackend(lambda prompt: "An answer [1].")
-    table = respond(backend, CharTokenizer(), queries, predicted, model="m", strategies=["pipeline", "oracle"], limit=100_000, max_new_tokens=8)
+    table = respond(
+        backend,
+        CharTokenizer(),
+        queries,
+        predicted,
+        model="m",
+        strategies=["pipeline", "oracle"],
+        limit=100_000,
+        max_new_tokens=8,
+    )
     rows = {(r["strategy"], r["query_id"]): r for r in table.to_pylist()}
     first, second = (q["query_id"] for q in queries)
     assert rows["pipeline", first]["given_type"] == "misinformation" and rows["pipeline", first]["status"] == "ok"
@@ -268,12 +318,30 @@ def test_taxonomy_aware_replies_are_prefilled_and_split_and_long_prompts_refused
     queries = demo_queries(3)
     replies = iter([" No conflict\nExplanation: they agree.\nResponse: It opened in 1889 [1].", " I cannot say."])
     backend = ScriptedBackend(lambda prompt: next(replies))
-    table = respond(backend, CharTokenizer(), queries[:2], {}, model="m", strategies=["taxonomy_aware"], limit=100_000, max_new_tokens=8)
+    table = respond(
+        backend,
+        CharTokenizer(),
+        queries[:2],
+        {},
+        model="m",
+        strategies=["taxonomy_aware"],
+        limit=100_000,
+        max_new_tokens=8,
+    )
     ok, bad = table.to_pylist()
     assert all(p.endswith("<assistant>Type:") for p in backend.prompts)
     assert (ok["status"], ok["predicted_type"], ok["response"]) == ("ok", "no_conflict", "It opened in 1889 [1].")
     assert bad["status"] == "unparseable" and bad["response"] is None and bad["reply"] == " I cannot say."
-    too_long = respond(ScriptedBackend(lambda p: "x"), CharTokenizer(), queries, {}, model="m", strategies=["vanilla"], limit=200, max_new_tokens=8)
+    too_long = respond(
+        ScriptedBackend(lambda p: "x"),
+        CharTokenizer(),
+        queries,
+        {},
+        model="m",
+        strategies=["vanilla"],
+        limit=200,
+        max_new_tokens=8,
+    )
     assert set(too_long.column("status").to_pylist()) == {"too_long"}
 
 
@@ -282,7 +350,9 @@ def test_generated_task1_labels_are_parsed_strictly_and_counted():
 
     queries = demo_queries(3)
     replies = iter([" Complementary information", " complementary-ish", " No conflict."])
-    table = types_by_generation(ScriptedBackend(lambda p: next(replies)), CharTokenizer(), queries, model="m", limit=100_000, seed=0)
+    table = types_by_generation(
+        ScriptedBackend(lambda p: next(replies)), CharTokenizer(), queries, model="m", limit=100_000, seed=0
+    )
     assert table.column("predicted").to_pylist() == ["complementary", None, "no_conflict"]
     assert table.column("status").to_pylist() == ["ok", "unparseable", "ok"]
 
@@ -297,18 +367,41 @@ def test_a_reasoning_models_final_channel_is_its_response_and_nothing_is_prefill
 
     queries = demo_queries(2)
     replies = {
-        "vanilla": [ANALYSIS + "<|channel|>final<|message|>It opened in 1889 [1].<|return|>", "<|channel|>analysis<|message|>Still thinking"],
-        "taxonomy_aware": [ANALYSIS + "<|channel|>final<|message|>Type: No conflict\nExplanation: they agree.\nResponse: In 1889 [1].<|return|>",
-                           ANALYSIS + "<|channel|>final<|message|>No conflict. In 1889 [1].<|return|>"],
+        "vanilla": [
+            ANALYSIS + "<|channel|>final<|message|>It opened in 1889 [1].<|return|>",
+            "<|channel|>analysis<|message|>Still thinking",
+        ],
+        "taxonomy_aware": [
+            ANALYSIS
+            + "<|channel|>final<|message|>Type: No conflict\nExplanation: they agree.\nResponse: In 1889 [1].<|return|>",
+            ANALYSIS + "<|channel|>final<|message|>No conflict. In 1889 [1].<|return|>",
+        ],
     }
     script = iter(replies["vanilla"] + replies["taxonomy_aware"])
     backend = ScriptedBackend(lambda prompt: next(script))
-    table = respond(backend, CharTokenizer(), queries, {}, model="m", strategies=["vanilla", "taxonomy_aware"], limit=100_000,
-                    max_new_tokens=64, harmony=harmony_tokens())
+    table = respond(
+        backend,
+        CharTokenizer(),
+        queries,
+        {},
+        model="m",
+        strategies=["vanilla", "taxonomy_aware"],
+        limit=100_000,
+        max_new_tokens=64,
+        harmony=harmony_tokens(),
+    )
     rows = table.to_pylist()
     assert all(p.endswith("<assistant>") for p in backend.prompts)  # no "Type:" where the analysis starts
-    assert (rows[0]["status"], rows[0]["response"], rows[0]["reasoning"]) == ("ok", "It opened in 1889 [1].", "analysisLet me think.assistant")
-    assert rows[1]["status"] == "no_final_channel" and rows[1]["response"] is None and rows[1]["reasoning"] == "analysisStill thinking"
+    assert (rows[0]["status"], rows[0]["response"], rows[0]["reasoning"]) == (
+        "ok",
+        "It opened in 1889 [1].",
+        "analysisLet me think.assistant",
+    )
+    assert (
+        rows[1]["status"] == "no_final_channel"
+        and rows[1]["response"] is None
+        and rows[1]["reasoning"] == "analysisStill thinking"
+    )
     assert (rows[2]["status"], rows[2]["predicted_type"], rows[2]["response"]) == ("ok", "no_conflict", "In 1889 [1].")
     assert rows[3]["status"] == "unparseable" and "<|" not in rows[3]["reply"]
 
@@ -316,13 +409,28 @@ def test_a_reasoning_models_final_channel_is_its_response_and_nothing_is_prefill
 def test_a_reasoning_models_task1_label_is_read_from_its_final_channel():
     from conflictlab.conflicts.responses import TASK1_MAX_NEW_TOKENS, types_by_generation
 
-    script = iter([ANALYSIS + "<|channel|>final<|message|>Type: Complementary information<|return|>", "<|channel|>analysis<|message|>Hmm"])
+    script = iter(
+        [
+            ANALYSIS + "<|channel|>final<|message|>Type: Complementary information<|return|>",
+            "<|channel|>analysis<|message|>Hmm",
+        ]
+    )
     backend = ScriptedBackend(lambda prompt: next(script))
-    table = types_by_generation(backend, CharTokenizer(), demo_queries(2), model="m", limit=100_000, seed=0,
-                                harmony=harmony_tokens(), reasoning_tokens=256)
+    table = types_by_generation(
+        backend,
+        CharTokenizer(),
+        demo_queries(2),
+        model="m",
+        limit=100_000,
+        seed=0,
+        harmony=harmony_tokens(),
+        reasoning_tokens=256,
+    )
     assert table.column("predicted").to_pylist() == ["complementary", None]
     assert table.column("status").to_pylist() == ["ok", "no_final_channel"]
-    assert backend.max_new_tokens == 256 > TASK1_MAX_NEW_TOKENS and all(p.endswith("<assistant>") for p in backend.prompts)
+    assert backend.max_new_tokens == 256 > TASK1_MAX_NEW_TOKENS and all(
+        p.endswith("<assistant>") for p in backend.prompts
+    )
 
 
 def test_the_option_read_out_of_a_reasoning_model_scores_inside_its_final_channel():
@@ -352,9 +460,27 @@ def test_judged_rows_ask_each_judge_only_what_applies():
     assert with_gold and without_gold
     picked = [with_gold[0], without_gold[0]]
     responses = [
-        {"query_id": picked[0]["query_id"], "model": "m", "strategy": "vanilla", "status": "ok", "response": "It opened in 1889 [1]. Visit it! [9]"},
-        {"query_id": picked[1]["query_id"], "model": "m", "strategy": "vanilla", "status": "ok", "response": "Both help [2]."},
-        {"query_id": picked[1]["query_id"], "model": "m", "strategy": "taxonomy_aware", "status": "unparseable", "response": None},
+        {
+            "query_id": picked[0]["query_id"],
+            "model": "m",
+            "strategy": "vanilla",
+            "status": "ok",
+            "response": "It opened in 1889 [1]. Visit it! [9]",
+        },
+        {
+            "query_id": picked[1]["query_id"],
+            "model": "m",
+            "strategy": "vanilla",
+            "status": "ok",
+            "response": "Both help [2].",
+        },
+        {
+            "query_id": picked[1]["query_id"],
+            "model": "m",
+            "strategy": "taxonomy_aware",
+            "status": "unparseable",
+            "response": None,
+        },
     ]
     asked = []
 
@@ -373,7 +499,13 @@ def test_judged_rows_ask_each_judge_only_what_applies():
 
     rows = judge_responses(picked, responses, ask, judge="j").to_pylist()
     assert sorted(r.template.split("_v")[0] for r in asked) == sorted(
-        [f"conflicts_behaviour_{picked[0]['conflict_type']}", f"conflicts_behaviour_{picked[1]['conflict_type']}", "conflicts_answer_recall", "facts_grounding", "facts_grounding"]
+        [
+            f"conflicts_behaviour_{picked[0]['conflict_type']}",
+            f"conflicts_behaviour_{picked[1]['conflict_type']}",
+            "conflicts_answer_recall",
+            "facts_grounding",
+            "facts_grounding",
+        ]
     )
     gold_row, plain_row, missing = rows
     assert (gold_row["answer_recall"], gold_row["recall_status"]) == (1, "ok")
@@ -381,7 +513,11 @@ def test_judged_rows_ask_each_judge_only_what_applies():
     assert gold_row["sentence_labels"] == ["supported", "no_rad"] and gold_row["grounding"] == 1.0
     assert (plain_row["grounding"], plain_row["grounding_status"]) == (0.0, "ok")
     assert gold_row["adheres"] is None and gold_row["behaviour_status"] == "unreadable"
-    assert (gold_row["n_sentences"], gold_row["n_cited_sentences"], gold_row["n_invalid_citations"]) == (2, 2, 1 if picked[0]["n_results"] < 9 else 0)
+    assert (gold_row["n_sentences"], gold_row["n_cited_sentences"], gold_row["n_invalid_citations"]) == (
+        2,
+        2,
+        1 if picked[0]["n_results"] < 9 else 0,
+    )
     assert missing["behaviour_status"] == missing["grounding_status"] == "not_generated" and missing["adheres"] is None
 
 
@@ -390,11 +526,23 @@ def judged_row(model, strategy, category, adheres, recall=None, grounding=None, 
     ``gold``: its query has a gold answer (implied by a ``recall`` verdict)."""
     recall_status = "ok" if recall is not None else ("not_generated" if status != "ok" else "ok") if gold else "no_gold"
     return {
-        "query_id": 1, "model": model, "strategy": strategy, "conflict_type": category, "judge": "j", "status": status,
-        "adheres": adheres, "behaviour_status": "ok" if adheres is not None else "not_generated",
-        "answer_recall": recall, "recall_status": recall_status, "sentence_labels": None,
-        "grounding": grounding, "grounding_status": "ok" if grounding is not None else "not_generated",
-        "n_sentences": 2, "n_cited_sentences": 1, "n_citations": 1, "n_invalid_citations": 0,
+        "query_id": 1,
+        "model": model,
+        "strategy": strategy,
+        "conflict_type": category,
+        "judge": "j",
+        "status": status,
+        "adheres": adheres,
+        "behaviour_status": "ok" if adheres is not None else "not_generated",
+        "answer_recall": recall,
+        "recall_status": recall_status,
+        "sentence_labels": None,
+        "grounding": grounding,
+        "grounding_status": "ok" if grounding is not None else "not_generated",
+        "n_sentences": 2,
+        "n_cited_sentences": 1,
+        "n_citations": 1,
+        "n_invalid_citations": 0,
     }
 
 
@@ -429,7 +577,10 @@ def test_tables_5_and_6_on_hand_computed_verdicts():
     assert oracle["n_behaviour"] == 1 and oracle["expected_behaviour"] == 0.0 and oracle["eb_low"] is None  # n < 2
     assert oracle["n_recall"] == 0 and oracle["answer_recall"] is None
     paper = t5["paper", "Gemma 3 27B", "oracle"]
-    assert paper["expected_behaviour"] == pytest.approx(PAPER_TABLE5["Gemma 3 27B"][3][0] / 100) and paper["n_recall"] == 228
+    assert (
+        paper["expected_behaviour"] == pytest.approx(PAPER_TABLE5["Gemma 3 27B"][3][0] / 100)
+        and paper["n_recall"] == 228
+    )
     t6 = {(r["source"], r["category"]): r for r in table6(judged).to_pylist()}
     merged = t6["this run", "Freshness and Misinformation"]
     assert (merged["vanilla"], merged["n_vanilla"]) == (0.5, 2)
@@ -437,8 +588,14 @@ def test_tables_5_and_6_on_hand_computed_verdicts():
     no_conflict = t6["this run", "No conflict"]
     assert (no_conflict["vanilla"], no_conflict["n_vanilla"], no_conflict["n_unparseable_vanilla"]) == (0.0, 1, 1)
     assert t6["this run", "Conflicting opinions"]["oracle"] == 0.0
-    assert t6["this run", "Complementary information"]["n_oracle"] == 0 and t6["this run", "Complementary information"]["oracle"] is None
-    assert t6["paper", "Conflicting opinions"]["vanilla"] == pytest.approx(0.362) and t6["paper", "Conflicting opinions"]["n_vanilla"] == 115
+    assert (
+        t6["this run", "Complementary information"]["n_oracle"] == 0
+        and t6["this run", "Complementary information"]["oracle"] is None
+    )
+    assert (
+        t6["paper", "Conflicting opinions"]["vanilla"] == pytest.approx(0.362)
+        and t6["paper", "Conflicting opinions"]["n_vanilla"] == 115
+    )
 
 
 def test_answer_recall_follows_the_papers_three_categories_and_keeps_the_wider_figure():
@@ -470,13 +627,24 @@ def test_every_table_row_of_this_run_has_its_n_and_the_markdown_shows_intervals(
     from conflictlab.report.tables import markdown
 
     types = pa.Table.from_pylist(
-        [{"query_id": i, "model": "m", "conflict_type": "outdated", "predicted": p, "readout": "generated", "status": "ok" if p else "unparseable"}
-         for i, p in enumerate(["outdated", "outdated", None, "no_conflict"])],
+        [
+            {
+                "query_id": i,
+                "model": "m",
+                "conflict_type": "outdated",
+                "predicted": p,
+                "readout": "generated",
+                "status": "ok" if p else "unparseable",
+            }
+            for i, p in enumerate(["outdated", "outdated", None, "no_conflict"])
+        ],
         schema=TYPE_PREDICTION_SCHEMA,
     )
     t4 = table4(types).to_pylist()[0]
     assert (t4["n"], t4["accuracy"], t4["n_unparseable"]) == (4, 0.5, 1)
-    judged = pa.Table.from_pylist([judged_row("m", "vanilla", "outdated", v, recall=v, grounding=0.5) for v in (1, 0, 1)], schema=JUDGED_SCHEMA)
+    judged = pa.Table.from_pylist(
+        [judged_row("m", "vanilla", "outdated", v, recall=v, grounding=0.5) for v in (1, 0, 1)], schema=JUDGED_SCHEMA
+    )
     for table, display, n_columns in (
         (table4(types), TABLE4_DISPLAY, ["n"]),
         (table5(judged, n_resamples=50), TABLE5_DISPLAY, ["n", "n_behaviour", "n_recall", "n_grounding"]),
@@ -526,8 +694,14 @@ def test_no_behaviour_example_is_the_dataset_query_the_paper_discusses():
     come out?" as a CONFLICTS query: no few-shot example may be about it."""
     from conflictlab.conflicts.judge_prompts import EXAMPLES, behaviour_request
 
-    assert not any("prison break" in e.query.casefold() or "prison break" in e.response.casefold() for es in EXAMPLES.values() for e in es)
-    text = behaviour_request("misinformation", "When did season 5 of prison break come out?", "In 2017 [1].").messages[0][1]
+    assert not any(
+        "prison break" in e.query.casefold() or "prison break" in e.response.casefold()
+        for es in EXAMPLES.values()
+        for e in es
+    )
+    text = behaviour_request("misinformation", "When did season 5 of prison break come out?", "In 2017 [1].").messages[
+        0
+    ][1]
     assert "Prison Break" not in text and "April 4, 2017" not in text
 
 
@@ -535,7 +709,9 @@ def test_an_example_about_the_judged_query_is_left_out_of_its_request():
     from conflictlab.conflicts.judge_prompts import EXAMPLES, behaviour_request, examples_for
 
     iss = EXAMPLES["outdated"][0]
-    judged = behaviour_request("outdated", "how many people have been on the International Space Station ", "279 [2].").messages[0][1]
+    judged = behaviour_request(
+        "outdated", "how many people have been on the International Space Station ", "279 [2]."
+    ).messages[0][1]
     other = behaviour_request("outdated", "Who won the 2030 election?", "X [1].").messages[0][1]
     assert iss.response not in judged and iss.response in other
     kept = examples_for("outdated", iss.query)
@@ -550,7 +726,10 @@ def test_answer_recall_counts_a_hedge_that_includes_the_gold():
 
     text = recall_request("Q?", "Port Elina", "Either Port Elina [1] or Santa Veya [2].").messages[0][1]
     rule = text.split("Question:")[0].casefold()
-    assert "hedges between several answers that include it" in rule and "reply no only when the correct answer is not in the response" in rule
+    assert (
+        "hedges between several answers that include it" in rule
+        and "reply no only when the correct answer is not in the response" in rule
+    )
     assert "without settling" not in rule
 
 
@@ -574,8 +753,19 @@ def _queries(pairs):
 
     from conflictlab.conflicts.dataset import QUERY_SCHEMA
 
-    rows = [{"query_id": i + 1, "source": source, "question": "q", "conflict_type": kind, "conflict_type_released": kind,
-             "correct_answer": None, "search_results": [], "n_results": 0} for i, (source, kind) in enumerate(pairs)]
+    rows = [
+        {
+            "query_id": i + 1,
+            "source": source,
+            "question": "q",
+            "conflict_type": kind,
+            "conflict_type_released": kind,
+            "correct_answer": None,
+            "search_results": [],
+            "n_results": 0,
+        }
+        for i, (source, kind) in enumerate(pairs)
+    ]
     return pa.Table.from_pylist(rows, schema=QUERY_SCHEMA)
 
 
@@ -591,11 +781,23 @@ def test_conflicts_table2_counts_queries_per_category_beside_the_release():
 def test_conflicts_table7_matches_sources_to_the_papers_names_and_keeps_the_rest():
     from conflictlab.conflicts.tables import table7
 
-    queries = _queries([("situatedqa_geo", "no_conflict"), ("SituatedQA-Geo", "outdated"), ("freshqa", "outdated"),
-                        ("FreshQA", "no_conflict"), ("freshqa", "misinformation"), ("webqa", "complementary")])
+    queries = _queries(
+        [
+            ("situatedqa_geo", "no_conflict"),
+            ("SituatedQA-Geo", "outdated"),
+            ("freshqa", "outdated"),
+            ("FreshQA", "no_conflict"),
+            ("freshqa", "misinformation"),
+            ("webqa", "complementary"),
+        ]
+    )
     rows = {r["source"]: r for r in table7(queries).to_pylist()}
     assert list(rows) == ["ConflictingQA", "SituatedQA Geo", "SituatedQA Temp", "FreshQA", "QACC", "webqa", "Total"]
-    assert (rows["SituatedQA Geo"]["n"], rows["SituatedQA Geo"]["released_as"], rows["SituatedQA Geo"]["n_paper"]) == (2, "SituatedQA-Geo, situatedqa_geo", 105)
+    assert (rows["SituatedQA Geo"]["n"], rows["SituatedQA Geo"]["released_as"], rows["SituatedQA Geo"]["n_paper"]) == (
+        2,
+        "SituatedQA-Geo, situatedqa_geo",
+        105,
+    )
     assert (rows["FreshQA"]["n"], rows["FreshQA"]["n_paper"]) == (3, 95)
     assert (rows["ConflictingQA"]["n"], rows["ConflictingQA"]["released_as"]) == (0, "")
     assert (rows["webqa"]["n"], rows["webqa"]["n_paper"]) == (1, None)  # a source the paper does not name

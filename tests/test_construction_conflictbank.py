@@ -114,7 +114,12 @@ def test_gathered_facts_substitute_same_type_objects_that_differ_from_the_answer
     assert again.equals(facts)  # seeded: the same bytes
     written = tmp_path / "claims.parquet"
     steps = cb.write_claims(
-        entities.lazy(), pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(), RELATIONS, written, seed=3, part_facts=70
+        entities.lazy(),
+        pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(),
+        RELATIONS,
+        written,
+        seed=3,
+        part_facts=70,
     )
     assert steps == counts + [("claims (default and three conflicts per fact)", 4 * facts.height)]
     in_parts = pl.read_parquet(written).sort(["subject_id", "relation"])
@@ -171,9 +176,12 @@ def test_constructed_qa_pairs_pass_the_conflictbank_loader_and_evaluation(tmp_pa
     assert row["options"][ord(row["correct_letter"]) - 65] == row["object"]
     assert row["options"][ord(row["replaced_letter"]) - 65] == row["replaced_object"]
     # the whole evaluation: a hosted model's read-out, then the metrics table
-    with FakeOpenAI() as server, hosted_client(
-        {"base_url": server.base_url, "model": "reader"}, cache_dir=tmp_path / "read", writer="read"
-    ) as client:
+    with (
+        FakeOpenAI() as server,
+        hosted_client(
+            {"base_url": server.base_url, "model": "reader"}, cache_dir=tmp_path / "read", writer="read"
+        ) as client,
+    ):
         predictions = read_out_hosted(ChatBackend(client), table, list(SETTINGS), model_name="reader")
     assert predictions.num_rows == 24 * len(SETTINGS)
     metrics = setting_metrics(predictions, n_resamples=200, workers=1).to_pylist()

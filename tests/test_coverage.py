@@ -42,16 +42,20 @@ def test_proportion_interval_covers_at_every_n_and_p():
 
 def _beta_mix(w, a1, b1, a2, b2):
     """A Balance-like score on 0-100: a mixture of two Betas."""
+
     def draw(rng, shape):
         first = rng.random(shape) < w
         return 100 * np.where(first, rng.beta(a1, b1, shape), rng.beta(a2, b2, shape))
+
     return draw, 100 * (w * a1 / (a1 + b1) + (1 - w) * a2 / (a2 + b2)), (0.0, 100.0)
 
 
 def _pooled(values):
     """A score drawn from a large pool of its values (its mean is the truth)."""
+
     def draw(rng, shape):
         return values[rng.integers(0, values.size, size=shape)]
+
     return draw, float(values.mean()), (float(values.min()), float(values.max()))
 
 
@@ -74,7 +78,9 @@ def _faithfulness(a, b, rng):
 def _paired_balance_difference(rng):
     """One item's Balance (0-100) under method A minus under method B: correlated through the item."""
     item = rng.beta(2, 3, size=400_000)
-    return 100 * (np.clip(item + rng.normal(0.05, 0.1, item.size), 0, 1) - np.clip(item + rng.normal(0, 0.1, item.size), 0, 1))
+    return 100 * (
+        np.clip(item + rng.normal(0.05, 0.1, item.size), 0, 1) - np.clip(item + rng.normal(0, 0.1, item.size), 0, 1)
+    )
 
 
 def _both_orders(p_first, p_last, same, rng):
@@ -130,7 +136,14 @@ def test_below_its_minimum_n_the_mean_interval_would_undercover():
 def test_unit_proportion_interval_covers_instances_asked_in_both_orders():
     """Accuracy with the instance as the unit (the mean of its two orders), near 50% and near the bounds."""
     rng = np.random.default_rng(5)
-    for p_first, p_last, same in ((0.6, 0.5, 0.7), (0.9, 0.85, 0.8), (0.95, 0.95, 0.5), (0.5, 0.5, 0.95), (0.98, 0.9, 0.3), (0.1, 0.2, 0.6)):
+    for p_first, p_last, same in (
+        (0.6, 0.5, 0.7),
+        (0.9, 0.85, 0.8),
+        (0.95, 0.95, 0.5),
+        (0.5, 0.5, 0.95),
+        (0.98, 0.9, 0.3),
+        (0.1, 0.2, 0.6),
+    ):
         pool = _both_orders(p_first, p_last, same, rng)
         truth = (p_first + same * p_first + (1 - same) * p_last) / 2
         for n in (2, 5, 10, 20, 30, 40, 75, 150):
@@ -149,7 +162,13 @@ def test_paired_proportion_difference_covers_exactly(n):
     """Agresti-Min over every (b, c) outcome, weighted by its multinomial probability."""
     from scipy.stats import multinomial
 
-    for p_first, p_last, same in ((0.6, 0.5, 0.7), (0.9, 0.8, 0.8), (0.5, 0.5, 0.9), (0.3, 0.5, 0.5), (0.95, 0.95, 0.95)):
+    for p_first, p_last, same in (
+        (0.6, 0.5, 0.7),
+        (0.9, 0.8, 0.8),
+        (0.5, 0.5, 0.9),
+        (0.3, 0.5, 0.5),
+        (0.95, 0.95, 0.95),
+    ):
         # cells: right only under the first, right only under the last, the rest
         only_first = (1 - same) * p_first * (1 - p_last)
         only_last = (1 - same) * (1 - p_first) * p_last
@@ -159,7 +178,9 @@ def test_paired_proportion_difference_covers_exactly(n):
             for c in range(n + 1 - b):
                 _, low, high = agresti_min_interval(b, c, n)
                 if low <= truth <= high:
-                    covered += multinomial.pmf([b, c, n - b - c], n, [only_first, only_last, 1 - only_first - only_last])
+                    covered += multinomial.pmf(
+                        [b, c, n - b - c], n, [only_first, only_last, 1 - only_first - only_last]
+                    )
         assert covered >= FLOOR, (n, p_first, p_last, same, covered)
 
 
@@ -170,7 +191,9 @@ def test_kappa_bootstrap_covers_from_its_minimum_n(n):
 
     assert n >= MIN_N_KAPPA
     rng = np.random.default_rng(n)
-    binary = lambda gold, agree: np.array([[(1 - gold) * agree, (1 - gold) * (1 - agree)], [gold * (1 - agree), gold * agree]])  # noqa: E731
+    binary = lambda gold, agree: np.array(
+        [[(1 - gold) * agree, (1 - gold) * (1 - agree)], [gold * (1 - agree), gold * agree]]
+    )  # noqa: E731
     three = np.full((3, 3), 0.3 / 6) + np.eye(3) * (0.7 / 3 - 0.3 / 6)
     for joint in (binary(0.6, 0.8), binary(0.3, 0.9), three):
         k = joint.shape[0]
@@ -178,7 +201,9 @@ def test_kappa_bootstrap_covers_from_its_minimum_n(n):
         hits = 0
         for _ in range(1000):
             cells = rng.choice(k * k, size=n, p=joint.ravel())
-            _, low, high = cohen_kappa_interval(cells // k, cells % k, n_resamples=1000, seed=int(rng.integers(1 << 30)))
+            _, low, high = cohen_kappa_interval(
+                cells // k, cells % k, n_resamples=1000, seed=int(rng.integers(1 << 30))
+            )
             hits += low <= truth <= high
         assert hits / 1000 >= FLOOR, (joint.tolist(), hits / 1000)
 
@@ -196,7 +221,9 @@ def test_item_bootstrap_of_multi_label_agreement_covers(n_items):
         items = rng.integers(0, labels.size, size=n_items)
         sizes = labels[items]
         agrees = (rng.random(sizes.sum()) < np.repeat(rates[items], sizes)).astype(float)
-        weights = cluster_bootstrap_weights(np.repeat(np.arange(n_items), sizes).tolist(), seed=int(rng.integers(1 << 30)))
+        weights = cluster_bootstrap_weights(
+            np.repeat(np.arange(n_items), sizes).tolist(), seed=int(rng.integers(1 << 30))
+        )
         low, high = percentile_interval((weights @ agrees) / weights.sum(axis=1))
         hits += low <= truth <= high
     assert hits / 1000 >= FLOOR, hits / 1000

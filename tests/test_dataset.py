@@ -213,11 +213,42 @@ def test_shuffle_evidence_stores_a_reproducible_permutation():
 def test_table1_statistics_on_hand_made_rows():
     from conflictlab.contextconflict.dataset import dataset_statistics
 
-    base = {"task_family": "reasoning", "question": "q", "answer": ["a"], "accuracy_labels": None, "extras": "{}", "source_path": "x"}
+    base = {
+        "task_family": "reasoning",
+        "question": "q",
+        "answer": ["a"],
+        "accuracy_labels": None,
+        "extras": "{}",
+        "source_path": "x",
+    }
     rows = [
-        {**base, "sample_id": "1", "conflict_type": "inferential", "subset": "folio", "implicit": True, "evidence": ["a"] * 3, "n_evidence": 3},
-        {**base, "sample_id": "2", "conflict_type": "inferential", "subset": "medical_qa", "implicit": False, "evidence": ["a"] * 5, "n_evidence": 5},
-        {**base, "sample_id": "3", "conflict_type": "inferential", "subset": "medical_qa", "implicit": False, "evidence": ["a"] * 4, "n_evidence": 4},
+        {
+            **base,
+            "sample_id": "1",
+            "conflict_type": "inferential",
+            "subset": "folio",
+            "implicit": True,
+            "evidence": ["a"] * 3,
+            "n_evidence": 3,
+        },
+        {
+            **base,
+            "sample_id": "2",
+            "conflict_type": "inferential",
+            "subset": "medical_qa",
+            "implicit": False,
+            "evidence": ["a"] * 5,
+            "n_evidence": 5,
+        },
+        {
+            **base,
+            "sample_id": "3",
+            "conflict_type": "inferential",
+            "subset": "medical_qa",
+            "implicit": False,
+            "evidence": ["a"] * 4,
+            "n_evidence": 4,
+        },
     ]
     row = dataset_statistics(pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)).to_pylist()[0]
     assert (row["size"], row["mean_evidence"], row["base_sources"]) == (3, 4.0, "folio, medical_qa")
@@ -230,8 +261,17 @@ def test_table1_lists_base_sources_in_order_of_first_appearance():
     that order ("8", "3", "2" comes back as 8, 2, 3); the base sources must not."""
     from conflictlab.contextconflict.dataset import dataset_statistics
 
-    base = {"task_family": "reasoning", "question": "q", "answer": ["a"], "accuracy_labels": None, "extras": "{}", "source_path": "x",
-            "implicit": False, "evidence": ["a"], "n_evidence": 1}
+    base = {
+        "task_family": "reasoning",
+        "question": "q",
+        "answer": ["a"],
+        "accuracy_labels": None,
+        "extras": "{}",
+        "source_path": "x",
+        "implicit": False,
+        "evidence": ["a"],
+        "n_evidence": 1,
+    }
     subsets = ["8", "3", "8", "2"]
     rows = [{**base, "sample_id": str(i), "conflict_type": "temporal", "subset": s} for i, s in enumerate(subsets)]
     row = dataset_statistics(pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)).to_pylist()[0]
@@ -242,10 +282,25 @@ def test_table5_lists_the_ten_base_datasets_with_the_samples_read_from_their_sub
     from conflictlab.contextconflict.conflict_types import BASE_DATASETS, RELEASE_FILES
     from conflictlab.contextconflict.dataset import base_dataset_table
 
-    base = {"task_family": "reasoning", "question": "q", "answer": ["a"], "accuracy_labels": None, "extras": "{}", "source_path": "x",
-            "implicit": False, "evidence": ["a"], "n_evidence": 1}
-    read = [("inferential", "medical_qa"), ("granularity", "medical_qa"), ("granularity", "medical_qa"), ("temporal", "root"),
-            ("temporal", "cb_claim_evidence_tmp"), ("misinformation", "cb_claim_evidence")]
+    base = {
+        "task_family": "reasoning",
+        "question": "q",
+        "answer": ["a"],
+        "accuracy_labels": None,
+        "extras": "{}",
+        "source_path": "x",
+        "implicit": False,
+        "evidence": ["a"],
+        "n_evidence": 1,
+    }
+    read = [
+        ("inferential", "medical_qa"),
+        ("granularity", "medical_qa"),
+        ("granularity", "medical_qa"),
+        ("temporal", "root"),
+        ("temporal", "cb_claim_evidence_tmp"),
+        ("misinformation", "cb_claim_evidence"),
+    ]
     rows = [{**base, "sample_id": str(i), "conflict_type": t, "subset": s} for i, (t, s) in enumerate(read)]
     table = {r["dataset"]: r for r in base_dataset_table(pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)).to_pylist()}
     assert len(table) == 10

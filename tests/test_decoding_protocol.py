@@ -21,8 +21,16 @@ def cad_at_zero(with_context, without_context):
 def test_plain_generation_config_keeps_only_the_special_tokens():
     from transformers import GenerationConfig
 
-    own = GenerationConfig(bos_token_id=1, eos_token_id=[2, 3], pad_token_id=0, repetition_penalty=1.05, temperature=0.7,
-                           top_p=0.8, top_k=20, do_sample=True)
+    own = GenerationConfig(
+        bos_token_id=1,
+        eos_token_id=[2, 3],
+        pad_token_id=0,
+        repetition_penalty=1.05,
+        temperature=0.7,
+        top_p=0.8,
+        top_k=20,
+        do_sample=True,
+    )
     plain, dropped = plain_generation_config(own)
     assert (plain.bos_token_id, plain.eos_token_id, plain.pad_token_id) == (1, [2, 3], 0)
     assert set(plain.to_diff_dict()) - {"transformers_version"} == {"bos_token_id", "eos_token_id", "pad_token_id"}

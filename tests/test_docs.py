@@ -22,7 +22,9 @@ sys.path.remove(str(REPO / "docs"))
 SCHEMA = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text())
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 # A code span that names a file of this checkout (globs and {a,b} lists allowed).
-FILE_SPAN = re.compile(r"^(config|profiles|schemas|envs|benchmarks|rules|workflow/scripts|tests|conflictlab|resources|report)/[\w./*{},-]*$")
+FILE_SPAN = re.compile(
+    r"^(config|profiles|schemas|envs|benchmarks|rules|workflow/scripts|tests|conflictlab|resources|report)/[\w./*{},-]*$"
+)
 # Spans that end like a file are outputs or modules, not config keys.
 FILE_SUFFIX = re.compile(r"\.(csv|md|py|parquet|png|pdf|smk|ya?ml|html|json|jsonl|tex|npy|tsv|log|rst|txt|sh)$")
 
@@ -39,7 +41,11 @@ def schema_paths() -> set[str]:
 
 
 def rule_names() -> set[str]:
-    return {m for smk in (REPO / "rules").glob("*.smk") for m in re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), re.M)}
+    return {
+        m
+        for smk in (REPO / "rules").glob("*.smk")
+        for m in re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), re.M)
+    }
 
 
 def make_targets() -> set[str]:
@@ -69,21 +75,33 @@ def test_the_configuration_reference_has_a_row_for_every_key_nested_ones_include
     page = reference_markdown(SCHEMA, yaml.safe_load((REPO / "config.yaml").read_text()))
     rows = set(re.findall(r"^\| `([^`]+)`", page, re.M))
     assert rows == schema_paths()
-    assert {"data.root", "models.{name}.hosted.base_url", "conflictbank.embedded.distributed.strategy",
-            "arbitration.sensitivity.answer_choices[].a_first"} <= rows
+    assert {
+        "data.root",
+        "models.{name}.hosted.base_url",
+        "conflictbank.embedded.distributed.strategy",
+        "arbitration.sensitivity.answer_choices[].a_first",
+    } <= rows
 
 
 def test_a_schema_key_without_a_description_is_found():
     broken = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text())
-    del broken["properties"]["conflictbank"]["properties"]["embedded"]["properties"]["distributed"]["properties"]["strategy"]["description"]
-    assert [k.path for k in schema_keys(broken) if not k.node.get("description")] == ["conflictbank.embedded.distributed.strategy"]
+    del broken["properties"]["conflictbank"]["properties"]["embedded"]["properties"]["distributed"]["properties"][
+        "strategy"
+    ]["description"]
+    assert [k.path for k in schema_keys(broken) if not k.node.get("description")] == [
+        "conflictbank.embedded.distributed.strategy"
+    ]
 
 
 def test_mkdocs_builds_strict_without_a_warning(tmp_path):
     mkdocs = Path(sys.executable).parent / "mkdocs"
     result = subprocess.run(
         [str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=REPO, capture_output=True, text=True, timeout=300, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
     )
     assert result.returncode == 0, result.stderr[-4000:]
     assert "WARNING" not in result.stderr, result.stderr[-4000:]
@@ -117,11 +135,19 @@ def page_problems(text: str) -> list[str]:
             if not (REPO / script).exists():
                 problems.append(f"script {script}")
         key = re.sub(r"<name>|\{[a-z_]+\}", "{name}", span.strip())
-        if re.fullmatch(r"[a-z_]+(\.([a-z0-9_]+|\{name\})(\[\])?)+", key) and key.split(".")[0] in tops and not FILE_SUFFIX.search(key):
+        if (
+            re.fullmatch(r"[a-z_]+(\.([a-z0-9_]+|\{name\})(\[\])?)+", key)
+            and key.split(".")[0] in tops
+            and not FILE_SUFFIX.search(key)
+        ):
             if key not in keys and not names_code(key):
                 problems.append(f"config key {span}")
         # resources/models/ is what the workflow writes; {model}-like placeholders name outputs
-        if FILE_SPAN.match(span.strip()) and not span.startswith("resources/models") and not re.search(r"\{\w+\}", span):
+        if (
+            FILE_SPAN.match(span.strip())
+            and not span.startswith("resources/models")
+            and not re.search(r"\{\w+\}", span)
+        ):
             if not any(glob.glob(str(REPO / p)) for p in expand_braces(span.strip())):
                 problems.append(f"file {span}")
     return problems
@@ -141,6 +167,10 @@ python benchmarks/nosuch.py
 ```
 """
     assert page_problems(text) == [
-        "make target nosuch", "config key judges.no_such_key", "file config/nosuch.yaml",
-        "rule nosuch_rule", "file config/missing.yaml", "script benchmarks/nosuch.py",
+        "make target nosuch",
+        "config key judges.no_such_key",
+        "file config/nosuch.yaml",
+        "rule nosuch_rule",
+        "file config/missing.yaml",
+        "script benchmarks/nosuch.py",
     ]

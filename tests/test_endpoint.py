@@ -50,17 +50,24 @@ class Sleeps:
 
 
 def chat_bodies(n: int, *, tag: str = "q", max_tokens: int = 12) -> list[dict]:
-    return [{"model": "m", "messages": [{"role": "user", "content": f"{tag} {i}"}], "max_tokens": max_tokens} for i in range(n)]
+    return [
+        {"model": "m", "messages": [{"role": "user", "content": f"{tag} {i}"}], "max_tokens": max_tokens}
+        for i in range(n)
+    ]
 
 
 def rows(n: int) -> list[str]:
     return [f"row-{i}" for i in range(n)]
 
 
-def client(server: FakeOpenAI, sleeps: Sleeps | None = None, cache: RequestCache | None = None, **settings) -> EndpointClient:
+def client(
+    server: FakeOpenAI, sleeps: Sleeps | None = None, cache: RequestCache | None = None, **settings
+) -> EndpointClient:
     settings = {"backoff_s": 0.01, "max_attempts": 10, "timeout_s": 5.0, **settings}
     extra = {"sleep": sleeps, "clock": sleeps.clock} if sleeps is not None else {}
-    return EndpointClient(Endpoint(base_url=server.base_url, model="m", **settings), cache=cache, rng=random.Random(0), **extra)
+    return EndpointClient(
+        Endpoint(base_url=server.base_url, model="m", **settings), cache=cache, rng=random.Random(0), **extra
+    )
 
 
 @pytest.fixture(scope="module")
@@ -115,14 +122,19 @@ def test_two_hundred_requests_through_mixed_faults(reference, capsys):
     assert s.sent == s.answered + s.failed + s.retries == len(server.received)
     assert s.retries == server.faults["429"] + server.faults["500"] + server.faults["drop"] > 20
     assert s.waited_s == pytest.approx(sum(sleeps.waits))
-    assert s.prompt_tokens == 200 * 2 and s.completion_tokens == sum(len(c[0]["message"]["content"].split()) for c in choices(out))
+    assert s.prompt_tokens == 200 * 2 and s.completion_tokens == sum(
+        len(c[0]["message"]["content"].split()) for c in choices(out)
+    )
     assert server.resent_after_completion() == 0
     assert capsys.readouterr() == ("", "")
 
 
 def test_gives_up_after_max_attempts_naming_url_status_and_row():
     sleeps = Sleeps()
-    with FakeOpenAI(rate_503=1.0) as server, client(server, sleeps, max_attempts=4, backoff_s=1.0, max_backoff_s=3.0) as c:
+    with (
+        FakeOpenAI(rate_503=1.0) as server,
+        client(server, sleeps, max_attempts=4, backoff_s=1.0, max_backoff_s=3.0) as c,
+    ):
         with pytest.raises(EndpointError) as caught:
             c.post(CHAT, chat_bodies(1)[0], row="sample-7")
     message = str(caught.value)
@@ -134,7 +146,10 @@ def test_gives_up_after_max_attempts_naming_url_status_and_row():
 
 def test_retry_after_raises_the_wait_but_never_past_the_cap():
     sleeps = Sleeps()
-    with FakeOpenAI(rate_429=1.0, retry_after_s=100) as server, client(server, sleeps, max_attempts=3, max_backoff_s=0.5) as c:
+    with (
+        FakeOpenAI(rate_429=1.0, retry_after_s=100) as server,
+        client(server, sleeps, max_attempts=3, max_backoff_s=0.5) as c,
+    ):
         with pytest.raises(EndpointError, match="429"):
             c.post(CHAT, chat_bodies(1)[0])
     assert sleeps.waits == [0.5, 0.5]
@@ -249,7 +264,9 @@ def test_a_job_killed_mid_run_resends_nothing_it_had_answered(tmp_path, referenc
 
     with FakeOpenAI(rate_slow=1.0, slow_s=0.05) as server:
         env = dict(os.environ, PYTHONPATH=str(REPO))
-        job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, server.base_url, str(folder), str(tmp_path / "bodies.json")], env=env)
+        job = subprocess.Popen(
+            [sys.executable, "-c", KILLED_JOB, server.base_url, str(folder), str(tmp_path / "bodies.json")], env=env
+        )
         try:
             _wait_for(lambda: len(set(server.completed)) >= 10, 60)
             # Stop answering, so that the kill cannot fall between an answer
@@ -310,20 +327,34 @@ def test_the_key_stays_secret(tmp_path, monkeypatch, caplog):
 
 
 def test_decoding_fields_for_reasoning_models():
-    reasoning = Endpoint(base_url="http://x/v1", model="gpt-5", token_limit_param="max_completion_tokens", send_temperature=False)
+    reasoning = Endpoint(
+        base_url="http://x/v1", model="gpt-5", token_limit_param="max_completion_tokens", send_temperature=False
+    )
     assert reasoning.decoding_fields(5, 7) == {"max_completion_tokens": 5, "seed": 7}
     # hidden reasoning counts within the limit: the allowance keeps the reply's own budget
-    thinking = Endpoint.from_settings({"base_url": "http://x/v1", "model": "gpt-5", "reasoning_tokens": 100,
-                                       "token_limit_param": "max_completion_tokens"})
+    thinking = Endpoint.from_settings(
+        {
+            "base_url": "http://x/v1",
+            "model": "gpt-5",
+            "reasoning_tokens": 100,
+            "token_limit_param": "max_completion_tokens",
+        }
+    )
     assert thinking.decoding_fields(5, 7)["max_completion_tokens"] == 105
     with pytest.raises(ValueError, match="reasoning_tokens must be an integer >= 0, got -1"):
         Endpoint(base_url="http://x/v1", model="m", reasoning_tokens=-1)
-    assert Endpoint(base_url="http://x/v1", model="m", send_seed=False).decoding_fields(5, 7) == {"max_tokens": 5, "temperature": 0.0}
+    assert Endpoint(base_url="http://x/v1", model="m", send_seed=False).decoding_fields(5, 7) == {
+        "max_tokens": 5,
+        "temperature": 0.0,
+    }
     message = {"model": "m", "messages": [{"role": "user", "content": "q"}]}
     with FakeOpenAI(reject_params=("max_tokens", "temperature")) as server:
         with client(server, token_limit_param="max_completion_tokens", send_temperature=False) as c:
             reply = c.post(CHAT, {**message, **c.endpoint.decoding_fields(3, 0)})
-        assert reply["choices"][0]["finish_reason"] == "length" and len(reply["choices"][0]["message"]["content"].split()) == 3
+        assert (
+            reply["choices"][0]["finish_reason"] == "length"
+            and len(reply["choices"][0]["message"]["content"].split()) == 3
+        )
         with client(server) as c, pytest.raises(EndpointError, match="max_tokens"):
             c.post(CHAT, {**message, **c.endpoint.decoding_fields(3, 0)})
 
@@ -331,7 +362,9 @@ def test_decoding_fields_for_reasoning_models():
 def test_content_filter_comes_back_as_it_is():
     with FakeOpenAI(rate_content_filter=1.0) as server, client(server) as c:
         reply = c.post(CHAT, chat_bodies(1)[0])
-    assert reply["choices"][0]["finish_reason"] == "content_filter" and reply["choices"][0]["message"]["content"] is None
+    assert (
+        reply["choices"][0]["finish_reason"] == "content_filter" and reply["choices"][0]["message"]["content"] is None
+    )
     assert len(server.received) == 1 and c.stats.retries == 0 and c.stats.answered == 1
 
 
@@ -344,7 +377,13 @@ def test_from_settings_checks_keys_and_limits():
         Endpoint.from_settings({**base, "max_attempt": 3})
     with pytest.raises(ValueError, match="model"):
         Endpoint.from_settings({"base_url": "http://x/v1"})
-    for key, value in [("requests_per_minute", 0), ("tokens_per_minute", -5), ("concurrency", 0), ("max_attempts", 0), ("timeout_s", 0)]:
+    for key, value in [
+        ("requests_per_minute", 0),
+        ("tokens_per_minute", -5),
+        ("concurrency", 0),
+        ("max_attempts", 0),
+        ("timeout_s", 0),
+    ]:
         with pytest.raises(ValueError, match=key):
             Endpoint.from_settings({**base, key: value})
 
@@ -365,13 +404,21 @@ def test_openai_backend_sends_token_ids_through_the_client():
 
     prompts = [[1, 2, 3], [4, 5], [6], [7, 8, 9, 10], [11]]
     with FakeOpenAI(rate_500=0.3, seed=5) as server:
-        backend = OpenAIBackend(Endpoint(base_url=server.base_url, model="m", backoff_s=0.0, max_attempts=10), eos_ids=frozenset(), prompts_per_request=2)
+        backend = OpenAIBackend(
+            Endpoint(base_url=server.base_url, model="m", backoff_s=0.0, max_attempts=10),
+            eos_ids=frozenset(),
+            prompts_per_request=2,
+        )
         out = backend.generate(prompts, DecodingParams(max_new_tokens=4))
         backend.close()
     assert backend.client.stats.answered == 3  # 5 prompts, 2 a request
     for prompt, completion in zip(prompts, out):
         words = default_reply("/completions", {"prompt": prompt}).split()[:4]
-        assert (completion.text, completion.finish_reason, completion.token_ids) == (" ".join(words), "length", [word_id(w) for w in words])
+        assert (completion.text, completion.finish_reason, completion.token_ids) == (
+            " ".join(words),
+            "length",
+            [word_id(w) for w in words],
+        )
 
 
 def test_endpoint_guided_chat_sends_the_endpoints_decoding_fields():
@@ -391,4 +438,7 @@ def test_endpoint_guided_chat_sends_the_endpoints_decoding_fields():
         assert chat.complete_json(conversations, schema, max_new_tokens=20) == ['{"verdict": "A"}'] * 3
         chat.close()
     assert chat.client.endpoint.concurrency == 2
-    assert all(b["max_tokens"] == 20 and b["seed"] == 4 and b["response_format"]["json_schema"]["schema"] == schema for b in seen)
+    assert all(
+        b["max_tokens"] == 20 and b["seed"] == 4 and b["response_format"]["json_schema"]["schema"] == schema
+        for b in seen
+    )

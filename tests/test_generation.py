@@ -32,7 +32,9 @@ def _requests(n):
 
 
 def _job():
-    return GenerationJob(model="m", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=4), shard_size=2)
+    return GenerationJob(
+        model="m", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=4), shard_size=2
+    )
 
 
 def test_killed_run_resumes_without_regenerating_finished_shards(tmp_path):
@@ -64,7 +66,9 @@ def test_fully_resumed_job_never_loads_the_model(tmp_path):
 
 def test_changed_settings_do_not_reuse_shards(tmp_path):
     run_sharded(_job(), _requests(2), CountingBackend, tmp_path)
-    other = GenerationJob(model="m", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=8), shard_size=2)
+    other = GenerationJob(
+        model="m", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=8), shard_size=2
+    )
     backend = CountingBackend()
     run_sharded(other, _requests(2), lambda: backend, tmp_path)
     assert backend.prompts_seen == 2
@@ -73,8 +77,12 @@ def test_changed_settings_do_not_reuse_shards(tmp_path):
 def test_variants_share_shards_and_resume_only_the_missing_ones(tmp_path):
     """Each variant writes its own shards; a shard is generated once for the
     variants that miss it, and a finished variant is never asked again."""
-    jobs = [GenerationJob(model=f"m@{v}", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=4), shard_size=2)
-            for v in ("base", "steered")]
+    jobs = [
+        GenerationJob(
+            model=f"m@{v}", model_checksum="abc", backend="fake", params=DecodingParams(max_new_tokens=4), shard_size=2
+        )
+        for v in ("base", "steered")
+    ]
     requests = _requests(3)
     requests[2].status = "too_long"
     calls = []
@@ -153,7 +161,9 @@ def test_too_long_prompt_is_flagged_or_truncated_never_cut_silently(tiny_llama_d
     assert flagged.status == "too_long"
     assert f"exceeds the context of {limit}" in flagged.message
 
-    cut = build_request(tokenizer, sample, "summarization_simple", limit=limit, max_new_tokens=64, on_too_long="truncate_longest")
+    cut = build_request(
+        tokenizer, sample, "summarization_simple", limit=limit, max_new_tokens=64, on_too_long="truncate_longest"
+    )
     assert cut.status == "ok"
     assert len(cut.prompt_ids) + 64 <= limit
     assert "truncated" in cut.message
@@ -169,7 +179,9 @@ def test_hf_batched_left_padded_equals_one_by_one(tiny_llama_dir):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_llama_dir)
     samples = load_released(DEMO, "temporal").tables()[0].to_pylist()[:4]
-    prompts = [build_request(tokenizer, s, "reasoning_combined", limit=8192, max_new_tokens=8).prompt_ids for s in samples]
+    prompts = [
+        build_request(tokenizer, s, "reasoning_combined", limit=8192, max_new_tokens=8).prompt_ids for s in samples
+    ]
     assert len({len(p) for p in prompts}) > 1  # real padding happens
     params = DecodingParams(max_new_tokens=8)
     from conflictlab.lm.loading import load
@@ -200,12 +212,26 @@ def test_a_batch_size_change_never_reuses_shards_of_a_killed_run(tiny_llama_dir,
 
     samples = load_released(DEMO, "temporal").tables()[0].slice(0, 4)
     settings = {
-        "backend": "hf", "templates": {"reasoning": "reasoning_combined"}, "max_new_tokens": 4, "max_model_len": None,
-        "on_too_long": "skip", "seed": 0, "shard_size": 2, "dtype": None, "batch_size": 8,
+        "backend": "hf",
+        "templates": {"reasoning": "reasoning_combined"},
+        "max_new_tokens": 4,
+        "max_model_len": None,
+        "on_too_long": "skip",
+        "seed": 0,
+        "shard_size": 2,
+        "dtype": None,
+        "batch_size": 8,
     }
 
     def run(settings, backend):
-        return generate_responses(samples, tiny_llama_dir, model="m", settings=settings, shard_dir=tmp_path, make_backend=lambda limit: backend)
+        return generate_responses(
+            samples,
+            tiny_llama_dir,
+            model="m",
+            settings=settings,
+            shard_dir=tmp_path,
+            make_backend=lambda limit: backend,
+        )
 
     with pytest.raises(KeyboardInterrupt):
         run(settings, CountingBackend(fail_after=1))  # one shard of two finished
@@ -227,16 +253,35 @@ def test_subsets_are_generated_in_one_pooled_job_and_split_back(tiny_llama_dir, 
 
     tables = [load_released(DEMO, t).tables()[0].slice(0, n) for t, n in (("temporal", 3), ("perspective", 2))]
     settings = {
-        "backend": "hf", "templates": {"reasoning": "reasoning_combined", "summarization": "summarization_simple"},
-        "max_new_tokens": 4, "max_model_len": None, "on_too_long": "skip", "seed": 0, "shard_size": 64, "dtype": None, "batch_size": 8,
+        "backend": "hf",
+        "templates": {"reasoning": "reasoning_combined", "summarization": "summarization_simple"},
+        "max_new_tokens": 4,
+        "max_model_len": None,
+        "on_too_long": "skip",
+        "seed": 0,
+        "shard_size": 64,
+        "dtype": None,
+        "batch_size": 8,
     }
     pooled_backend = CountingBackend()
-    pooled = generate_subsets(tables, tiny_llama_dir, model="m", settings=settings, shard_dir=tmp_path / "pooled",
-                              make_backend=lambda limit: pooled_backend)
+    pooled = generate_subsets(
+        tables,
+        tiny_llama_dir,
+        model="m",
+        settings=settings,
+        shard_dir=tmp_path / "pooled",
+        make_backend=lambda limit: pooled_backend,
+    )
     assert pooled_backend.calls == 1 and pooled_backend.prompts_seen == 5
     assert [t.num_rows for t in pooled] == [3, 2]
     for i, (table, got) in enumerate(zip(tables, pooled)):
-        alone = generate_responses(table, tiny_llama_dir, model="m", settings=settings, shard_dir=tmp_path / f"alone{i}",
-                                   make_backend=lambda limit: CountingBackend())
+        alone = generate_responses(
+            table,
+            tiny_llama_dir,
+            model="m",
+            settings=settings,
+            shard_dir=tmp_path / f"alone{i}",
+            make_backend=lambda limit: CountingBackend(),
+        )
         assert got.column("sample_id").to_pylist() == table.column("sample_id").to_pylist()
         assert got.to_pylist() == alone.to_pylist()

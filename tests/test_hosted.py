@@ -4,7 +4,6 @@ through the fault-injecting fake endpoint (tests/fake_openai.py)."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import signal
 import subprocess
@@ -17,7 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from conflictlab.lm.chat import MISSING_LOGPROB, READ_OUT_GENERATION, READ_OUT_LOGPROBS, READ_OUT_NONE, ChatBackend, _choice, parse_choice
+from conflictlab.lm.chat import (
+    MISSING_LOGPROB,
+    READ_OUT_GENERATION,
+    READ_OUT_LOGPROBS,
+    READ_OUT_NONE,
+    ChatBackend,
+    _choice,
+    parse_choice,
+)
 from conflictlab.lm.endpoint import Endpoint, EndpointClient, RequestCache
 from conflictlab.lm.generation import DecodingParams
 from tests.conftest import REPO, snakemake_cmd, with_models
@@ -27,14 +34,30 @@ KEY_VARIABLE, SECRET = "CONFLICTLAB_TEST_KEY", "sk-test-5e3c7a1d9b"
 
 
 def chat_backend(server: FakeOpenAI, **endpoint) -> ChatBackend:
-    settings = {"base_url": server.base_url, "model": "fake-chat", "backoff_s": 0.001, "max_backoff_s": 0.01, **endpoint}
+    settings = {
+        "base_url": server.base_url,
+        "model": "fake-chat",
+        "backoff_s": 0.001,
+        "max_backoff_s": 0.01,
+        **endpoint,
+    }
     return ChatBackend(EndpointClient(Endpoint.from_settings(settings)))
 
 
 @pytest.mark.parametrize(
     "text, expected",
-    [("A", 0), ("B.", 1), ("(C) because", 2), ("Answer: D", 3), ("The answer is B", 1), ("answer: c", None), ("E", None),
-     ("", None), (None, None), ("Because A", None)],
+    [
+        ("A", 0),
+        ("B.", 1),
+        ("(C) because", 2),
+        ("Answer: D", 3),
+        ("The answer is B", 1),
+        ("answer: c", None),
+        ("E", None),
+        ("", None),
+        (None, None),
+        ("Because A", None),
+    ],
 )
 def test_parse_choice_reads_only_a_leading_letter(text, expected):
     assert parse_choice(text, ("A", "B", "C", "D")) == expected
@@ -54,7 +77,9 @@ def test_read_choices_takes_the_first_tokens_logprobs():
 def test_read_choices_without_logprobs_parses_the_reply_and_says_so():
     with FakeOpenAI(logprobs=False) as server:
         conversations = [[{"role": "user", "content": f"question {i}"}] for i in range(4)]
-        read = chat_backend(server, logprobs=False).read_choices(conversations, ("A", "B", "C", "D"), rows=["0", "1", "2", "3"])
+        read = chat_backend(server, logprobs=False).read_choices(
+            conversations, ("A", "B", "C", "D"), rows=["0", "1", "2", "3"]
+        )
     for conversation, r in zip(conversations, read):
         letter = default_reply("/chat/completions", {"messages": conversation})[0]
         assert r.read_out == READ_OUT_GENERATION
@@ -63,16 +88,36 @@ def test_read_choices_without_logprobs_parses_the_reply_and_says_so():
 
 
 def test_a_listed_option_missing_from_top_logprobs_gets_the_authors_floor():
-    reply = {"choices": [{"message": {"content": "B"}, "finish_reason": "stop",
-                          "logprobs": {"content": [{"token": "B", "logprob": -0.1, "top_logprobs": [{"token": " B", "logprob": -0.1},
-                                                                                                    {"token": "A", "logprob": -2.5}]}]}}]}
+    reply = {
+        "choices": [
+            {
+                "message": {"content": "B"},
+                "finish_reason": "stop",
+                "logprobs": {
+                    "content": [
+                        {
+                            "token": "B",
+                            "logprob": -0.1,
+                            "top_logprobs": [{"token": " B", "logprob": -0.1}, {"token": "A", "logprob": -2.5}],
+                        }
+                    ]
+                },
+            }
+        ]
+    }
     read = _choice(reply, ("A", "B", "C", "D"), Endpoint(base_url="http://x/v1", model="m"))
-    assert read.read_out == READ_OUT_LOGPROBS and read.logprobs == (-2.5, -0.1, MISSING_LOGPROB, MISSING_LOGPROB) and read.chosen == 1
+    assert (
+        read.read_out == READ_OUT_LOGPROBS
+        and read.logprobs == (-2.5, -0.1, MISSING_LOGPROB, MISSING_LOGPROB)
+        and read.chosen == 1
+    )
 
 
 def test_refusals_and_content_filter_stops_are_no_answers():
     endpoint = Endpoint(base_url="http://x/v1", model="m")
-    refusal = {"choices": [{"message": {"content": None, "refusal": "I can't help with that."}, "finish_reason": "stop"}]}
+    refusal = {
+        "choices": [{"message": {"content": None, "refusal": "I can't help with that."}, "finish_reason": "stop"}]
+    }
     read = _choice(refusal, ("A", "B"), endpoint)
     assert (read.read_out, read.chosen, read.finish_reason) == (READ_OUT_NONE, None, "refusal")
     with FakeOpenAI(rate_content_filter=1.0) as server:
@@ -87,7 +132,9 @@ def test_chat_generation_is_greedy_and_counts_the_endpoints_tokens():
     with FakeOpenAI() as server:
         backend = chat_backend(server)
         conversation = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Which evidence?"}]
-        [full, cut] = backend.generate([conversation, conversation + [{"role": "user", "content": "again"}]], DecodingParams(max_new_tokens=3))
+        [full, cut] = backend.generate(
+            [conversation, conversation + [{"role": "user", "content": "again"}]], DecodingParams(max_new_tokens=3)
+        )
         sent = [json.loads(json.dumps(b)) for _, b in server.bodies] if hasattr(server, "bodies") else None
     assert full.text.split() == default_reply("/chat/completions", {"messages": conversation}).split()[:3]
     assert full.finish_reason == "length" and full.n_tokens == 3 and full.n_prompt_tokens > 0 and full.token_ids == []
@@ -99,7 +146,10 @@ def test_chat_generation_is_greedy_and_counts_the_endpoints_tokens():
 def test_the_estimate_counts_characters_over_four_and_every_reply_at_its_limit():
     from conflictlab.report.usage import estimate_row, estimate_table
 
-    conversations = [[{"role": "system", "content": "a" * 10}, {"role": "user", "content": "b" * 30}], [{"role": "user", "content": "c" * 8}]]
+    conversations = [
+        [{"role": "system", "content": "a" * 10}, {"role": "user", "content": "b" * 30}],
+        [{"role": "user", "content": "c" * 8}],
+    ]
     row = estimate_row("generate/m", "m", conversations, 16, {"prompt": 2.0, "completion": 8.0})
     assert (row["requests"], row["prompt_tokens"], row["max_completion_tokens"]) == (2, 12, 32)
     assert row["max_cost_usd"] == pytest.approx((12 * 2.0 + 32 * 8.0) / 1e6)
@@ -114,11 +164,19 @@ def test_usage_summary_sums_jobs_and_prices_tokens():
 
     base = dict(endpoint="http://x/v1", requests=3, cache_hits=1, sent=4, answered=2, retries=2, failed=0, waited_s=0.1)
     usage = pa.Table.from_pylist(
-        [{**base, "job": "generate/a", "model": "m", "prompt_tokens": 1000, "completion_tokens": 100},
-         {**base, "job": "generate/a", "model": "m", "prompt_tokens": 500, "completion_tokens": 50},
-         {**base, "job": "judges/gold", "model": "j", "prompt_tokens": 10, "completion_tokens": 1}], schema=USAGE_SCHEMA)
+        [
+            {**base, "job": "generate/a", "model": "m", "prompt_tokens": 1000, "completion_tokens": 100},
+            {**base, "job": "generate/a", "model": "m", "prompt_tokens": 500, "completion_tokens": 50},
+            {**base, "job": "judges/gold", "model": "j", "prompt_tokens": 10, "completion_tokens": 1},
+        ],
+        schema=USAGE_SCHEMA,
+    )
     rows = usage_summary(usage, {"m": {"prompt": 2.0, "completion": 10.0}}).to_pylist()
-    assert [(r["job"], r["requests"], r["prompt_tokens"]) for r in rows] == [("generate/a", 6, 1500), ("judges/gold", 3, 10), ("total", 9, 1510)]
+    assert [(r["job"], r["requests"], r["prompt_tokens"]) for r in rows] == [
+        ("generate/a", 6, 1500),
+        ("judges/gold", 3, 10),
+        ("total", 9, 1510),
+    ]
     assert rows[0]["cost_usd"] == pytest.approx((1500 * 2.0 + 150 * 10.0) / 1e6)
     assert rows[1]["cost_usd"] is None and rows[2]["cost_usd"] is None
 
@@ -130,7 +188,12 @@ def test_shard_rows_record_filtered_replies_as_such():
     job = GenerationJob(model="m", model_checksum="hosted:m@x", backend="chat", params=DecodingParams(8))
     request = Request("s1", "t", "[]", [], messages=[{"role": "user", "content": "q"}])
     row = _row(job, request, Completion([], None, "content_filter", n_prompt_tokens=7, n_tokens=0))
-    assert (row["status"], row["response"], row["n_prompt_tokens"], row["response_token_ids"]) == ("content_filter", None, 7, None)
+    assert (row["status"], row["response"], row["n_prompt_tokens"], row["response_token_ids"]) == (
+        "content_filter",
+        None,
+        7,
+        None,
+    )
     ok = _row(job, request, Completion([], "fine", "stop", n_prompt_tokens=7, n_tokens=1))
     assert (ok["status"], ok["response"], ok["n_response_tokens"]) == ("ok", "fine", 1)
 
@@ -149,26 +212,37 @@ def test_conflicts_answers_from_a_chat_model_parse_without_a_prefill():
     from conflictlab.conflicts.responses import answer_queries_hosted
 
     queries = [
-        {"query_id": i, "question": f"q{i}", "conflict_type": "no_conflict",
-         "search_results": [{"title": "t", "snippet": "s", "url": "u", "date": None}] * 2}
+        {
+            "query_id": i,
+            "question": f"q{i}",
+            "conflict_type": "no_conflict",
+            "search_results": [{"title": "t", "snippet": "s", "url": "u", "date": None}] * 2,
+        }
         for i in range(2)
     ]
     with FakeOpenAI(reply=conflicts_reply) as server:
         types, responses = answer_queries_hosted(
-            chat_backend(server), {"max_new_tokens": 40, "seed": 0}, queries, model="fake", strategies=["vanilla", "taxonomy_aware", "pipeline"]
+            chat_backend(server),
+            {"max_new_tokens": 40, "seed": 0},
+            queries,
+            model="fake",
+            strategies=["vanilla", "taxonomy_aware", "pipeline"],
         )
     assert types.column("predicted").to_pylist() == ["complementary"] * 2
     assert types.column("status").to_pylist() == ["ok"] * 2
     rows = responses.to_pylist()
     assert [r["status"] for r in rows] == ["ok"] * 6
     aware = [r for r in rows if r["strategy"] == "taxonomy_aware"]
-    assert {r["predicted_type"] for r in aware} == {"conflicting_opinions"} and aware[0]["response"] == "Sources disagree [1][2]."
+    assert {r["predicted_type"] for r in aware} == {"conflicting_opinions"} and aware[0][
+        "response"
+    ] == "Sources disagree [1][2]."
     assert {r["given_type"] for r in rows if r["strategy"] == "pipeline"} == {"complementary"}
     assert all(r["n_prompt_tokens"] > 0 for r in rows)
 
 
 # --------------------------------------------------------------------------
 # The workflow with a hosted generator and a hosted judge.
+
 
 def schema_instance(schema: dict):
     """The smallest value of a JSON schema (the judges' reply schemas): first enum option, one-item arrays."""
@@ -203,7 +277,14 @@ HOSTED_TARGETS = ["results/tables/usage.csv"]
 
 
 def hosted_overlay(base_url: str) -> dict:
-    endpoint = {"base_url": base_url, "api_key_env": KEY_VARIABLE, "backoff_s": 0.01, "max_backoff_s": 0.2, "max_attempts": 40, "concurrency": 4}
+    endpoint = {
+        "base_url": base_url,
+        "api_key_env": KEY_VARIABLE,
+        "backoff_s": 0.01,
+        "max_backoff_s": 0.2,
+        "max_attempts": 40,
+        "concurrency": 4,
+    }
     return {
         "models": {
             "fake-chat": {"hosted": {**endpoint, "model": "fake-chat"}, "prices": {"prompt": 1.0, "completion": 2.0}},
@@ -270,8 +351,16 @@ def test_hosted_models_survive_faults_and_a_kill(tmp_path, tiny_llama_dir):
         run = snakemake_cmd(*snakemake_args(), cwd=reference, env=KEY_ENV, timeout=1200)
         assert run.returncode == 0, run.stderr[-4000:]
         assert clean.resent_after_completion() == 0
-        estimate = snakemake_cmd("results/usage/estimate.csv", "--cores", "1", "--configfile", "config/smoke.yaml", "hosted.yaml",
-                                 cwd=reference, env=KEY_ENV)
+        estimate = snakemake_cmd(
+            "results/usage/estimate.csv",
+            "--cores",
+            "1",
+            "--configfile",
+            "config/smoke.yaml",
+            "hosted.yaml",
+            cwd=reference,
+            env=KEY_ENV,
+        )
         assert estimate.returncode == 0, estimate.stderr[-3000:]
         assert len(clean.received) == len(clean.completed)  # the estimate sent nothing
     expected = endpoint_outputs(reference, clean.base_url)
@@ -280,20 +369,37 @@ def test_hosted_models_survive_faults_and_a_kill(tmp_path, tiny_llama_dir):
     import csv
 
     sent = {row["job"]: int(row["requests"]) for row in csv.DictReader(open(reference / "results/tables/usage.csv"))}
-    estimated = {row["job"]: int(row["requests"]) for row in csv.DictReader(open(reference / "results/usage/estimate.csv"))}
+    estimated = {
+        row["job"]: int(row["requests"]) for row in csv.DictReader(open(reference / "results/usage/estimate.csv"))
+    }
     for job in ("generate/fake-chat", "arbitration_evaluate/fake-chat", "conflictbank_evaluate/fake-chat"):
         assert estimated[job] == sent[job], job
-    assert estimated["conflicts_respond/fake-chat (Task 1)"] + estimated["conflicts_respond/fake-chat (Task 2)"] >= sent["conflicts_respond/fake-chat"]
-    assert {"results/responses/fake-chat/ambiguity.parquet", "results/judges/faithfulness.parquet",
-            "results/conflictbank/fake-chat/predictions.parquet", "results/arbitration/fake-chat/predictions.parquet",
-            "results/conflicts/fake-chat/responses.parquet"} <= set(expected)
+    assert (
+        estimated["conflicts_respond/fake-chat (Task 1)"] + estimated["conflicts_respond/fake-chat (Task 2)"]
+        >= sent["conflicts_respond/fake-chat"]
+    )
+    assert {
+        "results/responses/fake-chat/ambiguity.parquet",
+        "results/judges/faithfulness.parquet",
+        "results/conflictbank/fake-chat/predictions.parquet",
+        "results/arbitration/fake-chat/predictions.parquet",
+        "results/conflicts/fake-chat/responses.parquet",
+    } <= set(expected)
 
-    with FakeOpenAI(reply=workflow_reply, api_key=SECRET, rate_429=0.2, retry_after_s=0.05, rate_500=0.05, rate_drop=0.05, seed=1) as faulty:
+    with FakeOpenAI(
+        reply=workflow_reply, api_key=SECRET, rate_429=0.2, retry_after_s=0.05, rate_500=0.05, rate_drop=0.05, seed=1
+    ) as faulty:
         workflow = hosted_workflow(tmp_path / "faulty", faulty.base_url, tiny_llama_dir)
         exe = Path(sys.executable).parent / "snakemake"
         env = dict(os.environ, **KEY_ENV, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-        process = subprocess.Popen([str(exe), *snakemake_args()], cwd=workflow, env=env, start_new_session=True,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [str(exe), *snakemake_args()],
+            cwd=workflow,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 600
         while len(faulty.completed) < 20 and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -332,15 +438,41 @@ def test_hosted_models_survive_faults_and_a_kill(tmp_path, tiny_llama_dir):
     "overlay, message",
     [
         ({"scorers": ["fake-chat"]}, "scorers names fake-chat, a hosted model"),
-        ({"mechanistic": {"models": ["fake-chat"]}}, "probes, spectral energy and projections needs the model's internals"),
-        ({"models": {"fake-chat": {"hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "CONFLICTLAB_UNSET_KEY"}}}},
-         "CONFLICTLAB_UNSET_KEY"),
-        ({"models": {"fake-chat": {"hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "requests_per_minute": 0}}}},
-         "requests_per_minute"),
+        (
+            {"mechanistic": {"models": ["fake-chat"]}},
+            "probes, spectral energy and projections needs the model's internals",
+        ),
+        (
+            {
+                "models": {
+                    "fake-chat": {
+                        "hosted": {
+                            "base_url": "http://127.0.0.1:9/v1",
+                            "model": "m",
+                            "api_key_env": "CONFLICTLAB_UNSET_KEY",
+                        }
+                    }
+                }
+            },
+            "CONFLICTLAB_UNSET_KEY",
+        ),
+        (
+            {
+                "models": {
+                    "fake-chat": {
+                        "hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "requests_per_minute": 0}
+                    }
+                }
+            },
+            "requests_per_minute",
+        ),
     ],
 )
 def test_bad_hosted_configuration_is_named_before_any_job(workflow_copy, overlay, message):
-    base = {"models": {"fake-chat": {"hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}}, "generators": ["fake-chat"]}
+    base = {
+        "models": {"fake-chat": {"hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}},
+        "generators": ["fake-chat"],
+    }
     for key, value in overlay.items():
         base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) and key == "models" else value
     (workflow_copy / "bad.yaml").write_text(yaml.safe_dump(base))
@@ -360,7 +492,9 @@ def test_arbitration_and_conflictbank_read_a_hosted_model_from_its_logprobs():
     from conflictlab.conflictbank.prompts import settings_named
 
     instances = generate_instances(ArbitrationConfig(n_per_setting=2, seeds=(0,), settings=("modality",)))
-    records, _ = build_records(read_jsonl(REPO / "resources/demo/conflictbank/QA_dataset.jsonl"), source="demo", max_per_relation=1).tables()
+    records, _ = build_records(
+        read_jsonl(REPO / "resources/demo/conflictbank/QA_dataset.jsonl"), source="demo", max_per_relation=1
+    ).tables()
     settings = settings_named(["default", "misinformation"])
     with FakeOpenAI() as server:
         arbitration = evaluate_instances_hosted(chat_backend(server), instances, model_name="fake")
@@ -379,7 +513,9 @@ def test_arbitration_and_conflictbank_read_a_hosted_model_from_its_logprobs():
     assert conflictbank.column("predicted_letter").to_pylist() == [best(c, "ABCD") for c in conversations]
     first = conflictbank.column("probabilities").to_pylist()[0]
     assert sum(first) == pytest.approx(1.0) and max(first) > 0.5
-    assert generated.column("predicted_letter").to_pylist() == [default_reply("/chat/completions", {"messages": c})[0] for c in conversations]
+    assert generated.column("predicted_letter").to_pylist() == [
+        default_reply("/chat/completions", {"messages": c})[0] for c in conversations
+    ]
     assert set(generated.column("read_out").to_pylist()) == {"generation"}
 
 
@@ -387,17 +523,24 @@ def test_a_hosted_generator_plans_every_default_target_but_its_own_weights(workf
     """The whole default DAG with a hosted generator beside the demo's: nothing
     prepares its folder or reads its weights (Table 3's causal intervention is
     for local generators), and every endpoint job of it is planned."""
-    overlay = {"models": {"fake-chat": {"hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}},
-               "generators": ["smollm2-135m-instruct", "fake-chat"], "conflicts": {"models": ["fake-chat"]}}
+    overlay = {
+        "models": {"fake-chat": {"hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}},
+        "generators": ["smollm2-135m-instruct", "fake-chat"],
+        "conflicts": {"models": ["fake-chat"]},
+    }
     (workflow_copy / "mixed.yaml").write_text(yaml.safe_dump(overlay))
     plan = snakemake_cmd("-n", "--configfile", "mixed.yaml", cwd=workflow_copy)
     assert plan.returncode == 0, plan.stderr[-3000:]
     output = plan.stdout + plan.stderr
     assert "resources/models/fake-chat" not in output and "results/metrics/fake-chat/causal.parquet" not in output
-    for path in ("results/responses/fake-chat/ambiguity.parquet", "results/conflicts/fake-chat/responses.parquet",
-                 "results/usage/generate/fake-chat.parquet", "results/metrics/smollm2-135m-instruct/causal.parquet",
-                 "results/metrics/fake-chat/attributions_smollm2-135m-instruct.parquet",
-                 "results/profiles/fake-chat.html"):
+    for path in (
+        "results/responses/fake-chat/ambiguity.parquet",
+        "results/conflicts/fake-chat/responses.parquet",
+        "results/usage/generate/fake-chat.parquet",
+        "results/metrics/smollm2-135m-instruct/causal.parquet",
+        "results/metrics/fake-chat/attributions_smollm2-135m-instruct.parquet",
+        "results/profiles/fake-chat.html",
+    ):
         assert path in output, path
 
 
@@ -420,11 +563,22 @@ def test_the_served_backend_starts_vllms_server_in_the_jobs_stack_and_sends_mess
     monkeypatch.setattr(server, "serve_configured", fake_serve)
     settings = {"backend": "served", "dtype": "bfloat16", "vllm": {"enforce_eager": True}, "seed": 0}
     with contextlib.ExitStack() as stack:
-        backend = generation_backend(tmp_path / "model", settings, limit=2048, stack=stack, server_log=tmp_path / "server.log")
+        backend = generation_backend(
+            tmp_path / "model", settings, limit=2048, stack=stack, server_log=tmp_path / "server.log"
+        )
         [reply] = backend.generate([[{"role": "user", "content": "q"}]], DecodingParams(max_new_tokens=4))
     assert isinstance(backend, ChatBackend) and reply.text and reply.token_ids == []
-    assert calls == [(tmp_path / "model", {"log_path": tmp_path / "server.log", "max_model_len": 2048, "engine_args": {"enforce_eager": True},
-                                           "dtype": "bfloat16"})]
+    assert calls == [
+        (
+            tmp_path / "model",
+            {
+                "log_path": tmp_path / "server.log",
+                "max_model_len": 2048,
+                "engine_args": {"enforce_eager": True},
+                "dtype": "bfloat16",
+            },
+        )
+    ]
     with pytest.raises(ValueError, match="ExitStack"):
         generation_backend(tmp_path / "model", settings, limit=2048)
 

@@ -40,9 +40,14 @@ def test_a_file_with_another_schema_is_an_error_naming_it_and_the_field(tmp_path
     first = _write(tmp_path / "first.parquet", ["x"])
     narrow = pa.schema([SCHEMA.field("sample_id"), pa.field("score", pa.float32()), SCHEMA.field("pieces")])
     other = _write(tmp_path / "other.parquet", ["y"], schema=narrow)
-    with pytest.raises(ValueError, match=r"other\.parquet: schema differs from the first file's \(.*first\.parquet\): field 'score' is float, expected double"):
+    with pytest.raises(
+        ValueError,
+        match=r"other\.parquet: schema differs from the first file's \(.*first\.parquet\): field 'score' is float, expected double",
+    ):
         read_tables([first, other])
-    missing = _write(tmp_path / "missing.parquet", ["y"], schema=pa.schema([SCHEMA.field("sample_id"), SCHEMA.field("score")]))
+    missing = _write(
+        tmp_path / "missing.parquet", ["y"], schema=pa.schema([SCHEMA.field("sample_id"), SCHEMA.field("score")])
+    )
     with pytest.raises(ValueError, match=r"missing\.parquet: .*field 'pieces' is missing"):
         read_tables([first, missing])
     extra_schema = SCHEMA.append(pa.field("extra", pa.int64()))
@@ -50,7 +55,9 @@ def test_a_file_with_another_schema_is_an_error_naming_it_and_the_field(tmp_path
     with pytest.raises(ValueError, match=r"extra\.parquet: .*field 'extra' is not expected"):
         read_tables([first, extra])
     nullable = pa.schema([pa.field("sample_id", pa.string()), SCHEMA.field("score"), SCHEMA.field("pieces")])
-    with pytest.raises(ValueError, match=r"first\.parquet: schema differs from the expected schema: field 'sample_id' is not nullable"):
+    with pytest.raises(
+        ValueError, match=r"first\.parquet: schema differs from the expected schema: field 'sample_id' is not nullable"
+    ):
         read_tables([first], schema=nullable)
     # a columns selection compares only what it reads
     assert read_tables([first, other], columns=["sample_id", "pieces"]).column("sample_id").to_pylist() == ["x", "y"]
@@ -71,7 +78,9 @@ def test_columns_are_read_in_the_order_asked(tmp_path):
     assert table.schema.names == ["score", "sample_id"]
     assert table.column("sample_id").to_pylist() == ["a1", "a2", "b1"]
     assert table.column("score").to_pylist() == [0.0, 1.0, 0.0]
-    assert read_tables([a, b], columns=["sample_id"], schema=SCHEMA).schema.equals(pa.schema([SCHEMA.field("sample_id")]))
+    assert read_tables([a, b], columns=["sample_id"], schema=SCHEMA).schema.equals(
+        pa.schema([SCHEMA.field("sample_id")])
+    )
     with pytest.raises(Exception, match="nope"):
         read_tables([a], columns=["nope"])
 

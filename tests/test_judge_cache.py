@@ -19,7 +19,9 @@ PER_ROUND = 3
 
 
 def request(name: str) -> JudgeRequest:
-    return JudgeRequest(template="verdict_v1", messages=(("user", f"Is {name} supported?"),), fields=("verdict",), options=("0", "1"))
+    return JudgeRequest(
+        template="verdict_v1", messages=(("user", f"Is {name} supported?"),), fields=("verdict",), options=("0", "1")
+    )
 
 
 def reply_to(req: JudgeRequest) -> str:
@@ -52,7 +54,10 @@ def test_two_processes_writing_one_cache_folder_at_once_lose_nothing(tmp_path, s
     context = multiprocessing.get_context("spawn")
     start, results = context.Event(), context.Queue()
     writers = {"a": "job" if same_writer else "job_a", "b": "job" if same_writer else "job_b"}
-    processes = [context.Process(target=write_rounds, args=(str(tmp_path), me, writer, start, results)) for me, writer in writers.items()]
+    processes = [
+        context.Process(target=write_rounds, args=(str(tmp_path), me, writer, start, results))
+        for me, writer in writers.items()
+    ]
     for process in processes:
         process.start()
     start.set()
@@ -131,7 +136,9 @@ def test_a_crash_mid_save_leaves_no_partial_file_visible(tmp_path):
     process.join(timeout=120)
     assert process.exitcode == 3
     leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
-    assert leftovers and all(p.is_dir() and p.name.endswith(".tmp") for p in leftovers)  # the half-written file is hidden in there
+    assert leftovers and all(
+        p.is_dir() and p.name.endswith(".tmp") for p in leftovers
+    )  # the half-written file is hidden in there
     assert len(cache_files(tmp_path)) == 1  # only the whole file
     cache = JudgeCache(tmp_path, judge="j", writer="next")  # reads without error
     assert cache.get(request("kept")) == reply_to(request("kept")) and cache.get(request("lost")) is None

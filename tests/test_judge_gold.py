@@ -25,8 +25,14 @@ def test_the_gold_set_measures_each_conflicts_judge_on_both_answers():
         assert {i["adheres"] for i in behaviour if i["category"] == category} == {"yes", "no"}, category
     assert {i["includes_answer"] for i in by_kind["conflicts_recall"]} == {"yes", "no"}
     # paper §4: a hedge that includes the gold answer counts as recalled
-    hedged = [i for i in by_kind["conflicts_recall"] if " or " in i["response"] or "others" in i["response"] or "although" in i["response"]]
-    assert hedged and all(i["includes_answer"] == "yes" and i["answer"].casefold() in i["response"].casefold() for i in hedged)
+    hedged = [
+        i
+        for i in by_kind["conflicts_recall"]
+        if " or " in i["response"] or "others" in i["response"] or "although" in i["response"]
+    ]
+    assert hedged and all(
+        i["includes_answer"] == "yes" and i["answer"].casefold() in i["response"].casefold() for i in hedged
+    )
     labels = {label for i in by_kind["conflicts_grounding"] for label in i["labels"]}
     assert labels == {"supported", "unsupported", "contradictory", "no_rad"}
 
@@ -38,7 +44,9 @@ def test_no_gold_item_is_a_few_shot_example_of_the_judge_it_measures():
     example_queries = {e.query.casefold() for examples in EXAMPLES.values() for e in examples}
     for item in read_gold(GOLD, KINDS):
         if item["kind"] == "conflicts_behaviour":
-            assert item["response"] not in example_responses and item["question"].casefold() not in example_queries, item["id"]
+            assert item["response"] not in example_responses and item["question"].casefold() not in example_queries, (
+                item["id"]
+            )
 
 
 def test_gold_items_are_judged_with_the_very_requests_the_tables_use():
@@ -62,19 +70,33 @@ def test_gold_items_are_judged_with_the_very_requests_the_tables_use():
 
     # the same query and response through the production path give the same requests
     grounding, recall = picked["conflicts_grounding"], picked["conflicts_recall"]
-    query = {"query_id": 1, "question": grounding["question"], "conflict_type": picked["conflicts_behaviour"]["category"],
-             "correct_answer": recall["answer"], "n_results": len(grounding["results"]), "search_results": grounding["results"]}
+    query = {
+        "query_id": 1,
+        "question": grounding["question"],
+        "conflict_type": picked["conflicts_behaviour"]["category"],
+        "correct_answer": recall["answer"],
+        "n_results": len(grounding["results"]),
+        "search_results": grounding["results"],
+    }
     production = []
 
     def record(requests):
         production.extend(requests)
         return ["{}"] * len(requests)
 
-    judge_responses([query], [{"query_id": 1, "model": "m", "strategy": "vanilla", "status": "ok", "response": grounding["response"]}], record, judge="j")
+    judge_responses(
+        [query],
+        [{"query_id": 1, "model": "m", "strategy": "vanilla", "status": "ok", "response": grounding["response"]}],
+        record,
+        judge="j",
+    )
     by_template = {r.template.split("_v")[0]: r for r in production}
     gold_grounding = next(r for r in asked if r.template.startswith("facts"))
     assert by_template["facts_grounding"] == gold_grounding
-    assert {r.template for r in asked} >= {by_template["conflicts_answer_recall"].template, by_template[f"conflicts_behaviour_{query['conflict_type']}"].template}
+    assert {r.template for r in asked} >= {
+        by_template["conflicts_answer_recall"].template,
+        by_template[f"conflicts_behaviour_{query['conflict_type']}"].template,
+    }
     agreement = {r["kind"]: r for r in gold_agreement(table).to_pylist()}
     assert set(agreement) == set(CONFLICTS_KINDS)
 
@@ -82,17 +104,36 @@ def test_gold_items_are_judged_with_the_very_requests_the_tables_use():
 @pytest.mark.parametrize(
     "line,message",
     [
-        ('{"id": "x", "kind": "conflicts_behaviour", "category": "contradiction", "question": "q", "response": "r", "adheres": "yes"}', "field 'category'"),
-        ('{"id": "x", "kind": "conflicts_behaviour", "category": "outdated", "question": "q", "response": "r", "adheres": "1"}', "field 'adheres'"),
-        ('{"id": "x", "kind": "conflicts_recall", "question": "q", "answer": "a", "response": "r", "includes_answer": "maybe"}', "field 'includes_answer'"),
-        ('{"id": "x", "kind": "conflicts_grounding", "question": "q", "results": [{"url": "u", "title": "t", "snippet": "s", "date": "NA", "short_text": "x"}], '
-         '"response": "One [1]. Two [1].", "labels": ["supported"]}', "field 'labels'"),
-        ('{"id": "x", "kind": "conflicts_grounding", "question": "q", "results": [{"url": "u"}], "response": "One [1].", "labels": ["supported"]}', "field 'results'"),
+        (
+            '{"id": "x", "kind": "conflicts_behaviour", "category": "contradiction", "question": "q", "response": "r", "adheres": "yes"}',
+            "field 'category'",
+        ),
+        (
+            '{"id": "x", "kind": "conflicts_behaviour", "category": "outdated", "question": "q", "response": "r", "adheres": "1"}',
+            "field 'adheres'",
+        ),
+        (
+            '{"id": "x", "kind": "conflicts_recall", "question": "q", "answer": "a", "response": "r", "includes_answer": "maybe"}',
+            "field 'includes_answer'",
+        ),
+        (
+            '{"id": "x", "kind": "conflicts_grounding", "question": "q", "results": [{"url": "u", "title": "t", "snippet": "s", "date": "NA", "short_text": "x"}], '
+            '"response": "One [1]. Two [1].", "labels": ["supported"]}',
+            "field 'labels'",
+        ),
+        (
+            '{"id": "x", "kind": "conflicts_grounding", "question": "q", "results": [{"url": "u"}], "response": "One [1].", "labels": ["supported"]}',
+            "field 'results'",
+        ),
     ],
 )
 def test_a_bad_conflicts_gold_line_names_file_line_and_field(tmp_path, line, message):
     path = tmp_path / "gold.jsonl"
-    path.write_text('{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n' + line + "\n")
+    path.write_text(
+        '{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n'
+        + line
+        + "\n"
+    )
     with pytest.raises(ValueError, match=f"gold.jsonl, line 2: {message}"):
         read_gold(path, KINDS)
 

@@ -19,8 +19,21 @@ from conflictlab.judges.faithfulness import (
 )
 from conflictlab.judges.gold import GOLD_KINDS, gold_agreement, read_gold
 from conflictlab.judges.prompts.evidence_rating import rating_request
-from conflictlab.judges.prompts.ragas import STATEMENTS_INSTRUCTION, VERDICT_INSTRUCTION, statements_request, verdict_request
-from conflictlab.judges.ratings import RATING_SCALE, agreement_table, cohen_kappa, judge_balance_table, rating_balance, shapley_ratings, spearman_rho
+from conflictlab.judges.prompts.ragas import (
+    STATEMENTS_INSTRUCTION,
+    VERDICT_INSTRUCTION,
+    statements_request,
+    verdict_request,
+)
+from conflictlab.judges.ratings import (
+    RATING_SCALE,
+    agreement_table,
+    cohen_kappa,
+    judge_balance_table,
+    rating_balance,
+    shapley_ratings,
+    spearman_rho,
+)
 from conflictlab.judges.requests import JudgeRequest, read_choices
 
 from .conftest import REPO
@@ -47,7 +60,9 @@ def test_request_key_changes_with_template_version_and_input():
     base = verdict_request("ctx", ["s1"])
     assert base.key() == verdict_request("ctx", ["s1"]).key()
     assert base.key() != verdict_request("ctx", ["s2"]).key()
-    renamed = JudgeRequest(template="ragas_verdict_v2", messages=base.messages, fields=base.fields, options=base.options)
+    renamed = JudgeRequest(
+        template="ragas_verdict_v2", messages=base.messages, fields=base.fields, options=base.options
+    )
     assert renamed.key() != base.key()
 
 
@@ -68,7 +83,9 @@ def test_rating_request_numbers_every_source_in_order():
     request = rating_request("Q?", ["first piece", "second piece", "third piece"], "the response")
     text = request.messages[0][1]
     assert request.fields == ("Source 1", "Source 2", "Source 3") and request.options == ("1", "2", "3", "4", "5")
-    assert text.index("Source 1: first piece") < text.index("Source 2: second piece") < text.index("Source 3: third piece")
+    assert (
+        text.index("Source 1: first piece") < text.index("Source 2: second piece") < text.index("Source 3: third piece")
+    )
     assert "5 – Dominant Contribution" in text and "Avoid position bias" in text
 
 
@@ -94,7 +111,10 @@ def test_cache_asks_only_what_it_has_not_stored_and_survives_a_new_job(tmp_path)
     again = JudgeCache(tmp_path, judge="j", writer="job2")
     assert cached_replies(requests, _echo_judge(calls), again) == (replies[:3], 0) and calls == [3]
     # another template version asks again, only for itself
-    bumped = [JudgeRequest(template="ragas_verdict_v2", messages=r.messages, fields=r.fields, options=r.options) for r in requests[:1]]
+    bumped = [
+        JudgeRequest(template="ragas_verdict_v2", messages=r.messages, fields=r.fields, options=r.options)
+        for r in requests[:1]
+    ]
     _, sent = cached_replies(requests + bumped, _echo_judge(calls), again)
     assert sent == 1 and calls == [3, 1]
     # another judge shares nothing
@@ -151,8 +171,12 @@ def _scripted(statements_by_answer, verdicts_by_statement):
         for request in requests:
             text = request.messages[0][1]
             if request.closed:
-                statements = [line.split(": ", 1)[1] for line in text.split("\n") if line.startswith("statement_")][-len(request.fields):]
-                replies.append(json.dumps({f: verdicts_by_statement.get(s, "x") for f, s in zip(request.fields, statements)}))
+                statements = [line.split(": ", 1)[1] for line in text.split("\n") if line.startswith("statement_")][
+                    -len(request.fields) :
+                ]
+                replies.append(
+                    json.dumps({f: verdicts_by_statement.get(s, "x") for f, s in zip(request.fields, statements)})
+                )
             else:
                 answer = json.loads(text.rsplit("Input: ", 1)[1].rsplit("\nOutput:", 1)[0])["answer"]
                 replies.append(statements_by_answer[answer])
@@ -162,7 +186,10 @@ def _scripted(statements_by_answer, verdicts_by_statement):
 
 
 def test_faithfulness_rows_on_a_hand_computed_set():
-    samples = [{"sample_id": f"s{i}", "question": "Q", "evidence": ["e1", "e2"], "conflict_type": "perspective"} for i in range(6)]
+    samples = [
+        {"sample_id": f"s{i}", "question": "Q", "evidence": ["e1", "e2"], "conflict_type": "perspective"}
+        for i in range(6)
+    ]
     responses = [
         {"sample_id": "s0", "status": "ok", "response": "two of three"},
         {"sample_id": "s1", "status": "ok", "response": "nothing to say"},
@@ -181,22 +208,38 @@ def test_faithfulness_rows_on_a_hand_computed_set():
         },
         {"a": "1", "b": "0", "c": "1"},  # "zz" gets an invalid verdict
     )
-    rows = {r["sample_id"]: r for r in faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8).to_pylist()}
-    assert rows["s0"]["status"] == "ok" and rows["s0"]["faithfulness"] == pytest.approx(2 / 3) and rows["s0"]["verdicts"] == [1, 0, 1]
+    rows = {
+        r["sample_id"]: r
+        for r in faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8).to_pylist()
+    }
+    assert (
+        rows["s0"]["status"] == "ok"
+        and rows["s0"]["faithfulness"] == pytest.approx(2 / 3)
+        and rows["s0"]["verdicts"] == [1, 0, 1]
+    )
     assert rows["s1"]["status"] == "no_statements" and rows["s1"]["faithfulness"] is None
     assert rows["s2"]["status"] == "unparseable" and rows["s2"]["faithfulness"] is None
     assert rows["s3"]["status"] == "not_generated" and rows["s3"]["faithfulness"] is None
     assert rows["s4"]["status"] == "unparseable" and rows["s4"]["faithfulness"] is None
     assert rows["s5"]["status"] == "truncated" and rows["s5"]["faithfulness"] is None
-    summary = summarize_faithfulness(faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8), n_resamples=200).to_pylist()[0]
+    summary = summarize_faithfulness(
+        faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8), n_resamples=200
+    ).to_pylist()[0]
     assert (summary["n"], summary["n_scored"], summary["nan_rate"]) == (6, 1, pytest.approx(5 / 6))
-    assert (summary["n_no_statements"], summary["n_unparseable"], summary["n_not_generated"], summary["n_truncated"]) == (1, 2, 1, 1)
+    assert (
+        summary["n_no_statements"],
+        summary["n_unparseable"],
+        summary["n_not_generated"],
+        summary["n_truncated"],
+    ) == (1, 2, 1, 1)
     # one scored response: the mean, no interval
     assert summary["faithfulness"] == pytest.approx(2 / 3) and summary["ci_low"] is None and summary["ci_high"] is None
 
 
 def test_refusals_and_empty_responses_are_nan_with_their_reason_and_never_judged():
-    samples = [{"sample_id": f"s{i}", "question": "Q", "evidence": ["e1", "e2"], "conflict_type": "temporal"} for i in range(4)]
+    samples = [
+        {"sample_id": f"s{i}", "question": "Q", "evidence": ["e1", "e2"], "conflict_type": "temporal"} for i in range(4)
+    ]
     responses = [
         {"sample_id": "s0", "status": "ok", "response": "I'm sorry, but I can't help with that."},
         {"sample_id": "s1", "status": "ok", "response": "   \n"},
@@ -213,13 +256,18 @@ def test_refusals_and_empty_responses_are_nan_with_their_reason_and_never_judged
         sent.extend(requests)
         return scripted(requests)
 
-    rows = {r["sample_id"]: r for r in faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8).to_pylist()}
+    rows = {
+        r["sample_id"]: r
+        for r in faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8).to_pylist()
+    }
     assert rows["s0"]["status"] == "refusal" and rows["s0"]["faithfulness"] is None
     assert rows["s1"]["status"] == rows["s2"]["status"] == "empty_response"
     assert rows["s1"]["faithfulness"] is None and rows["s2"]["faithfulness"] is None
     assert rows["s3"]["status"] == "ok" and rows["s3"]["faithfulness"] == 1.0
     assert len(sent) == 2  # one statement request and one verdict request, both for s3
-    summary = summarize_faithfulness(faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8)).to_pylist()[0]
+    summary = summarize_faithfulness(
+        faithfulness_rows([("m", samples, responses)], ask, judge="j", max_statement_tokens=8)
+    ).to_pylist()[0]
     assert (summary["n_refusal"], summary["n_empty_response"], summary["n_scored"]) == (1, 2, 1)
 
 
@@ -234,7 +282,10 @@ def test_refusals_and_empty_responses_are_nan_with_their_reason_and_never_judged
         ("Source 1 says the bridge opened in 1932, Source 2 says 1933.", False),
         ("The sources disagree; I'm sorry to say neither gives a date.", False),  # not an opener
         # a hedge that goes on to claim things is judged as any response
-        ("I'm sorry, the evidence conflicts. " + "Source 1 reports that the treaty was signed in Paris in 1920 " * 4, False),
+        (
+            "I'm sorry, the evidence conflicts. " + "Source 1 reports that the treaty was signed in Paris in 1920 " * 4,
+            False,
+        ),
     ],
 )
 def test_is_refusal_is_narrow(text, refusal):
@@ -255,14 +306,29 @@ def test_summary_nan_rate_has_a_clopper_pearson_interval_and_join_gives_the_fth_
     from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA
     from conflictlab.stats import proportion_interval
 
-    rows = [{"sample_id": f"s{i}", "model": "m", "conflict_type": "temporal", "judge": "j", "status": "ok" if i < 7 else "refusal",
-             "statements": None, "verdicts": None, "faithfulness": (i % 3) / 2 if i < 7 else None} for i in range(10)]
+    rows = [
+        {
+            "sample_id": f"s{i}",
+            "model": "m",
+            "conflict_type": "temporal",
+            "judge": "j",
+            "status": "ok" if i < 7 else "refusal",
+            "statements": None,
+            "verdicts": None,
+            "faithfulness": (i % 3) / 2 if i < 7 else None,
+        }
+        for i in range(10)
+    ]
     summary = summarize_faithfulness(pa.Table.from_pylist(rows, schema=FAITHFULNESS_SCHEMA), n_resamples=200)
     row = summary.to_pylist()[0]
     assert (row["nan_rate"], row["nan_ci_low"], row["nan_ci_high"]) == pytest.approx(proportion_interval(3, 10))
     assert row["n_scored"] == 7 and row["n_refusal"] == 3
-    accuracy = pa.Table.from_pylist([{"model": "m", "conflict_type": "temporal", "level": "type", "n": 50},
-                                     {"model": "m", "conflict_type": "temporal", "level": "subset", "n": 25}])
+    accuracy = pa.Table.from_pylist(
+        [
+            {"model": "m", "conflict_type": "temporal", "level": "type", "n": 50},
+            {"model": "m", "conflict_type": "temporal", "level": "subset", "n": 25},
+        ]
+    )
     joined = join_faithfulness(accuracy, summary, where=lambda r: r["level"] == "type").to_pylist()
     assert joined[0]["fth_n"] == 7 and joined[0]["n"] == 50 and joined[1]["fth_n"] is None
     assert joined[0]["faithfulness"] == pytest.approx(row["faithfulness"])
@@ -307,7 +373,9 @@ def test_cohen_kappa_on_a_known_table_and_degenerate_cases():
     b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
     assert cohen_kappa(a, b) == pytest.approx(0.4)
     assert math.isnan(cohen_kappa([2, 2, 2], [2, 2, 2]))  # chance agreement is 1
-    assert cohen_kappa(np.array(a, dtype=np.int8), np.array(b, dtype=np.int8)) == cohen_kappa(a, b)  # arrays, as Table 2 passes them
+    assert cohen_kappa(np.array(a, dtype=np.int8), np.array(b, dtype=np.int8)) == cohen_kappa(
+        a, b
+    )  # arrays, as Table 2 passes them
     with pytest.raises(ValueError):
         cohen_kappa([1, 2], [1])
 
@@ -327,13 +395,22 @@ def test_weighted_kappa_equals_sklearn_over_the_full_scale(a, b, weights):
 
     expected = cohen_kappa_score(a, b, weights=weights, labels=list(RATING_SCALE))
     assert cohen_kappa(a, b, weights=weights, labels=RATING_SCALE) == pytest.approx(expected)
-    assert cohen_kappa(a, b, labels=RATING_SCALE) == pytest.approx(cohen_kappa_score(a, b))  # unused labels change nothing unweighted
+    assert cohen_kappa(a, b, labels=RATING_SCALE) == pytest.approx(
+        cohen_kappa_score(a, b)
+    )  # unused labels change nothing unweighted
 
 
 def test_weighted_kappa_credits_a_near_miss_and_rejects_unknown_labels():
-    truth, near, far = [5, 4, 1, 2, 3], [4, 5, 1, 2, 3], [1, 5, 1, 2, 3]  # two misses each: by one step, or by four and one
+    truth, near, far = (
+        [5, 4, 1, 2, 3],
+        [4, 5, 1, 2, 3],
+        [1, 5, 1, 2, 3],
+    )  # two misses each: by one step, or by four and one
     assert cohen_kappa(truth, near) == pytest.approx(cohen_kappa(truth, far), abs=0.1)
-    assert cohen_kappa(truth, near, weights="linear", labels=RATING_SCALE) > cohen_kappa(truth, far, weights="linear", labels=RATING_SCALE) + 0.3
+    assert (
+        cohen_kappa(truth, near, weights="linear", labels=RATING_SCALE)
+        > cohen_kappa(truth, far, weights="linear", labels=RATING_SCALE) + 0.3
+    )
     with pytest.raises(ValueError, match="not among"):
         cohen_kappa([1, 6], [1, 2], labels=RATING_SCALE)
     with pytest.raises(ValueError, match="weights"):
@@ -355,7 +432,9 @@ def test_shapley_ratings_are_invariant_to_the_number_of_pieces(n):
     assert shapley_ratings([0.1 / 3] * n) == [3] * n  # float noise in the shares does not move a rating
     assert shapley_ratings([1.0] + [0.0] * (n - 1)) == [5] + [1] * (n - 1)  # all mass on one piece
     even = [1.0 / n] * n
-    assert shapley_ratings([2 * p for p in even[: n // 2]] + [0.0] * (n - n // 2)) == [5] * (n // 2) + [1] * (n - n // 2)
+    assert shapley_ratings([2 * p for p in even[: n // 2]] + [0.0] * (n - n // 2)) == [5] * (n // 2) + [1] * (
+        n - n // 2
+    )
 
 
 def test_at_two_pieces_the_mapping_is_the_guideline_based_1_plus_round_4p():
@@ -367,7 +446,9 @@ def test_rating_balance_uses_rating_minus_one_as_mass():
     shares, value = rating_balance([3, 3])
     assert shares.tolist() == [0.5, 0.5] and value == 0.0
     shares, value = rating_balance([5, 3])
-    assert shares.tolist() == [pytest.approx(2 / 3), pytest.approx(1 / 3)] and value == pytest.approx(1 / 3)  # n = 2: |p1 - p2|
+    assert shares.tolist() == [pytest.approx(2 / 3), pytest.approx(1 / 3)] and value == pytest.approx(
+        1 / 3
+    )  # n = 2: |p1 - p2|
     shares, value = rating_balance([1, 1, 1])  # Example C: no piece contributes, as no positive phi
     assert np.isnan(shares).all() and math.isnan(value)
 
@@ -397,38 +478,77 @@ def _ratings_table(rows):
     for sid, ctype, ratings in rows:
         status = "ok" if ratings is not None else "unparseable"
         balance = None if ratings is None else rating_balance(ratings)[1]
-        full.append({"sample_id": sid, "model": "m", "conflict_type": ctype, "judge": "j", "status": status,
-                     "ratings": ratings, "shares": None, "balance": balance})
+        full.append(
+            {
+                "sample_id": sid,
+                "model": "m",
+                "conflict_type": ctype,
+                "judge": "j",
+                "status": status,
+                "ratings": ratings,
+                "shares": None,
+                "balance": balance,
+            }
+        )
     return pa.Table.from_pylist(full, schema=RATING_SCHEMA)
 
 
 def _attributions(rows):
     return pa.Table.from_pylist(
-        [{"sample_id": sid, "model": "m", "phi": phi, "balance": bal, "undefined": bal is None} for sid, phi, bal in rows]
+        [
+            {"sample_id": sid, "model": "m", "phi": phi, "balance": bal, "undefined": bal is None}
+            for sid, phi, bal in rows
+        ]
     )
 
 
 def test_tables_2_and_7_on_hand_computed_ratings():
-    ratings = _ratings_table([("a", "perspective", [5, 1]), ("b", "perspective", [3, 3]), ("c", "ambiguity", [1, 5]), ("d", "ambiguity", None),
-                              ("e", "ambiguity", [3, 3, 3]), ("f", "ambiguity", [1, 1])])
-    attributions = _attributions([("a", [0.9, 0.0], 1.0), ("b", [0.1, 0.3], 0.5), ("c", [0.2, 0.2], 0.0), ("d", [0.3, 0.1], 0.5),
-                                  ("e", [0.1, 0.1, 0.1], 0.0), ("f", [0.3, 0.1], 0.5)])
-    table2 = {(r["comparison"], r["conflict_type"], r["n_evidence"]): r for r in agreement_table(ratings, attributions, scorer="s").to_pylist()}
+    ratings = _ratings_table(
+        [
+            ("a", "perspective", [5, 1]),
+            ("b", "perspective", [3, 3]),
+            ("c", "ambiguity", [1, 5]),
+            ("d", "ambiguity", None),
+            ("e", "ambiguity", [3, 3, 3]),
+            ("f", "ambiguity", [1, 1]),
+        ]
+    )
+    attributions = _attributions(
+        [
+            ("a", [0.9, 0.0], 1.0),
+            ("b", [0.1, 0.3], 0.5),
+            ("c", [0.2, 0.2], 0.0),
+            ("d", [0.3, 0.1], 0.5),
+            ("e", [0.1, 0.1, 0.1], 0.0),
+            ("f", [0.3, 0.1], 0.5),
+        ]
+    )
+    table2 = {
+        (r["comparison"], r["conflict_type"], r["n_evidence"]): r
+        for r in agreement_table(ratings, attributions, scorer="s").to_pylist()
+    }
     pooled = table2["Shapley (s) vs LLM judge", "all", "all"]
     # Shapley ratings: a [5, 1], b [2, 4], c [3, 3], e [3, 3, 3], f [4, 2]; judge: [5, 1], [3, 3], [1, 5], [3, 3, 3], [1, 1]
     judge, shapley = [5, 1, 3, 3, 1, 5, 3, 3, 3, 1, 1], [5, 1, 2, 4, 3, 3, 3, 3, 3, 4, 2]
     assert pooled["kappa"] == pytest.approx(cohen_kappa(judge, shapley))
     assert pooled["kappa_linear"] == pytest.approx(cohen_kappa(judge, shapley, weights="linear", labels=RATING_SCALE))
-    assert pooled["kappa_quadratic"] == pytest.approx(cohen_kappa(judge, shapley, weights="quadratic", labels=RATING_SCALE))
+    assert pooled["kappa_quadratic"] == pytest.approx(
+        cohen_kappa(judge, shapley, weights="quadratic", labels=RATING_SCALE)
+    )
     assert (pooled["n_pieces"], pooled["n_samples"]) == (11, 5)  # d is unparseable: left out
     # rho: a = +1; b, c, e, f have tied ratings or phi: undefined
     assert pooled["mean_spearman"] == pytest.approx(1.0) and pooled["n_spearman"] == 1
     # per number of pieces: n = 3 is e alone, an even split rated equal by both: full agreement
     three = table2["Shapley (s) vs LLM judge", "all", "3"]
-    assert (three["n_samples"], three["n_pieces"]) == (1, 3) and three["kappa"] is None  # one label only: kappa undefined
+    assert (three["n_samples"], three["n_pieces"]) == (1, 3) and three[
+        "kappa"
+    ] is None  # one label only: kappa undefined
     assert table2["Shapley (s) vs LLM judge", "all", "2"]["n_samples"] == 4
     assert table2["Shapley (s) vs LLM judge", "ambiguity", "all"]["n_samples"] == 3
-    assert table2["Human 1 vs Human 2", "all", "all"]["kappa"] is None and "not released" in table2["Human 1 vs Human 2", "all", "all"]["note"]
+    assert (
+        table2["Human 1 vs Human 2", "all", "all"]["kappa"] is None
+        and "not released" in table2["Human 1 vs Human 2", "all", "all"]["note"]
+    )
 
     table7 = {r["conflict_type"]: r for r in judge_balance_table(ratings, attributions, n_resamples=200).to_pylist()}
     perspective = table7["perspective"]
@@ -438,7 +558,12 @@ def test_tables_2_and_7_on_hand_computed_ratings():
     assert perspective["n"] == 2 and perspective["n_evidence"] == "n=2: 2"
     ambiguity = table7["ambiguity"]
     # c and e have both Balances; d unparseable; f: every rating 1, so no judge Balance, and its Shapley Balance is left out too
-    assert (ambiguity["n"], ambiguity["n_samples"], ambiguity["n_unparseable"], ambiguity["n_judge_undefined"]) == (2, 4, 1, 1)
+    assert (ambiguity["n"], ambiguity["n_samples"], ambiguity["n_unparseable"], ambiguity["n_judge_undefined"]) == (
+        2,
+        4,
+        1,
+        1,
+    )
     assert ambiguity["n_evidence"] == "n=2: 1; n=3: 1"
     assert ambiguity["judge_balance"] == pytest.approx(100 * (1.0 + 0.0) / 2)
     assert ambiguity["shapley_balance"] == pytest.approx(0.0) and ambiguity["human"] is None
@@ -476,13 +601,20 @@ def test_the_shipped_gold_set_has_at_least_30_items_of_every_kind():
         ('{"id": "x", "kind": "score"}', "field 'kind'"),
         ('{"id": "x", "kind": "verdict", "context": "c", "statement": "s", "verdict": 2}', "field 'verdict'"),
         ('{"id": "x", "kind": "verdict", "context": "c", "verdict": 1}', "field 'statement'"),
-        ('{"id": "x", "kind": "rating", "question": "q", "evidence": ["a", "b"], "response": "r", "ratings": [1]}', "field 'ratings'"),
+        (
+            '{"id": "x", "kind": "rating", "question": "q", "evidence": ["a", "b"], "response": "r", "ratings": [1]}',
+            "field 'ratings'",
+        ),
         ("not json", "not JSON"),
     ],
 )
 def test_a_bad_gold_line_names_file_line_and_field(tmp_path, line, message):
     path = tmp_path / "gold.jsonl"
-    path.write_text('{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n' + line + "\n")
+    path.write_text(
+        '{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n'
+        + line
+        + "\n"
+    )
     with pytest.raises(ValueError, match=f"gold.jsonl, line 2: {message}"):
         read_gold(path, GOLD_KINDS)
 
@@ -502,7 +634,9 @@ def test_gold_agreement_counts_unreadable_labels_as_disagreement():
     rows = {r["kind"]: r for r in gold_agreement(judged).to_pylist()}
     assert rows["verdict"]["agreement"] == pytest.approx(1 / 3) and rows["verdict"]["n_unparseable"] == 1
     assert rows["verdict"]["kappa"] == pytest.approx(cohen_kappa(["1", "0"], ["1", "1"]))
-    assert rows["rating"]["balance_mae"] == pytest.approx(100 * abs(rating_balance([3, 3])[1] - rating_balance([5, 1])[1]))
+    assert rows["rating"]["balance_mae"] == pytest.approx(
+        100 * abs(rating_balance([3, 3])[1] - rating_balance([5, 1])[1])
+    )
 
 
 # --------------------------------------------------------------------------
@@ -520,7 +654,9 @@ def test_hf_judge_reads_each_field_as_a_full_forward_would(tiny_llama_dir):
 
     lm = load(tiny_llama_dir, dtype="float32")
     judge = HFJudge(lm, name="test")
-    request = rating_request("Which fruit is red?", ["Apples are red.", "Bananas are yellow.", "Limes are green."], "Apples are red.")
+    request = rating_request(
+        "Which fruit is red?", ["Apples are red.", "Bananas are yellow.", "Limes are green."], "Apples are red."
+    )
     reply = json.loads(judge.ask([request])[0])
     assert list(reply) == list(request.fields) and all(v in request.options for v in reply.values())
 
@@ -540,8 +676,20 @@ def test_answer_match_overrides_only_long_free_text_golds():
 
     samples = pa.Table.from_pylist(
         [
-            {"sample_id": "long", "conflict_type": "inferential", "subset": "medical_qa", "implicit": False, "answer": ["iron deficiency anemia of the elderly"]},
-            {"sample_id": "short", "conflict_type": "inferential", "subset": "medical_qa", "implicit": False, "answer": ["Paris"]},
+            {
+                "sample_id": "long",
+                "conflict_type": "inferential",
+                "subset": "medical_qa",
+                "implicit": False,
+                "answer": ["iron deficiency anemia of the elderly"],
+            },
+            {
+                "sample_id": "short",
+                "conflict_type": "inferential",
+                "subset": "medical_qa",
+                "implicit": False,
+                "answer": ["Paris"],
+            },
         ]
     )
     responses = pa.Table.from_pylist(
@@ -552,10 +700,15 @@ def test_answer_match_overrides_only_long_free_text_golds():
     )
     verbatim = {r["sample_id"]: r for r in score_responses(samples, responses, "m").to_pylist()}
     assert verbatim["long"]["rule"] == "free_text_long" and not verbatim["long"]["correct"]
-    judged = {r["sample_id"]: r for r in score_responses(samples, responses, "m", judged={"long": True, "short": True}).to_pylist()}
+    judged = {
+        r["sample_id"]: r
+        for r in score_responses(samples, responses, "m", judged={"long": True, "short": True}).to_pylist()
+    }
     assert judged["long"]["rule"] == "free_text_judged" and judged["long"]["correct"]
     assert judged["short"]["rule"] == "free_text" and not judged["short"]["correct"]  # short golds stay verbatim
-    unreadable = {r["sample_id"]: r for r in score_responses(samples, responses, "m", judged={"long": None}).to_pylist()}
+    unreadable = {
+        r["sample_id"]: r for r in score_responses(samples, responses, "m", judged={"long": None}).to_pylist()
+    }
     assert unreadable["long"]["rule"] == "free_text_long"
     summary = summarize_accuracy(score_responses(samples, responses, "m", judged={"long": True})).to_pylist()[0]
     assert summary["n_free_text_judged"] == 1 and summary["n_free_text"] == 1 and summary["accuracy"] == 0.5
@@ -580,14 +733,17 @@ def test_judge_name_holds_the_resolved_precision():
     assert judge_name({"backend": "hf", "model": "m", "dtype": "float32"}) == "m|hf|float32"
     assert judge_name({"backend": "hf", "model": "m", "dtype": "auto"}) in ("m|hf|float32", "m|hf|bfloat16")
     assert judge_name({"backend": "served", "model": "m", "dtype": None, "max_model_len": 2048}) == "m|served|bfloat16"
-    assert judge_name({"backend": "openai", "endpoint": {"base_url": "http://x/v1", "model": "g"}}) == "g|openai|http://x/v1"
+    assert (
+        judge_name({"backend": "openai", "endpoint": {"base_url": "http://x/v1", "model": "g"}})
+        == "g|openai|http://x/v1"
+    )
 
 
 def test_hf_judge_shares_a_prompt_prefix_across_requests_without_changing_replies(tiny_llama_dir):
     """Requests sharing a template's instructions and examples, asked together,
     feed fewer tokens and get the replies each gets when asked alone."""
-    from conflictlab.judges.backends import HFJudge
     from conflictlab.conflicts.judge_prompts import behaviour_request
+    from conflictlab.judges.backends import HFJudge
     from conflictlab.lm.loading import load
 
     judge = HFJudge(load(tiny_llama_dir, dtype="float32"), name="test")
@@ -620,20 +776,39 @@ def test_served_judge_starts_one_server_with_the_configured_engine_arguments(mon
         yield Endpoint(base_url="http://127.0.0.1:9/v1", model="model")
 
     monkeypatch.setattr(server, "serve_vllm", fake_serve)
-    settings = {"backend": "served", "model": "m", "dtype": "bfloat16", "max_model_len": 1024,
-                "vllm": {"gpu_memory_utilization": 0.3, "enforce_eager": True}}
+    settings = {
+        "backend": "served",
+        "model": "m",
+        "dtype": "bfloat16",
+        "max_model_len": 1024,
+        "vllm": {"gpu_memory_utilization": 0.3, "enforce_eager": True},
+    }
     with open_judge(settings, tmp_path / "model", server_log=tmp_path / "server.log") as judge:
         assert isinstance(judge, GuidedJudge) and isinstance(judge.chat, EndpointGuidedChat)
         assert judge.chat.endpoint.base_url == "http://127.0.0.1:9/v1" and judge.name == "m|served|bfloat16"
-    assert calls == [(tmp_path / "model", {"log_path": tmp_path / "server.log", "dtype": "bfloat16", "max_model_len": 1024,
-                                            "gpu_memory_utilization": 0.3, "extra_args": ("--enforce-eager",)})]
+    assert calls == [
+        (
+            tmp_path / "model",
+            {
+                "log_path": tmp_path / "server.log",
+                "dtype": "bfloat16",
+                "max_model_len": 1024,
+                "gpu_memory_utilization": 0.3,
+                "extra_args": ("--enforce-eager",),
+            },
+        )
+    ]
     assert settings["vllm"] == {"gpu_memory_utilization": 0.3, "enforce_eager": True}  # the caller's settings untouched
 
 
 @pytest.mark.parametrize(
     "name, value, flag",
-    [("enforce_eager", True, "--enforce-eager"), ("enforce_eager", False, "--no-enforce-eager"), ("max_num_seqs", 8, "--max-num-seqs=8"),
-     ("compilation_config", {"level": 0}, '--compilation-config={"level": 0}')],
+    [
+        ("enforce_eager", True, "--enforce-eager"),
+        ("enforce_eager", False, "--no-enforce-eager"),
+        ("max_num_seqs", 8, "--max-num-seqs=8"),
+        ("compilation_config", {"level": 0}, '--compilation-config={"level": 0}'),
+    ],
 )
 def test_engine_arguments_become_the_flags_vllms_server_parses(name, value, flag):
     """vLLM's server refuses ``--enforce-eager=True`` (its boolean flags take no value)."""

@@ -61,7 +61,9 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             else:
                 name = node.module
             found.append((node.lineno, name))
-            if node.module is None or name == "conflictlab":  # "from . import x", "from conflictlab import x": submodules
+            if (
+                node.module is None or name == "conflictlab"
+            ):  # "from . import x", "from conflictlab import x": submodules
                 found += [(node.lineno, f"{name}.{alias.name}") for alias in node.names]
     return found
 
@@ -108,10 +110,16 @@ def test_the_checker_sees_function_level_and_relative_imports(tmp_path, monkeypa
     )
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     names = [name for _, name in _imports(module)]
-    assert sorted(names) == sorted([
-        "conflictlab.judges", "conflictlab.judges.requests", "conflictlab.contextconflict",
-        "conflictlab", "conflictlab.conflicts", "conflictlab.lm.loading",
-    ])
+    assert sorted(names) == sorted(
+        [
+            "conflictlab.judges",
+            "conflictlab.judges.requests",
+            "conflictlab.contextconflict",
+            "conflictlab",
+            "conflictlab.conflicts",
+            "conflictlab.lm.loading",
+        ]
+    )
     assert {_part(n) for n in names} - ALLOWED["judges"] - {"judges", "conflictlab"} == {"contextconflict", "conflicts"}
 
 

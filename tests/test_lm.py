@@ -149,7 +149,7 @@ def test_generate_equals_plain_greedy_one_by_one(models):
     for prompt, completion in zip(prompts, got):
         with torch.inference_mode():
             out = plain.generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False, pad_token_id=lm.pad_id)
-        expected = out[0, len(prompt):].tolist()
+        expected = out[0, len(prompt) :].tolist()
         stop = next((i for i, t in enumerate(expected) if t in lm.eos_ids), None)
         assert completion.token_ids == (expected if stop is None else expected[:stop])
 
@@ -168,12 +168,20 @@ def test_generate_variants_equal_one_generate_per_steering(models):
     rng = np.random.default_rng(0)
     direction = rng.normal(size=(lm.n_layers, lm.hidden_size)).astype(np.float32)
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-    variants = [None, Steering(direction, 8.0, "first_generated"), Steering(direction, 8.0, "all_tokens", layers=(1, 2))]
+    variants = [
+        None,
+        Steering(direction, 8.0, "first_generated"),
+        Steering(direction, 8.0, "all_tokens", layers=(1, 2)),
+    ]
     params = DecodingParams(max_new_tokens=8)
     mixed = [variants[i % len(variants)] for i in range(len(prompts))]
-    got = HFBackend(lm, batch_size=3).generate_variants(prompts, [[v] * len(prompts) for v in variants] + [mixed], params)
+    got = HFBackend(lm, batch_size=3).generate_variants(
+        prompts, [[v] * len(prompts) for v in variants] + [mixed], params
+    )
     assert len(got) == len(variants) + 1 and all(len(g) == len(prompts) for g in got)
-    per_variant = [[c.token_ids for c in HFBackend(lm, batch_size=3, steering=v).generate(prompts, params)] for v in variants]
+    per_variant = [
+        [c.token_ids for c in HFBackend(lm, batch_size=3, steering=v).generate(prompts, params)] for v in variants
+    ]
     for v in range(len(variants)):
         assert [c.token_ids for c in got[v]] == per_variant[v]
     assert per_variant[1] != per_variant[0] and per_variant[2] != per_variant[1]  # the steerings change tokens
@@ -187,13 +195,18 @@ def test_loglikelihoods_equal_plain_log_softmax(models):
 
     lm, plain = models
     contexts = _ids(lm, PROMPTS)
-    continuations = [lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in (" Paris.", " is well known", " there", " 1936.")]
+    continuations = [
+        lm.tokenizer(t, add_special_tokens=False)["input_ids"]
+        for t in (" Paris.", " is well known", " there", " 1936.")
+    ]
     got = loglikelihoods(lm, contexts, continuations, policy=BatchPolicy(token_budget=64))  # several forwards
     for context, continuation, values in zip(contexts, continuations, got):
         ids = context + continuation
         with torch.inference_mode():
             logprobs = torch.log_softmax(plain(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
-        expected = logprobs[len(context) - 1 : len(ids) - 1].gather(1, torch.tensor(continuation)[:, None])[:, 0].numpy()
+        expected = (
+            logprobs[len(context) - 1 : len(ids) - 1].gather(1, torch.tensor(continuation)[:, None])[:, 0].numpy()
+        )
         assert values.shape == (len(continuation),)
         np.testing.assert_allclose(values, expected, atol=1e-4)
 
@@ -249,7 +262,10 @@ def test_option_loglikelihoods_equal_plain_full_forwards(models):
 
     lm, plain = models
     prompt = _ids(lm, ["Which type of conflict do the sources show? Type:"])[0]
-    options = [lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in (" Conflict due to outdated information", " Conflict due to misinformation", " No conflict")]
+    options = [
+        lm.tokenizer(t, add_special_tokens=False)["input_ids"]
+        for t in (" Conflict due to outdated information", " Conflict due to misinformation", " No conflict")
+    ]
     assert options[0][0] == options[1][0]  # one first token: the first-token read-out cannot tell them apart
     got = option_loglikelihoods(lm, prompt, options)
     for option, value in zip(options, got):

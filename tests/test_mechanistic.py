@@ -52,7 +52,9 @@ def test_energy_ratio_low_rank_vs_isotropic():
     assert energy_ratio(low_rank, k=10) > 0.99
     assert energy_ratio(isotropic, k=10) < 0.35
     point, low, high, p, reason = delta_er(low_rank[:60], isotropic[:60], k=10, n_permutations=99)
-    assert point > 0 and 0 < low < point < high and p == pytest.approx(0.01) and reason == ""  # no permutation as extreme
+    assert (
+        point > 0 and 0 < low < point < high and p == pytest.approx(0.01) and reason == ""
+    )  # no permutation as extreme
     point, _, high, _, _ = delta_er(isotropic[:60], low_rank[:60], k=10, n_permutations=0)
     assert point < 0 and high < 0
 
@@ -83,7 +85,13 @@ def _correlated_pairs(rng, draws, n, lam_conflict, lam_consistent, rho):
 
 
 # (n pairs, k, within-pair correlation, same spectrum for both): n >= k + 4 throughout.
-_COVERAGE_SETTINGS = [(6, 2, 0.0, False), (8, 1, 0.5, False), (8, 3, 0.0, False), (12, 2, 0.5, True), (20, 4, 0.0, False)]
+_COVERAGE_SETTINGS = [
+    (6, 2, 0.0, False),
+    (8, 1, 0.5, False),
+    (8, 3, 0.0, False),
+    (12, 2, 0.5, True),
+    (20, 4, 0.0, False),
+]
 
 
 def test_delta_er_interval_covers_the_expected_delta_er_at_its_n():
@@ -121,7 +129,9 @@ def test_delta_er_gives_no_interval_where_the_jackknife_degenerates():
     a, b = rng.normal(size=(4, d)) * np.linspace(3, 1, d), rng.normal(size=(4, d))
     result = delta_er(a, b, k=2, n_permutations=20)
     assert abs(result.estimate) > 1e-6 and np.isfinite(result.p)
-    assert np.isnan(result.ci_low) and np.isnan(result.ci_high) and result.ci_reason.startswith("rank-deficient: k >= n-2")
+    assert (
+        np.isnan(result.ci_low) and np.isnan(result.ci_high) and result.ci_reason.startswith("rank-deficient: k >= n-2")
+    )
     five = delta_er(rng.normal(size=(5, d)), rng.normal(size=(5, d)), k=2, n_permutations=0)
     assert np.isnan(five.ci_low) and five.ci_reason.startswith("n < k+4")
     six = delta_er(rng.normal(size=(6, d)), rng.normal(size=(6, d)), k=2, n_permutations=0)
@@ -146,7 +156,9 @@ def test_delta_er_reports_the_estimate_its_interval_is_centred_on():
         conflict, consistent, _ = _simulated_pairs(seed, 10)
         point, low, high, _, reason = delta_er(conflict, consistent, k=2, n_permutations=0)
         assert reason == "" and (low + high) / 2 == pytest.approx(point, abs=1e-12)
-        assert point == pytest.approx(_numpy_energy_ratios(conflict, 2) - _numpy_energy_ratios(consistent, 2), abs=1e-10)
+        assert point == pytest.approx(
+            _numpy_energy_ratios(conflict, 2) - _numpy_energy_ratios(consistent, 2), abs=1e-10
+        )
         outside += not low <= point <= high
     assert outside == 0
 
@@ -161,7 +173,9 @@ def test_delta_er_interval_reason_follows_the_rank_bound():
 
 
 def test_delta_er_permutation_p_value_is_calibrated_under_the_null():
-    null = [delta_er(*_simulated_pairs(seed, 30, same=True)[:2], k=2, n_permutations=49, seed=seed).p for seed in range(60)]
+    null = [
+        delta_er(*_simulated_pairs(seed, 30, same=True)[:2], k=2, n_permutations=49, seed=seed).p for seed in range(60)
+    ]
     assert np.mean(np.array(null) <= 0.05) <= 0.15  # about 5% false positives
     effect = [delta_er(*_simulated_pairs(seed, 30)[:2], k=2, n_permutations=49, seed=seed).p for seed in range(10)]
     assert np.median(effect) <= 0.05
@@ -205,11 +219,20 @@ def test_probes_find_a_planted_direction():
 
 
 def _sample(kind, subset, evidence, labels=None):
-    return {"conflict_type": kind, "subset": subset, "evidence": evidence, "n_evidence": len(evidence), "accuracy_labels": labels}
+    return {
+        "conflict_type": kind,
+        "subset": subset,
+        "evidence": evidence,
+        "n_evidence": len(evidence),
+        "accuracy_labels": labels,
+    }
 
 
 def test_consistent_counterpart_rules():
-    assert consistent_counterpart(_sample("misinformation", "sci_data", ["a", "b", "c"], [True, False, True])).keep == (0, 2)
+    assert consistent_counterpart(_sample("misinformation", "sci_data", ["a", "b", "c"], [True, False, True])).keep == (
+        0,
+        2,
+    )
     rule = consistent_counterpart(_sample("inferential", "folio", list("abcde")))
     assert (rule.keep, rule.rule, rule.ambiguous) == ((0, 1, 2, 3), "drop_last_1", True)
     temporal = _sample("temporal", "root", ["[2019-06-02] A", "[2024-09-01] B", "[2021-11-15] C", "[2024-05-30] D"])
@@ -225,13 +248,25 @@ def test_one_pass_states_equal_per_layer_hooks(tiny_llama_dir, padding_side):
 
     lm = load(tiny_llama_dir, dtype="float32")
     model, tokenizer = lm.model, lm.tokenizer
-    prompts = [tokenizer(t)["input_ids"] for t in ("Short one.", "A noticeably longer prompt, so that padding is needed here.", "Mid length prompt text.")]
+    prompts = [
+        tokenizer(t)["input_ids"]
+        for t in (
+            "Short one.",
+            "A noticeably longer prompt, so that padding is needed here.",
+            "Mid length prompt text.",
+        )
+    ]
     got = hidden_states(lm, prompts, batch_size=3, padding_side=padding_side)
     layers = model.model.layers
     assert got.shape == (3, len(layers), model.config.hidden_size)
     for i, prompt in enumerate(prompts):
         captured = {}
-        hooks = [layer.register_forward_hook(lambda mod, inp, out, j=j: captured.__setitem__(j, (out[0] if isinstance(out, tuple) else out)[0, -1])) for j, layer in enumerate(layers)]
+        hooks = [
+            layer.register_forward_hook(
+                lambda mod, inp, out, j=j: captured.__setitem__(j, (out[0] if isinstance(out, tuple) else out)[0, -1])
+            )
+            for j, layer in enumerate(layers)
+        ]
         try:
             with torch.inference_mode():
                 model(input_ids=torch.tensor([prompt]))
@@ -254,13 +289,22 @@ def test_shared_prompts_are_forwarded_once_and_give_each_set_its_states(tiny_lla
     from conflictlab.lm.loading import load
 
     lm = load(tiny_llama_dir, dtype="float32")
-    a, b, c = (lm.tokenizer(t)["input_ids"] for t in ("Shared prompt.", "Only in the first set, and longer.", "Only in the second."))
+    a, b, c = (
+        lm.tokenizer(t)["input_ids"]
+        for t in ("Shared prompt.", "Only in the first set, and longer.", "Only in the second.")
+    )
     stats = ExtractionStats()
     first, second = hidden_states_of_sets(lm, [[a, b], [c, a, a]], batch_size=2, stats=stats)
     assert stats.prompts == 3  # a, b, c: the repeats of a are not forwarded again
     assert first.shape == (2, lm.n_layers, lm.hidden_size) and second.shape == (3, lm.n_layers, lm.hidden_size)
     alone = hidden_states(lm, [a, b, c], batch_size=1)
-    for got, want in ((first[0], alone[0]), (first[1], alone[1]), (second[0], alone[2]), (second[1], alone[0]), (second[2], alone[0])):
+    for got, want in (
+        (first[0], alone[0]),
+        (first[1], alone[1]),
+        (second[0], alone[2]),
+        (second[1], alone[0]),
+        (second[2], alone[0]),
+    ):
         assert np.allclose(got, want, atol=1e-4), np.abs(got - want).max()
 
 
@@ -275,7 +319,9 @@ def test_spectral_rows_flag_rank_limited_k():
     assert all(np.isnan(r["ci_low"]) and r["ci_reason"].startswith("trivial") for r in rows)
     rows = spectral_rows(few, rng.normal(size=(6, 2, 16)), k=2, method="exact", n_resamples=20, seed=0)
     assert not any(r["trivial"] for r in rows)
-    assert all(r["ci_reason"] == "" and r["ci_low"] <= r["delta_er"] <= r["ci_high"] and r["n_pairs"] == 6 for r in rows)
+    assert all(
+        r["ci_reason"] == "" and r["ci_low"] <= r["delta_er"] <= r["ci_high"] and r["n_pairs"] == 6 for r in rows
+    )
     assert all(r["delta_er"] == pytest.approx(r["er_conflict"] - r["er_consistent"]) for r in rows)
 
 
@@ -288,9 +334,17 @@ def test_spectral_figure_notes_types_without_an_interval():
     rng = np.random.default_rng(5)
     rows = []
     for kind, n in (("six", 6), ("four", 4), ("two", 2)):
-        rows += [{"conflict_type": kind, **r} for r in spectral_rows(rng.normal(size=(n, 3, 16)), rng.normal(size=(n, 3, 16)),
-                                                                      k=2, method="exact", n_resamples=0, seed=0)]
-    assert {r["conflict_type"]: r["ci_reason"].split(":")[0] for r in rows} == {"six": "", "four": "rank-deficient", "two": "trivial"}
+        rows += [
+            {"conflict_type": kind, **r}
+            for r in spectral_rows(
+                rng.normal(size=(n, 3, 16)), rng.normal(size=(n, 3, 16)), k=2, method="exact", n_resamples=0, seed=0
+            )
+        ]
+    assert {r["conflict_type"]: r["ci_reason"].split(":")[0] for r in rows} == {
+        "six": "",
+        "four": "rank-deficient",
+        "two": "trivial",
+    }
     fig = spectral_curves(pa.Table.from_pylist(rows), title="t")
     text = " ".join(t.get_text() for t in fig.axes[0].texts).replace("\n", " ")
     assert "no interval (rank-deficient): four" in text and "not shown, k >= n − 1 (ER ≡ 1): two" in text
@@ -298,8 +352,10 @@ def test_spectral_figure_notes_types_without_an_interval():
 
 
 def _index(rows):
-    return [{"sample_id": s, "variant": v, "row": i, "n_prompt_tokens": n, "n_evidence": k, "rule": "r", "ambiguous": False}
-            for i, (s, v, n, k) in enumerate(rows)]
+    return [
+        {"sample_id": s, "variant": v, "row": i, "n_prompt_tokens": n, "n_evidence": k, "rule": "r", "ambiguous": False}
+        for i, (s, v, n, k) in enumerate(rows)
+    ]
 
 
 def test_pair_analysis_pairs_rows_by_sample_and_counts_table8():
@@ -312,7 +368,9 @@ def test_pair_analysis_pairs_rows_by_sample_and_counts_table8():
     states = rng.normal(size=(len(rows), 2, 8))
     for i, (_, variant, _, _) in enumerate(rows):
         states[i] += 3.0 if variant == "conflict" else 0.0  # separable at every layer
-    probes, table8, spectral = pair_analysis(states, _index(rows), cv_folds=3, energy_k=1, svd="exact", bootstrap_resamples=20, seed=0)
+    probes, table8, spectral = pair_analysis(
+        states, _index(rows), cv_folds=3, energy_k=1, svd="exact", bootstrap_resamples=20, seed=0
+    )
     assert table8["n_pairs"] == 6 and table8["rules"] == "r (6)" and table8["n_folds"] == 3
     assert table8["mean_tokens_conflict"] == 10 and table8["mean_tokens_consistent"] == 6
     assert [r["layer"] for r in probes] == [1, 2] and all(r["probe_auc"] == 1.0 for r in probes)
@@ -355,10 +413,17 @@ def test_probe_rows_separate_a_planted_layer_from_noise():
 def test_projection_rows_per_sample_layer_and_position():
     from conflictlab.contextconflict.mechanistic import projection_rows
 
-    singles = [np.stack([np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([[-1.0, 0.0], [0.0, 0.0]])])]  # (K=2, layers=2, d=2)
+    singles = [
+        np.stack([np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([[-1.0, 0.0], [0.0, 0.0]])])
+    ]  # (K=2, layers=2, d=2)
     combined = np.array([[[2.0, 0.0], [0.0, 0.0]]])  # layer 2: c == μ, degenerate
     rows, skipped = projection_rows(combined, singles)
-    assert [(r["layer"], r["position"], round(r["b"], 6)) for r in rows] == [(1, 1, 1.0), (1, 2, -1.0), (2, 1, 0.0), (2, 2, 0.0)]
+    assert [(r["layer"], r["position"], round(r["b"], 6)) for r in rows] == [
+        (1, 1, 1.0),
+        (1, 2, -1.0),
+        (2, 1, 0.0),
+        (2, 2, 0.0),
+    ]
     assert skipped == 2 and all(r["n_evidence"] == 2 and r["sample"] == 0 for r in rows)
 
 
@@ -388,9 +453,14 @@ def test_subset_probes_are_fit_on_each_subsets_pairs_alone():
     assert skipped == {"c": 1, "d": 0}  # one pair cannot be cross-validated; d has none
     by = {(r["subset"], r["layer"]): r for r in rows}
     assert sorted(by) == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
-    assert [(by[s, 1]["n_pairs"], by[s, 1]["n_folds"], by[s, 1]["implicit"]) for s in ("a", "b")] == [(4, 3, False), (3, 3, True)]
+    assert [(by[s, 1]["n_pairs"], by[s, 1]["n_folds"], by[s, 1]["implicit"]) for s in ("a", "b")] == [
+        (4, 3, False),
+        (3, 3, True),
+    ]
     assert all(r["probe_auc"] == 1.0 and r["mean_diff_auc"] == 1.0 for r in rows)
-    pooled = mean_difference_auc(states[:, 0], np.array([1, 0] * 8), grouped_folds(np.array([1, 0] * 8), np.repeat(np.arange(8), 2), 3))
+    pooled = mean_difference_auc(
+        states[:, 0], np.array([1, 0] * 8), grouped_folds(np.array([1, 0] * 8), np.repeat(np.arange(8), 2), 3)
+    )
     assert pooled[0] < 1.0  # what probing the subsets together would have shown
 
 
@@ -400,9 +470,20 @@ def test_subset_probe_figure_draws_each_subset_with_its_n_and_names_the_left_out
 
     from conflictlab.contextconflict.figures import subset_probe_curves
 
-    rows = [{"conflict_type": "perspective", "subset": s, "implicit": s == "allsides", "n_pairs": n, "n_folds": folds, "layer": layer,
-             "probe_auc": auc + 0.1 * layer, "probe_auc_std": 0.05}
-            for s, n, folds, auc in (("perspectrum", 5, 5, 0.6), ("allsides", 3, 3, 0.3)) for layer in (1, 2)]
+    rows = [
+        {
+            "conflict_type": "perspective",
+            "subset": s,
+            "implicit": s == "allsides",
+            "n_pairs": n,
+            "n_folds": folds,
+            "layer": layer,
+            "probe_auc": auc + 0.1 * layer,
+            "probe_auc_std": 0.05,
+        }
+        for s, n, folds, auc in (("perspectrum", 5, 5, 0.6), ("allsides", 3, 3, 0.3))
+        for layer in (1, 2)
+    ]
     fig = subset_probe_curves(pa.Table.from_pylist(rows), skipped={"inferential": {"folio": 1}}, title="t")
     inferential, perspective = [ax for ax in fig.axes if ax.get_visible()]
     assert inferential.get_title() == "inferential (Figure 20)" and perspective.get_title() == "perspective (Figure 21)"
@@ -419,12 +500,21 @@ def test_table8_says_how_each_rule_stands_against_appendix_d1():
     from conflictlab.contextconflict.pairs import appendix_d1
 
     def index(rules):
-        return [{"sample_id": str(i), "variant": v, "rule": rule} for i, rule in enumerate(rules) for v in ("conflict", "consistent")]
+        return [
+            {"sample_id": str(i), "variant": v, "rule": rule}
+            for i, rule in enumerate(rules)
+            for v in ("conflict", "consistent")
+        ]
 
     inferential = appendix_d1("inferential", index(["drop_last_1", "labels_true", "drop_last_1"]))
     assert inferential.startswith("drop_last_1: deviates (the appended branch is not marked")
     assert "; labels_true: follows in spirit" in inferential and inferential.count("drop_last_1") == 1
-    assert appendix_d1("perspective", index(["first_piece"])) == "first_piece: deviates (no stance labels in the release)"
-    assert appendix_d1("granularity", index(["first_piece"])) == "first_piece: deviates (no specificity labels in the release)"
+    assert (
+        appendix_d1("perspective", index(["first_piece"])) == "first_piece: deviates (no stance labels in the release)"
+    )
+    assert (
+        appendix_d1("granularity", index(["first_piece"]))
+        == "first_piece: deviates (no specificity labels in the release)"
+    )
     assert appendix_d1("temporal", index(["latest_anchor"])).endswith("follows (one timestamp, the latest)")
     assert appendix_d1("ambiguity", index(["labels_true"])) == "labels_true: not in Appendix D.1"

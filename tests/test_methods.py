@@ -47,9 +47,17 @@ def tiny_lm() -> LoadedModel:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(
-        vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=256, initializer_range=0.3, pad_token_id=PAD,
-        bos_token_id=1, eos_token_id=VOCAB - 1,
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        initializer_range=0.3,
+        pad_token_id=PAD,
+        bos_token_id=1,
+        eos_token_id=VOCAB - 1,
     )
     torch.manual_seed(0)
     model = LlamaForCausalLM(config).to(torch.float64).eval()
@@ -102,7 +110,24 @@ def test_a_method_reads_back_from_its_name(text, method):
 
 @pytest.mark.parametrize(
     "text",
-    ["cad-a0", "cad-a0.50", "cad-a01", "cad", "cad-0.5", "cad-a-1", "cad-ainf", "adacad-a1", "cfp-foo", "cfp", "Greedy", "base", "cas-a1", "", None, 3],
+    [
+        "cad-a0",
+        "cad-a0.50",
+        "cad-a01",
+        "cad",
+        "cad-0.5",
+        "cad-a-1",
+        "cad-ainf",
+        "adacad-a1",
+        "cfp-foo",
+        "cfp",
+        "Greedy",
+        "base",
+        "cas-a1",
+        "",
+        None,
+        3,
+    ],
 )
 def test_other_text_is_not_a_method(text):
     with pytest.raises(ValueError, match="not a method"):
@@ -118,7 +143,12 @@ def test_only_cad_takes_a_positive_finite_alpha():
     with pytest.raises(ValueError, match="not a method"):
         Method("dola")
     assert Method("cad", 2).alpha == 2.0 and isinstance(Method("cad", 2).alpha, float)
-    assert [m.contrastive for m in map(Method.parse, ["cad-a1", "adacad", "greedy", "cfp-opinion"])] == [True, True, False, False]
+    assert [m.contrastive for m in map(Method.parse, ["cad-a1", "adacad", "greedy", "cfp-opinion"])] == [
+        True,
+        True,
+        False,
+        False,
+    ]
     assert Method.parse("cfp-opinion_instructed").prompt_style == "opinion_instructed"
     assert Method.parse("adacad").prompt_style is None
 
@@ -149,7 +179,9 @@ def test_cad_is_the_bracket_of_the_paper_row_by_row():
     with_context = torch.tensor([[2.0, 1.9, -1.0], [0.5, 0.0, 3.0]])
     without_context = torch.tensor([[3.0, 0.0, -1.0], [0.5, 1.0, 1.0]])
     alpha = torch.tensor([1.0, 0.25])
-    expected = torch.tensor([[2 * 2.0 - 3.0, 2 * 1.9 - 0.0, 2 * -1.0 + 1.0], [1.25 * 0.5 - 0.125, 1.25 * 0.0 - 0.25, 1.25 * 3.0 - 0.25]])
+    expected = torch.tensor(
+        [[2 * 2.0 - 3.0, 2 * 1.9 - 0.0, 2 * -1.0 + 1.0], [1.25 * 0.5 - 0.125, 1.25 * 0.0 - 0.25, 1.25 * 3.0 - 0.25]]
+    )
     assert torch.allclose(cad_logits(with_context, without_context, alpha), expected)
     # the contrast moves the answer from the parametric favourite to the contextual one
     assert with_context[0].argmax() == 0 and cad_logits(with_context, without_context, 1.0)[0].argmax() == 1
@@ -203,7 +235,9 @@ def test_contrast_of_option_logits():
     without_context = np.array([[3.0, 0.0], [0.0, 2.0]])
     assert np.array_equal(contrast_option_logits(with_context, without_context, 0.0), with_context)
     assert np.allclose(contrast_option_logits(with_context, without_context, 1.0), [[1.0, 3.8], [0.0, 0.0]])
-    assert np.allclose(contrast_option_logits(with_context, without_context, np.array([1.0, 0.5])), [[1.0, 3.8], [0.0, 0.5]])
+    assert np.allclose(
+        contrast_option_logits(with_context, without_context, np.array([1.0, 0.5])), [[1.0, 3.8], [0.0, 0.5]]
+    )
     with pytest.raises(ValueError, match="shapes"):
         contrast_option_logits(with_context, without_context[:1], 1.0)
 
@@ -221,7 +255,9 @@ def test_context_faithful_prompts_render_the_authors_templates():
         'Bob said "The Eiffel Tower is in Rome."\nQ: Where is the Eiffel Tower in Bob\'s opinion?\nA:'
     )
     assert faithful_prompt(context, question, "instructed") == f"{INSTRUCTION}\n\n{context}\nQ:{question}\nA:"
-    assert faithful_prompt(context, question, "opinion_instructed") == f"{INSTRUCTION}\n\n" + faithful_prompt(context, question, "opinion")
+    assert faithful_prompt(context, question, "opinion_instructed") == f"{INSTRUCTION}\n\n" + faithful_prompt(
+        context, question, "opinion"
+    )
     with pytest.raises(ValueError, match="prompt style"):
         faithful_prompt(context, question, "attributed")
 
@@ -256,7 +292,11 @@ def test_every_chosen_token_is_the_argmax_of_the_equation_by_hand(tiny_lm, metho
             b = next_logits(tiny_lm, free + chosen[:t]).numpy()
             p, q = np.exp(a - a.max()), np.exp(b - b.max())
             # generated text: AdaCAD's weight floored at the authors' long-form threshold
-            alpha = method.alpha if method.kind == "cad" else max(jensenshannon(p / p.sum(), q / q.sum()) ** 2, ADACAD_LONG_FORM_FLOOR)
+            alpha = (
+                method.alpha
+                if method.kind == "cad"
+                else max(jensenshannon(p / p.sum(), q / q.sum()) ** 2, ADACAD_LONG_FORM_FLOOR)
+            )
             by_hand = (1 + alpha) * a - alpha * b
             assert token == int(np.argmax(by_hand)), (prompt, t)
             changed += int(np.argmax(a)) != token
@@ -271,10 +311,14 @@ def test_batched_two_pass_generation_equals_row_by_row(tiny_lm):
 
 def test_each_row_stops_at_its_own_end_of_sequence(tiny_lm):
     method = Method("cad", 0.5)
-    free_run = HFBackend(with_eos(tiny_lm, None), batch_size=8).generate_contrastive(PROMPTS, CONTEXT_FREE, PARAMS, method)
+    free_run = HFBackend(with_eos(tiny_lm, None), batch_size=8).generate_contrastive(
+        PROMPTS, CONTEXT_FREE, PARAMS, method
+    )
     assert all(c.finish_reason == "length" for c in free_run)
     eos = free_run[0].token_ids[2]  # row 0 stops after two tokens with this end-of-sequence id
-    stopped = HFBackend(with_eos(tiny_lm, eos), batch_size=8).generate_contrastive(PROMPTS, CONTEXT_FREE, PARAMS, method)
+    stopped = HFBackend(with_eos(tiny_lm, eos), batch_size=8).generate_contrastive(
+        PROMPTS, CONTEXT_FREE, PARAMS, method
+    )
     for before, after in zip(free_run, stopped):
         cut = before.token_ids.index(eos) if eos in before.token_ids else None
         assert after.token_ids == before.token_ids[:cut]
@@ -287,9 +331,9 @@ def test_each_row_stops_at_its_own_end_of_sequence(tiny_lm):
 def test_generate_with_method_dispatches(tiny_lm):
     backend = HFBackend(tiny_lm, batch_size=8)
     assert generate_with_method(backend, PROMPTS, PARAMS, "cfp-opinion") == backend.generate(PROMPTS, PARAMS)
-    assert generate_with_method(backend, PROMPTS, PARAMS, "adacad", context_free=CONTEXT_FREE) == backend.generate_contrastive(
-        PROMPTS, CONTEXT_FREE, PARAMS, "adacad"
-    )
+    assert generate_with_method(
+        backend, PROMPTS, PARAMS, "adacad", context_free=CONTEXT_FREE
+    ) == backend.generate_contrastive(PROMPTS, CONTEXT_FREE, PARAMS, "adacad")
     with pytest.raises(ValueError, match="context-free version"):
         generate_with_method(backend, PROMPTS, PARAMS, "adacad")
     with pytest.raises(ValueError, match="no context-free pass"):
@@ -335,22 +379,38 @@ def _samples():
     import pyarrow as pa
 
     return [
-        pa.table({
-            "sample_id": ["r1", "r2"],
-            "question": ["Where is the tower?", "Who built the wall?"],
-            "evidence": [["The tower is in Rome.", "The tower is in Paris."], ["Romans built it.", "It was built by \"Qin\"."]],
-            "task_family": ["reasoning", "summarization"],
-        }),
-        pa.table({
-            "sample_id": ["s1"], "question": ["When did it open?"], "evidence": [["In 1889.", "In 1901.", "Never."]],
-            "task_family": ["summarization"],
-        }),
+        pa.table(
+            {
+                "sample_id": ["r1", "r2"],
+                "question": ["Where is the tower?", "Who built the wall?"],
+                "evidence": [
+                    ["The tower is in Rome.", "The tower is in Paris."],
+                    ["Romans built it.", 'It was built by "Qin".'],
+                ],
+                "task_family": ["reasoning", "summarization"],
+            }
+        ),
+        pa.table(
+            {
+                "sample_id": ["s1"],
+                "question": ["When did it open?"],
+                "evidence": [["In 1889.", "In 1901.", "Never."]],
+                "task_family": ["summarization"],
+            }
+        ),
     ]
 
 
 METHOD_SETTINGS = {
-    "templates": {"reasoning": "reasoning_combined", "summarization": "summarization_simple"}, "max_model_len": None,
-    "on_too_long": "skip", "seed": 0, "shard_size": 2, "backend": "hf", "max_new_tokens": 6, "batch_size": 4, "dtype": "float32",
+    "templates": {"reasoning": "reasoning_combined", "summarization": "summarization_simple"},
+    "max_model_len": None,
+    "on_too_long": "skip",
+    "seed": 0,
+    "shard_size": 2,
+    "backend": "hf",
+    "max_new_tokens": 6,
+    "batch_size": 4,
+    "dtype": "float32",
 }
 
 
@@ -365,7 +425,12 @@ def test_a_method_rerun_contrasts_each_prompt_with_its_question_alone(tiny_llama
 
     def run(method, shards, make_backend):
         return generate_method_subsets(
-            _samples(), tiny_llama_dir, model="tiny", method=method, settings=METHOD_SETTINGS, shard_dir=tmp_path / shards,
+            _samples(),
+            tiny_llama_dir,
+            model="tiny",
+            method=method,
+            settings=METHOD_SETTINGS,
+            shard_dir=tmp_path / shards,
             make_backend=make_backend,
         )
 
@@ -375,7 +440,10 @@ def test_a_method_rerun_contrasts_each_prompt_with_its_question_alone(tiny_llama
     tokenizer = AutoTokenizer.from_pretrained(tiny_llama_dir)
     samples = [s for table in _samples() for s in table.to_pylist()]
     templates = [METHOD_SETTINGS["templates"][s["task_family"]] for s in samples]
-    prompts = [encode_messages(tokenizer, build_messages(t, s["question"], s["evidence"]))[1] for t, s in zip(templates, samples)]
+    prompts = [
+        encode_messages(tokenizer, build_messages(t, s["question"], s["evidence"]))[1]
+        for t, s in zip(templates, samples)
+    ]
     free = [encode_messages(tokenizer, context_free_messages(t, s["question"]))[1] for t, s in zip(templates, samples)]
     direct = HFBackend(lm, batch_size=4).generate_contrastive(prompts, free, DecodingParams(max_new_tokens=6), "cad-a1")
     assert [r["response_token_ids"] for r in rows] == [c.token_ids for c in direct]
@@ -384,12 +452,21 @@ def test_a_method_rerun_contrasts_each_prompt_with_its_question_alone(tiny_llama
         raise AssertionError("a finished job loads no model")
 
     assert run("cad-a1", "cad", no_model)[0].equals(tables[0])  # resumed from its shards
-    opinion = [r for table in run("cfp-opinion", "cfp", lambda limit: HFBackend(lm, batch_size=4)) for r in table.to_pylist()]
+    opinion = [
+        r for table in run("cfp-opinion", "cfp", lambda limit: HFBackend(lm, batch_size=4)) for r in table.to_pylist()
+    ]
     assert all('Bob said "[Evidence 1]:' in r["prompt"] and "in Bob's opinion?" in r["prompt"] for r in opinion)
     assert {r["model"] for r in opinion} == {"tiny@cfp-opinion"}
     with pytest.raises(ValueError, match="'vllm' backend cannot"):
-        generate_method_subsets(_samples(), tiny_llama_dir, model="tiny", method="adacad", settings={**METHOD_SETTINGS, "backend": "vllm"},
-                                shard_dir=tmp_path / "x", make_backend=no_model)
+        generate_method_subsets(
+            _samples(),
+            tiny_llama_dir,
+            model="tiny",
+            method="adacad",
+            settings={**METHOD_SETTINGS, "backend": "vllm"},
+            shard_dir=tmp_path / "x",
+            make_backend=no_model,
+        )
 
 
 @pytest.mark.slow
@@ -402,10 +479,14 @@ def test_the_methods_config_plans_one_rerun_per_model_and_method_and_refuses_bad
     plan = snakemake_cmd("-n", "--forceall", "--configfile", str(overlay))
     assert plan.returncode == 0, plan.stderr
     jobs = planned_jobs(plan.stdout)
-    assert jobs["method_generate"] == 2 and jobs["shapley_values_method"] == 2  # one Shapley job per rerun, under the default scorer
+    assert (
+        jobs["method_generate"] == 2 and jobs["shapley_values_method"] == 2
+    )  # one Shapley job per rerun, under the default scorer
     # the other benchmarks: one job per model for all methods (greedy added), one table over everything
     for rule in ("conflictbank_methods", "arbitration_methods", "conflicts_methods_respond", "methods_table"):
         assert jobs[rule] == 1, rule
-    overlay.write_text("methods:\n  models: [smollm2-135m-instruct]\n  list: [cad-a0]\n")  # the schema's pattern, not a method
+    overlay.write_text(
+        "methods:\n  models: [smollm2-135m-instruct]\n  list: [cad-a0]\n"
+    )  # the schema's pattern, not a method
     refused = snakemake_cmd("-n", "--configfile", str(overlay))
     assert refused.returncode != 0 and "cad-a0" in refused.stderr + refused.stdout

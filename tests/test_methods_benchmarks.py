@@ -10,7 +10,12 @@ import pytest
 from conflictlab.arbitration.evaluation import PREDICTION_SCHEMA as ARBITRATION_PREDICTIONS
 from conflictlab.arbitration.methods import method_cells as arbitration_cells
 from conflictlab.arbitration.prompts import (
-    ArbitrationConfig, context_free_prompt, encode_arbitration_prompt, generate_instances, instance_unit, method_prompt,
+    ArbitrationConfig,
+    context_free_prompt,
+    encode_arbitration_prompt,
+    generate_instances,
+    instance_unit,
+    method_prompt,
 )
 from conflictlab.conflictbank.dataset import build_records, read_jsonl
 from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA as CONFLICTBANK_PREDICTIONS
@@ -62,7 +67,9 @@ def test_arbitration_context_free_prompt_is_closed_book(instances):
         free = context_free_prompt(row)
         assert "Time series:" not in free and "Text summary:" not in free and "External forecasting tool" not in free
         assert not any(word in free for word in ("source", "information above", "observations", "evidence"))
-        assert free.endswith(row["prompt"][-150:]) and "Question: Will the " in free and "The task is to predict" in free
+        assert (
+            free.endswith(row["prompt"][-150:]) and "Question: Will the " in free and "The task is to predict" in free
+        )
         assert free.split("\n\n")[0] == row["prompt"].split("\n\n")[0]  # the domain's framing
         assert method_prompt(row) == row["prompt"]
 
@@ -82,7 +89,9 @@ def test_conflicts_vanilla_styles_and_context_free_prompt():
     plain = task2_messages("vanilla", "Who won?", results)[0]["content"]
     opinion = task2_messages("vanilla", "Who won?", results, style="opinion")[0]["content"]
     assert "Query: Who won in Bob's opinion?" in opinion and 'Bob said "[1] URL: u' in opinion and '"no"' not in opinion
-    assert task2_messages("vanilla", "Who won?", results, style="instructed")[0]["content"] == f"{INSTRUCTION}\n\n{plain}"
+    assert (
+        task2_messages("vanilla", "Who won?", results, style="instructed")[0]["content"] == f"{INSTRUCTION}\n\n{plain}"
+    )
     free = context_free_messages("Who won?")[0]["content"]
     assert "Who won?" in free and "[1]" not in free and "Search results" not in free and free.endswith("Response:")
 
@@ -100,8 +109,17 @@ def test_arbitration_cells_count_accuracy_and_text_following_by_hand(instances):
     for run in RUNS:
         for r in instances.to_pylist():
             letter = ["A", "B", "tie"][rng.integers(0, 3)]
-            rows.append({"instance_id": r["instance_id"], "model": run, "logit_a": 0.0, "logit_b": 0.0, "predicted_letter": letter,
-                         "correct": letter == r["answer_letter"], "read_out": "logits"})
+            rows.append(
+                {
+                    "instance_id": r["instance_id"],
+                    "model": run,
+                    "logit_a": 0.0,
+                    "logit_b": 0.0,
+                    "predicted_letter": letter,
+                    "correct": letter == r["answer_letter"],
+                    "read_out": "logits",
+                }
+            )
     predictions = pa.Table.from_pylist(rows, schema=ARBITRATION_PREDICTIONS)
     cells = {(c["method"], c["metric"]): c for c in arbitration_cells(instances, predictions, RUNS)}
     meta = {r["instance_id"]: r for r in conflict.to_pylist()}
@@ -119,11 +137,21 @@ def test_arbitration_cells_count_accuracy_and_text_following_by_hand(instances):
         assert acc["n"] == len(correct) == conflict.num_rows // 2
         assert acc["value"] == pytest.approx(np.mean(correct)) and acc["interval"] == "student-t"
         text_rows = [r for r in mine if meta[r["instance_id"]]["setting"] != "tool"]
-        follows = by_unit(text_rows, lambda r: r["predicted_letter"] != "tie" and (
-            r["predicted_letter"] == meta[r["instance_id"]]["answer_letter"]) == (meta[r["instance_id"]]["aligned_source"] == "text"))
+        follows = by_unit(
+            text_rows,
+            lambda r: (
+                r["predicted_letter"] != "tie"
+                and (r["predicted_letter"] == meta[r["instance_id"]]["answer_letter"])
+                == (meta[r["instance_id"]]["aligned_source"] == "text")
+            ),
+        )
         text = cells[method, "Text followed"]
         _, low, high = mean_interval(np.array(follows))
-        assert (text["n"], text["value"], text["higher_is_better"]) == (len(follows), pytest.approx(np.mean(follows)), None)
+        assert (text["n"], text["value"], text["higher_is_better"]) == (
+            len(follows),
+            pytest.approx(np.mean(follows)),
+            None,
+        )
         np.testing.assert_allclose([text["ci_low"], text["ci_high"]], [low, high])
 
 
@@ -134,9 +162,17 @@ def test_conflictbank_cells_score_every_method_on_the_greedy_subset(records):
     def prediction(run, setting, row, letter):
         p = [0.1] * 4
         p[letters.index(letter)] = 0.7
-        return {"record_id": row["record_id"], "setting": setting, "model": run, "probabilities": p, "predicted_letter": letter,
-                "correct_letter": row["correct_letter"], "replaced_letter": row["replaced_letter"],
-                "uncertain_letter": row["uncertain_letter"], "read_out": "logits"}
+        return {
+            "record_id": row["record_id"],
+            "setting": setting,
+            "model": run,
+            "probabilities": p,
+            "predicted_letter": letter,
+            "correct_letter": row["correct_letter"],
+            "replaced_letter": row["replaced_letter"],
+            "uncertain_letter": row["uncertain_letter"],
+            "read_out": "logits",
+        }
 
     table = []
     # greedy knows records 0-2 (right without and with the correct evidence), not record 3
@@ -144,15 +180,24 @@ def test_conflictbank_cells_score_every_method_on_the_greedy_subset(records):
         known = row["correct_letter"] if i < 3 else row["uncertain_letter"]
         table += [prediction("m@greedy", s, row, known) for s in ("default", "correct")]
         # greedy keeps its memory on records 0-1; CAD follows the evidence on all
-        table.append(prediction("m@greedy", "misinformation", row, row["correct_letter"] if i < 2 else row["replaced_letter"]))
+        table.append(
+            prediction("m@greedy", "misinformation", row, row["correct_letter"] if i < 2 else row["replaced_letter"])
+        )
         table.append(prediction("m@cad-a1", "misinformation", row, row["replaced_letter"]))
         # a method's own "correct" read-out would change its subset: it must not be used
         table.append(prediction("m@cad-a1", "correct", row, row["uncertain_letter"]))
-    cells = conflictbank_cells(pa.Table.from_pylist(table, schema=CONFLICTBANK_PREDICTIONS), RUNS, greedy={"m": "m@greedy"})
+    cells = conflictbank_cells(
+        pa.Table.from_pylist(table, schema=CONFLICTBANK_PREDICTIONS), RUNS, greedy={"m": "m@greedy"}
+    )
     by = {(c["method"], c["metric"]): c for c in cells}
-    assert by["base", "MR misinformation"]["value"] == pytest.approx(2 / 3) and by["base", "MR misinformation"]["n"] == 3
+    assert (
+        by["base", "MR misinformation"]["value"] == pytest.approx(2 / 3) and by["base", "MR misinformation"]["n"] == 3
+    )
     assert by["cad-a1", "MR misinformation"]["value"] == 0.0 and by["cad-a1", "CAR misinformation"]["value"] == 1.0
-    assert by["cad-a1", "OAR misinformation"]["n"] == 3 and by["base", "OAR misinformation"]["samples"] == by["cad-a1", "OAR misinformation"]["samples"]
+    assert (
+        by["cad-a1", "OAR misinformation"]["n"] == 3
+        and by["base", "OAR misinformation"]["samples"] == by["cad-a1", "OAR misinformation"]["samples"]
+    )
     assert {c["shown"] for c in cells if c["metric"].startswith("MR")} == {True}
     assert {c["shown"] for c in cells if not c["metric"].startswith("MR")} == {False}
     assert {c["metric"].split()[1] for c in cells} == {"misinformation"}
@@ -160,28 +205,75 @@ def test_conflictbank_cells_score_every_method_on_the_greedy_subset(records):
 
 def test_conflicts_cells_score_missing_responses_zero_and_leave_unreadable_verdicts_out():
     base = {"strategy": "vanilla", "conflict_type": "no_conflict", "recall_status": "ok"}
-    judged = pa.Table.from_pylist([
-        {**base, "model": "m@greedy", "query_id": 1, "status": "ok", "adheres": 1, "answer_recall": 1},
-        {**base, "model": "m@greedy", "query_id": 2, "status": "empty", "adheres": None, "answer_recall": None, "recall_status": "not_generated"},
-        {**base, "model": "m@greedy", "query_id": 3, "status": "ok", "adheres": None, "answer_recall": 0},  # unreadable behaviour verdict
-        {**base, "model": "m@greedy", "query_id": 4, "status": "ok", "adheres": 1, "answer_recall": None, "recall_status": "no_gold",
-         "conflict_type": "complementary"},
-        {**base, "model": "m@greedy", "query_id": 5, "status": "ok", "adheres": 0, "answer_recall": 1, "strategy": "oracle"},
-        {**base, "model": "other", "query_id": 1, "status": "ok", "adheres": 0, "answer_recall": 0},
-    ])
+    judged = pa.Table.from_pylist(
+        [
+            {**base, "model": "m@greedy", "query_id": 1, "status": "ok", "adheres": 1, "answer_recall": 1},
+            {
+                **base,
+                "model": "m@greedy",
+                "query_id": 2,
+                "status": "empty",
+                "adheres": None,
+                "answer_recall": None,
+                "recall_status": "not_generated",
+            },
+            {
+                **base,
+                "model": "m@greedy",
+                "query_id": 3,
+                "status": "ok",
+                "adheres": None,
+                "answer_recall": 0,
+            },  # unreadable behaviour verdict
+            {
+                **base,
+                "model": "m@greedy",
+                "query_id": 4,
+                "status": "ok",
+                "adheres": 1,
+                "answer_recall": None,
+                "recall_status": "no_gold",
+                "conflict_type": "complementary",
+            },
+            {
+                **base,
+                "model": "m@greedy",
+                "query_id": 5,
+                "status": "ok",
+                "adheres": 0,
+                "answer_recall": 1,
+                "strategy": "oracle",
+            },
+            {**base, "model": "other", "query_id": 1, "status": "ok", "adheres": 0, "answer_recall": 0},
+        ]
+    )
     by = {c["metric"]: c for c in conflicts_cells(judged, RUNS)}
     assert (by["Expected behaviour"]["value"], by["Expected behaviour"]["n"]) == (pytest.approx(2 / 3), 3)
     assert (by["Answer recall"]["value"], by["Answer recall"]["n"]) == (pytest.approx(1 / 3), 3)
 
 
 def test_contextconflict_cells_pool_types_and_keep_only_defined_scores():
-    accuracy = pa.table({"model": ["m@base", "m@base", "m@cad-a1", "x"], "sample_id": ["a", "b", "a", "a"], "correct": [True, False, True, True]})
-    attributions = pa.table({"model": ["m@base", "m@base"], "sample_id": ["c", "d"], "balance": [0.2, None], "undefined": [False, True]})
+    accuracy = pa.table(
+        {
+            "model": ["m@base", "m@base", "m@cad-a1", "x"],
+            "sample_id": ["a", "b", "a", "a"],
+            "correct": [True, False, True, True],
+        }
+    )
+    attributions = pa.table(
+        {"model": ["m@base", "m@base"], "sample_id": ["c", "d"], "balance": [0.2, None], "undefined": [False, True]}
+    )
     judged = pa.table({"model": ["m@cad-a1", "m@cad-a1"], "sample_id": ["a", "c"], "faithfulness": [0.5, None]})
     runs = {"m@base": ("m", "base"), "m@cad-a1": ("m", "cad-a1")}
-    cells = {(c["method"], c["metric"]): c for c in contextconflict_cells(runs, accuracy=accuracy, attributions=attributions, faithfulness=judged)}
+    cells = {
+        (c["method"], c["metric"]): c
+        for c in contextconflict_cells(runs, accuracy=accuracy, attributions=attributions, faithfulness=judged)
+    }
     assert cells["base", "Acc (reasoning)"]["value"] == 0.5 and cells["cad-a1", "Acc (reasoning)"]["n"] == 1
-    assert cells["base", "Bal (summarization)"]["n"] == 1 and cells["base", "Bal (summarization)"]["higher_is_better"] is False
+    assert (
+        cells["base", "Bal (summarization)"]["n"] == 1
+        and cells["base", "Bal (summarization)"]["higher_is_better"] is False
+    )
     assert (cells["cad-a1", "Fth (all types)"]["value"], cells["cad-a1", "Fth (all types)"]["n"]) == (0.5, 1)
     assert ("base", "Fth (all types)") not in cells
 

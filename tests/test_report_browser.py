@@ -50,8 +50,11 @@ def test_a_removed_image_a_broken_link_and_a_table_without_n_fail(browser, smoke
     profile = smoke_pages / "profiles" / "smollm2-135m-instruct.html"
     html = profile.read_text()
     html = re.sub(r'src="data:image/png;base64,[^"]*"', 'src="removed.png"', html, count=1)
-    html = html.replace("</body>", '<a href="#nowhere">x</a><a href="gone.html">y</a>'
-                        "<table><tr><th>accuracy</th></tr><tr><td>50.0 [15.0, 85.0]</td></tr></table></body>")
+    html = html.replace(
+        "</body>",
+        '<a href="#nowhere">x</a><a href="gone.html">y</a>'
+        "<table><tr><th>accuracy</th></tr><tr><td>50.0 [15.0, 85.0]</td></tr></table></body>",
+    )
     profile.write_text(html)
     report = smoke_pages / "report.html"
     text, removed = re.subn(r'("data_uri": "data:image/png;[^"]*?base64,)[^"]*"', r'\1"', report.read_text(), count=1)

@@ -33,8 +33,10 @@ def proportion(value, n):
 # Intervals
 
 
-@pytest.mark.parametrize("x1, n1, x2, n2", [(30, 100, 45, 120), (0, 10, 3, 458), (10, 10, 200, 458), (5, 40, 114, 458),
-                                            (1500, 3000, 1460, 3000)])
+@pytest.mark.parametrize(
+    "x1, n1, x2, n2",
+    [(30, 100, 45, 120), (0, 10, 3, 458), (10, 10, 200, 458), (5, 40, 114, 458), (1500, 3000, 1460, 3000)],
+)
 @pytest.mark.parametrize("confidence", [0.90, 0.95])
 def test_one_term_is_newcombes_hybrid_score_interval(x1, n1, x2, n2, confidence):
     terms = [V.Term(1, proportion(100 * x1 / n1, n1), proportion(100 * x2 / n2, n2))]
@@ -47,15 +49,25 @@ def test_one_term_is_newcombes_hybrid_score_interval(x1, n1, x2, n2, confidence)
 def test_a_mean_term_is_welchs_interval():
     rng = np.random.default_rng(1)
     a, b = rng.normal(50, 20, 40), rng.normal(45, 30, 90)
-    estimate = lambda x: V.Estimate(float(x.mean()), V.MEAN, n=len(x), se=float(x.std(ddof=1) / math.sqrt(len(x))),
-                                    df=len(x) - 1)
+    estimate = lambda x: V.Estimate(
+        float(x.mean()), V.MEAN, n=len(x), se=float(x.std(ddof=1) / math.sqrt(len(x))), df=len(x) - 1
+    )
     _, low, high = V.difference_interval([V.Term(1, estimate(a), estimate(b))], 0.95)
     expected = sstats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
     assert (low, high) == (pytest.approx(expected.low), pytest.approx(expected.high))
 
 
-@pytest.mark.parametrize("value, decimals, half", [(24.8, None, 0.05), (9.45, None, 0.005), (458, None, 0.5),
-                                                    (68.0, 1, 0.05), (0.5208, None, 0.00005), (0.89, None, 0.005)])
+@pytest.mark.parametrize(
+    "value, decimals, half",
+    [
+        (24.8, None, 0.05),
+        (9.45, None, 0.005),
+        (458, None, 0.5),
+        (68.0, 1, 0.05),
+        (0.5208, None, 0.00005),
+        (0.89, None, 0.005),
+    ],
+)
 def test_the_papers_rounding_is_half_its_last_printed_digit(value, decimals, half):
     assert V.rounding(value, decimals) == pytest.approx(half)
 
@@ -107,7 +119,9 @@ def test_the_analytic_power_is_near_the_simulated_one():
 
 
 def _calibration():
-    spec = importlib.util.spec_from_file_location("reproduction_calibration", REPO / "benchmarks" / "reproduction_calibration.py")
+    spec = importlib.util.spec_from_file_location(
+        "reproduction_calibration", REPO / "benchmarks" / "reproduction_calibration.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
@@ -137,21 +151,60 @@ def test_a_faithful_rerun_at_a_large_n_is_mostly_equivalent():
 LLAMA = "llama-3.1-8b-instruct"
 SOURCES = {LLAMA: "hf:meta-llama/Llama-3.1-8B-Instruct"}
 ACCURACY = [
-    {"model": LLAMA, "conflict_type": "inferential", "level": "type", "n": 40, "accuracy": 0.25, "ci_low": 0.14, "ci_high": 0.40},
-    {"model": LLAMA, "conflict_type": "temporal", "level": "type", "n": 3000, "accuracy": 0.60, "ci_low": 0.58, "ci_high": 0.62},
-    {"model": LLAMA, "conflict_type": "misinformation", "level": "type", "n": 3000, "accuracy": 0.40, "ci_low": 0.38,
-     "ci_high": 0.42},
+    {
+        "model": LLAMA,
+        "conflict_type": "inferential",
+        "level": "type",
+        "n": 40,
+        "accuracy": 0.25,
+        "ci_low": 0.14,
+        "ci_high": 0.40,
+    },
+    {
+        "model": LLAMA,
+        "conflict_type": "temporal",
+        "level": "type",
+        "n": 3000,
+        "accuracy": 0.60,
+        "ci_low": 0.58,
+        "ci_high": 0.62,
+    },
+    {
+        "model": LLAMA,
+        "conflict_type": "misinformation",
+        "level": "type",
+        "n": 3000,
+        "accuracy": 0.40,
+        "ci_low": 0.38,
+        "ci_high": 0.42,
+    },
 ]
 
 
 def acc(value, conflict_type="inferential", key=None, **fields):
-    return PaperNumber("p", "accuracy", "Llama-3.1-8B-Instruct", conflict_type, value, "%", "§3.3", key=key,
-                       ours=Ours("accuracy", "accuracy", where={"level": "type", "conflict_type": conflict_type}), **fields)
+    return PaperNumber(
+        "p",
+        "accuracy",
+        "Llama-3.1-8B-Instruct",
+        conflict_type,
+        value,
+        "%",
+        "§3.3",
+        key=key,
+        ours=Ours("accuracy", "accuracy", where={"level": "type", "conflict_type": conflict_type}),
+        **fields,
+    )
 
 
 def compare_all(numbers, tables=None, margins=R.DEFAULT_MARGINS):
-    return R.compare_all(numbers, tables={"accuracy": ACCURACY} if tables is None else tables,
-                         model_lists={"generators": [LLAMA]}, sources=SOURCES, instruments={}, margins=margins)
+    return R.compare_all(
+        numbers,
+        tables={"accuracy": ACCURACY} if tables is None else tables,
+        model_lists={"generators": [LLAMA]},
+        sources=SOURCES,
+        instruments={},
+        margins=margins,
+    )
 
 
 def test_a_row_with_the_papers_n_gets_the_newcombe_difference_and_its_verdict():
@@ -171,8 +224,17 @@ def test_without_the_papers_n_the_row_says_its_sampling_error_could_not_be_forme
 
 def test_a_mean_without_the_papers_sd_borrows_ours_at_the_papers_n():
     faithfulness = [{"model": LLAMA, "n_scored": 400, "faithfulness": 0.9, "ci_low": 0.88, "ci_high": 0.92}]
-    number = PaperNumber("p", "Faithfulness", "Llama-3.1-8B-Instruct", "all", 89.5, "%", "§3.3", paper_n=100,
-                         ours=Ours("faithfulness", "faithfulness", n="n_scored"))
+    number = PaperNumber(
+        "p",
+        "Faithfulness",
+        "Llama-3.1-8B-Instruct",
+        "all",
+        89.5,
+        "%",
+        "§3.3",
+        paper_n=100,
+        ours=Ours("faithfulness", "faithfulness", n="n_scored"),
+    )
     row = compare_all([number], {"faithfulness": faithfulness})[0]
     assert row["kind"] == V.MEAN and "formed from this run's SD at the paper's n (100)" in row["why"]
     se_ours = 2.0 / 1.959963984540054
@@ -183,8 +245,18 @@ def test_a_mean_without_the_papers_sd_borrows_ours_at_the_papers_n():
 def test_a_derived_row_is_the_difference_of_two_rows_with_its_own_interval():
     temporal = acc(60.0, "temporal", key="temporal", paper_n=3000, decimals=1)
     misinfo = acc(40.0, "misinformation", key="misinformation", paper_n=3000, decimals=1)
-    gain = PaperNumber("p", "gain", "Llama-3.1-8B-Instruct", "temporal − misinformation", 20.0, "points", "§5", decimals=1,
-                       ours=Derived("difference", ("temporal", "misinformation"), paired=True), key="gain")
+    gain = PaperNumber(
+        "p",
+        "gain",
+        "Llama-3.1-8B-Instruct",
+        "temporal − misinformation",
+        20.0,
+        "points",
+        "§5",
+        decimals=1,
+        ours=Derived("difference", ("temporal", "misinformation"), paired=True),
+        key="gain",
+    )
     rows = compare_all([temporal, misinfo, gain])
     row = rows[2]
     assert row["ours"] == pytest.approx(20.0) and row["difference"] == pytest.approx(0.0)
@@ -195,8 +267,16 @@ def test_a_derived_row_is_the_difference_of_two_rows_with_its_own_interval():
 
 
 def test_a_derived_row_of_a_row_that_cannot_be_compared_says_which():
-    gain = PaperNumber("p", "gain", "Llama-3.1-8B-Instruct", "x", 19.2, "points", "§5",
-                       ours=Derived("difference", ("temporal", "nowhere")))
+    gain = PaperNumber(
+        "p",
+        "gain",
+        "Llama-3.1-8B-Instruct",
+        "x",
+        19.2,
+        "points",
+        "§5",
+        ours=Derived("difference", ("temporal", "nowhere")),
+    )
     row = compare_all([acc(60.0, "temporal", key="temporal"), gain])[1]
     assert row["verdict"] == R.NOT_COMPARABLE and "row nowhere is not in the report" in row["why"]
 
@@ -205,8 +285,18 @@ def test_a_derived_row_uses_our_estimate_of_a_row_whose_paper_value_the_copy_los
     # §5's "+19.2 points" is stated, the two Table 4 cells it is the difference of are lost in the copy
     temporal = acc(None, "temporal", key="temporal", paper_n=3000)
     misinfo = acc(None, "misinformation", key="misinformation", paper_n=3000)
-    gain = PaperNumber("p", "gain", "Llama-3.1-8B-Instruct", "x", 19.2, "points", "§5", paper_n=3000,
-                       ours=Derived("difference", ("temporal", "misinformation"), paired=True), key="gain")
+    gain = PaperNumber(
+        "p",
+        "gain",
+        "Llama-3.1-8B-Instruct",
+        "x",
+        19.2,
+        "points",
+        "§5",
+        paper_n=3000,
+        ours=Derived("difference", ("temporal", "misinformation"), paired=True),
+        key="gain",
+    )
     arms_and_gain = compare_all([temporal, misinfo, gain])
     assert [r["verdict"] for r in arms_and_gain[:2]] == [R.NOT_COMPARABLE] * 2
     assert all(r["why"] == R.NO_NUMBER and r["ours"] is not None for r in arms_and_gain[:2])
@@ -216,15 +306,40 @@ def test_a_derived_row_uses_our_estimate_of_a_row_whose_paper_value_the_copy_los
 
 
 def test_a_derived_difference_of_two_counts_is_a_count():
-    total = PaperNumber("p", "samples", None, "all", 3000 + 3000 + 40, "count", "§2", key="total",
-                        ours=Ours("accuracy", "n", models=None, where={"level": "type"}, low=None, high=None, scale=1.0,
-                                  total=True))
-    temporal = PaperNumber("p", "samples", None, "temporal", 3000, "count", "§2", key="temporal",
-                           ours=Ours("accuracy", "n", models=None, where={"conflict_type": "temporal"}, low=None, high=None,
-                                     scale=1.0))
+    total = PaperNumber(
+        "p",
+        "samples",
+        None,
+        "all",
+        3000 + 3000 + 40,
+        "count",
+        "§2",
+        key="total",
+        ours=Ours("accuracy", "n", models=None, where={"level": "type"}, low=None, high=None, scale=1.0, total=True),
+    )
+    temporal = PaperNumber(
+        "p",
+        "samples",
+        None,
+        "temporal",
+        3000,
+        "count",
+        "§2",
+        key="temporal",
+        ours=Ours("accuracy", "n", models=None, where={"conflict_type": "temporal"}, low=None, high=None, scale=1.0),
+    )
     for printed, verdict in ((3040, R.EQUAL), (3041, R.DIFFERS)):
-        rest = PaperNumber("p", "samples", None, "all but temporal", printed, "count", "§2", key="rest",
-                           ours=Derived("difference", ("total", "temporal")))
+        rest = PaperNumber(
+            "p",
+            "samples",
+            None,
+            "all but temporal",
+            printed,
+            "count",
+            "§2",
+            key="rest",
+            ours=Derived("difference", ("total", "temporal")),
+        )
         row = compare_all([total, temporal, rest])[2]
         assert (row["ours"], row["verdict"]) == (3040, verdict), row["why"]
 
@@ -255,8 +370,11 @@ def test_claims_hold_fail_or_are_not_comparable_with_the_reason():
     def reads_a_table(ctx):
         return ClaimCheck(R.HOLDS, {"rows": len(ctx.tables["probes"])})
 
-    claims = [Claim("p", "c1", "Temporal is easier.", "§3.3", check=higher), Claim("p", "c2", "Probes work.", "§4", check=reads_a_table),
-              Claim("p", "c3", "Humans agree.", "§3.2", exclusion="human labels, unreleased")]
+    claims = [
+        Claim("p", "c1", "Temporal is easier.", "§3.3", check=higher),
+        Claim("p", "c2", "Probes work.", "§4", check=reads_a_table),
+        Claim("p", "c3", "Humans agree.", "§3.2", exclusion="human labels, unreleased"),
+    ]
     rows = compare_all([acc(60.0, "temporal", key="temporal"), acc(40.0, "misinformation", key="misinformation")])
     context = ClaimContext(tables={"accuracy": ACCURACY}, rows={r["key"]: r for r in rows}, model_lists={}, sources={})
     out = R.evaluate_claims(claims, context)
@@ -293,24 +411,51 @@ def test_every_claim_has_a_check_or_an_exclusion_and_keys_are_unique(registry):
 
 
 def test_the_plan_says_what_a_config_can_compare_and_the_power():
-    numbers = [acc(60.0, "temporal", key="t", paper_n=3000), acc(24.8, "inferential", key="i", paper_n=40),
-               PaperNumber("p", "agreement", None, "x", 0.52, "κ", "§3.2", caveat="the paper's human annotations are not released"),
-               PaperNumber("p", "accuracy", "Qwen3-8B", "x", 50.0, "%", "§4", ours=Ours("arbitration_accuracy", "accuracy"))]
-    claims = [Claim("p", "c", "T beats I.", "§3", check=lambda ctx: ClaimCheck(R.HOLDS), reads=("t", "i")),
-              Claim("p", "d", "Q.", "§4", check=lambda ctx: ClaimCheck(R.HOLDS))]
-    rows = R.plan(numbers, claims, tables_made=["accuracy"], model_lists={"generators": [LLAMA]}, sources=SOURCES, instruments={},
-                  caps={"accuracy": ("data.max_per_subset", None)})
+    numbers = [
+        acc(60.0, "temporal", key="t", paper_n=3000),
+        acc(24.8, "inferential", key="i", paper_n=40),
+        PaperNumber(
+            "p", "agreement", None, "x", 0.52, "κ", "§3.2", caveat="the paper's human annotations are not released"
+        ),
+        PaperNumber("p", "accuracy", "Qwen3-8B", "x", 50.0, "%", "§4", ours=Ours("arbitration_accuracy", "accuracy")),
+    ]
+    claims = [
+        Claim("p", "c", "T beats I.", "§3", check=lambda ctx: ClaimCheck(R.HOLDS), reads=("t", "i")),
+        Claim("p", "d", "Q.", "§4", check=lambda ctx: ClaimCheck(R.HOLDS)),
+    ]
+    rows = R.plan(
+        numbers,
+        claims,
+        tables_made=["accuracy"],
+        model_lists={"generators": [LLAMA]},
+        sources=SOURCES,
+        instruments={},
+        caps={"accuracy": ("data.max_per_subset", None)},
+    )
     t, i, kappa, qwen, c, d = rows
-    assert t["comparable"] and t["our_n"] == "all" and t["power"] == pytest.approx(
-        V.power_equivalent([V.Term(1, proportion(60.0, 3000), proportion(60.0, 3000))], 3.0, 0.05))
+    assert (
+        t["comparable"]
+        and t["our_n"] == "all"
+        and t["power"]
+        == pytest.approx(V.power_equivalent([V.Term(1, proportion(60.0, 3000), proportion(60.0, 3000))], 3.0, 0.05))
+    )
     assert i["comparable"] and i["power"] == 0.0
     assert not kappa["comparable"] and R.for_unreleased_human_labels(kappa["why_not"])
     assert not qwen["comparable"] and "model absent: Qwen3-8B is not in generators" in qwen["why_not"]
     assert c["comparable"] is True and d["comparable"] is None
-    capped = R.plan(numbers[:1], [], tables_made=["accuracy"], model_lists={"generators": [LLAMA]}, sources=SOURCES,
-                    instruments={}, caps={"accuracy": ("data.max_per_subset", 2)})[0]
+    capped = R.plan(
+        numbers[:1],
+        [],
+        tables_made=["accuracy"],
+        model_lists={"generators": [LLAMA]},
+        sources=SOURCES,
+        instruments={},
+        caps={"accuracy": ("data.max_per_subset", 2)},
+    )[0]
     assert capped["our_n"] == "≤ 2 per group (data.max_per_subset)" and capped["power"] is None
-    missing = R.plan(numbers[:1], [], tables_made=[], model_lists={"generators": [LLAMA]}, sources=SOURCES, instruments={})[0]
+    missing = R.plan(
+        numbers[:1], [], tables_made=[], model_lists={"generators": [LLAMA]}, sources=SOURCES, instruments={}
+    )[0]
     assert "results/tables/accuracy.csv is not made by this config" in missing["why_not"]
     summary = R.plan_summary(rows)
     assert summary[-1].startswith("all papers: comparable share: 2 of 3 rows")  # the human-label row is left out
@@ -350,9 +495,20 @@ def test_the_csv_round_trips_and_the_profile_page_shows_the_models_verdicts(tmp_
     path.write_text(R.csv_text(rows, R.CSV_COLUMNS), encoding="utf-8")
     read = profile.read_csv_rows(path)
     assert [r["verdict"] for r in read] == [R.EQUIVALENT, R.INCONCLUSIVE]
-    assert set(R.CSV_COLUMNS) >= {"verdict", "difference", "difference_low", "difference_high", "paper_n", "our_n", "margin", "why"}
+    assert set(R.CSV_COLUMNS) >= {
+        "verdict",
+        "difference",
+        "difference_low",
+        "difference_high",
+        "paper_n",
+        "our_n",
+        "margin",
+        "why",
+    }
     page = profile.render_page(LLAMA, {"contextconflict": [LLAMA]}, [], verdicts=read)
     assert "<h2>Reproduction verdicts</h2>" in page and '<td class="equivalent">equivalent</td>' in page
     assert "1 of 2 rows equivalent" in page and "underpowered" in page
-    other = profile.render_page(LLAMA, {"contextconflict": [LLAMA]}, [], verdicts=[dict(r, our_model="x") for r in read])
+    other = profile.render_page(
+        LLAMA, {"contextconflict": [LLAMA]}, [], verdicts=[dict(r, our_model="x") for r in read]
+    )
     assert "No paper row is of llama-3.1-8b-instruct in this run" in other

@@ -13,9 +13,12 @@ from .conftest import REPO
 
 def merged(*files) -> dict:
     """config.yaml under ``files``, merged as Snakemake merges config files."""
+
     def merge(base, over):
-        return {k: merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
-                for k, v in {**base, **over}.items()}
+        return {
+            k: merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+            for k, v in {**base, **over}.items()
+        }
 
     config = {}
     for name in ("config.yaml", *files):
@@ -23,7 +26,10 @@ def merged(*files) -> dict:
     return config
 
 
-HOSTED = {"hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "TEST_KEY"}, "skip_without_key": True}
+HOSTED = {
+    "hosted": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "TEST_KEY"},
+    "skip_without_key": True,
+}
 
 
 def demo_with(**models) -> dict:
@@ -75,7 +81,9 @@ def test_every_problem_is_named_at_once():
     assert problems[2].startswith("judges.backend openai with judges.model smollm2-135m-instruct")
     endpoint = demo_with(closed={"hosted": {"base_url": "http://x/v1", "model": "m", "concurrency": 0}})
     endpoint["generators"] = ["closed"]
-    assert rc.hosted_problems(endpoint, {}) == ["models.closed.hosted: endpoint concurrency must be a positive integer, got 0"]
+    assert rc.hosted_problems(endpoint, {}) == [
+        "models.closed.hosted: endpoint concurrency must be a positive integer, got 0"
+    ]
 
 
 def test_the_conflicts_judge_is_its_keys_over_judges():

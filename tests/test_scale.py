@@ -42,8 +42,18 @@ def scale_workdir(tmp_path: Path, fraction: Fraction) -> Path:
 
 def scale_snakemake(wd: Path, *args):
     return snakemake_cmd(
-        "-s", str(REPO / "Snakefile"), "--directory", str(wd), "--configfile", str(REPO / "config.yaml"),
-        str(REPO / "config" / "scale.yaml"), str(wd / "fraction.yaml"), *args, cwd=wd, env=OFFLINE, timeout=300,
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(wd),
+        "--configfile",
+        str(REPO / "config.yaml"),
+        str(REPO / "config" / "scale.yaml"),
+        str(wd / "fraction.yaml"),
+        *args,
+        cwd=wd,
+        env=OFFLINE,
+        timeout=300,
     )
 
 
@@ -53,10 +63,22 @@ def test_the_scale_config_plans_the_paper_dag_on_one_random_model_built_from_smo
     assert plan.returncode == 0, plan.stderr[-3000:]
     jobs = dict(line.split() for line in plan.stdout.split("Job stats:")[1].splitlines()[3:] if len(line.split()) == 2)
     # every model rule of the paper DAG is there, on the one model
-    for rule in ("generate", "shapley_values", "shapley_values_shuffled", "activations", "steered_generate", "causal_intervention",
-                 "arbitration_evaluate", "conflictbank_evaluate", "conflicts_respond", "judge_faithfulness"):
+    for rule in (
+        "generate",
+        "shapley_values",
+        "shapley_values_shuffled",
+        "activations",
+        "steered_generate",
+        "causal_intervention",
+        "arbitration_evaluate",
+        "conflictbank_evaluate",
+        "conflicts_respond",
+        "judge_faithfulness",
+    ):
         assert jobs.get(rule) == "1", rule
-    assert jobs["prepare_model"] == "2" and jobs["conflictbank_train"] == "4"  # tiny and the model it copies; paper.yaml's four ratios
+    assert (
+        jobs["prepare_model"] == "2" and jobs["conflictbank_train"] == "4"
+    )  # tiny and the model it copies; paper.yaml's four ratios
     # the random model's job waits for the folder it copies
     block = next(b for b in plan.stdout.split("\n\n") if "output: resources/models/tiny" in b)
     assert "input: resources/models/smollm2-135m-instruct" in block
@@ -70,7 +92,9 @@ def test_prepare_model_builds_the_random_model_from_the_prepared_folder(tmp_path
     manifest = read_manifest(wd / "resources" / "models" / "tiny")
     assert (manifest["num_hidden_layers"], manifest["hidden_size"]) == (6, 64)  # config/scale.yaml's shape
     assert manifest["architecture"] == read_manifest(smollm2_dir)["architecture"]
-    assert (wd / "resources" / "models" / "tiny" / "tokenizer.json").read_text() == (smollm2_dir / "tokenizer.json").read_text()
+    assert (wd / "resources" / "models" / "tiny" / "tokenizer.json").read_text() == (
+        smollm2_dir / "tokenizer.json"
+    ).read_text()
 
 
 def test_report_sums_jobs_and_flags_a_rule_growing_faster_than_its_work(tmp_path, capsys):
@@ -80,18 +104,28 @@ def test_report_sums_jobs_and_flags_a_rule_growing_faster_than_its_work(tmp_path
         bench = wd / "results" / "benchmarks"
         (bench / "linear").mkdir(parents=True)
         for job in ("a", "b"):  # two jobs of one rule: seconds add up, RSS is the larger
-            (bench / "linear" / f"{job}.tsv").write_text(header + f"9\t0\t{100 if job == 'a' else 300}\t0\t0\t0\t0\t0\t0\t{seconds / 2}\n")
-        (bench / "quadratic.tsv").write_text(header + f"{2 * seconds * seconds}\t0\t50\t0\t0\t0\t0\t0\t0\t{seconds * seconds}\n")
+            (bench / "linear" / f"{job}.tsv").write_text(
+                header + f"9\t0\t{100 if job == 'a' else 300}\t0\t0\t0\t0\t0\t0\t{seconds / 2}\n"
+            )
+        (bench / "quadratic.tsv").write_text(
+            header + f"{2 * seconds * seconds}\t0\t50\t0\t0\t0\t0\t0\t0\t{seconds * seconds}\n"
+        )
         # quadratic in CPU seconds alone (a sampled record), linear in wall seconds: not flagged
         (bench / "sampled.tsv").write_text(header + f"{2 * seconds}\t0\t50\t0\t0\t0\t0\t0\t0\t{seconds * seconds}\n")
         (wd / "run.json").write_text(json.dumps({"fraction": str(f), "wall_s": 1, "returncode": 0, "peak_rss_mb": 1}))
     rows = {row["rule"]: row for row in scale.report(type("A", (), {"base": str(tmp_path)}))}
-    assert rows["linear"]["cpu"][Fraction(1, 4)] == pytest.approx(16.0) and rows["linear"]["seconds"][Fraction(1, 4)] == 18
+    assert (
+        rows["linear"]["cpu"][Fraction(1, 4)] == pytest.approx(16.0) and rows["linear"]["seconds"][Fraction(1, 4)] == 18
+    )
     assert rows["linear"]["rss"][Fraction(1, 4)] == 300
     assert rows["linear"]["b_all"] == pytest.approx(1.0) and not rows["linear"]["flag"]
     assert rows["quadratic"]["b_last"] == pytest.approx(2.0) and rows["quadratic"]["b_wall"] == pytest.approx(2.0)
     assert rows["quadratic"]["flag"] == "superlinear"
-    assert rows["sampled"]["b_last"] == pytest.approx(2.0) and rows["sampled"]["b_wall"] == pytest.approx(1.0) and not rows["sampled"]["flag"]
+    assert (
+        rows["sampled"]["b_last"] == pytest.approx(2.0)
+        and rows["sampled"]["b_wall"] == pytest.approx(1.0)
+        and not rows["sampled"]["flag"]
+    )
     assert "| quadratic |" in capsys.readouterr().out
 
 
@@ -106,7 +140,9 @@ def test_a_jobs_logged_usage_is_its_exact_cpu_time_and_report_prefers_it_to_the_
         "while time.process_time() < end: pass\n"
         "print(time.process_time())" % str(log)
     )
-    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env={**OFFLINE, "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, env={**OFFLINE, "PATH": "/usr/bin:/bin"}
+    )
     assert done.returncode == 0, done.stderr
     from conflictlab.logs import JobUsage
 
@@ -119,9 +155,13 @@ def test_a_jobs_logged_usage_is_its_exact_cpu_time_and_report_prefers_it_to_the_
     (wd / "results" / "logs" / "rule").mkdir(parents=True)
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
     for job, logged in (("a", True), ("b", False)):
-        (wd / "results" / "benchmarks" / "rule" / f"{job}.tsv").write_text(header + "38.4\t0\t100\t0\t0\t0\t0\t0\t0\t15.0\n")
+        (wd / "results" / "benchmarks" / "rule" / f"{job}.tsv").write_text(
+            header + "38.4\t0\t100\t0\t0\t0\t0\t0\t0\t15.0\n"
+        )
         if logged:
-            (wd / "results" / "logs" / "rule" / f"{job}.log").write_text("x INFO job: done\n" + JobUsage(37.5, 90).format() + "\n")
+            (wd / "results" / "logs" / "rule" / f"{job}.log").write_text(
+                "x INFO job: done\n" + JobUsage(37.5, 90).format() + "\n"
+            )
     entry = scale.read_benchmarks(wd)["rule"]
     assert entry["cpu"] == pytest.approx(37.5 + 15.0) and entry["exact"] == 1 and entry["jobs"] == 2
     assert entry["rss"] == 100  # the logged peak (the records say 100 MB too, for the unlogged job)

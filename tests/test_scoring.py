@@ -46,21 +46,33 @@ def _values_table(values_by_sample, permutations=None):
     for sample_id, (n, values) in values_by_sample.items():
         for mask, value in values.items():
             stored = (permutations or {}).get(sample_id)
-            rows.append({"sample_id": sample_id, "response_sha256": "x", "mask": mask, "n_evidence": n,
-                         "value": value, "n_response_tokens": 5, "scorer": "s",
-                         "permutations": stored.tolist() if stored is not None and mask == 0 else None})
+            rows.append(
+                {
+                    "sample_id": sample_id,
+                    "response_sha256": "x",
+                    "mask": mask,
+                    "n_evidence": n,
+                    "value": value,
+                    "n_response_tokens": 5,
+                    "scorer": "s",
+                    "permutations": stored.tolist() if stored is not None and mask == 0 else None,
+                }
+            )
     return pa.Table.from_pylist(rows, schema=VALUE_SCHEMA)
 
 
 def test_attributions_exact_and_sampled_paths():
-    samples = pa.table({"sample_id": ["a/root/1", "a/root/2"], "conflict_type": ["ambiguity"] * 2, "subset": ["root"] * 2})
+    samples = pa.table(
+        {"sample_id": ["a/root/1", "a/root/2"], "conflict_type": ["ambiguity"] * 2, "subset": ["root"] * 2}
+    )
     w = np.array([0.5, 0.25, 0.25])
     exact = {m: float(sum(w[i] for i in range(3) if m >> i & 1)) for m in range(8)}
     n = 12
     masks, perms = coalitions(n, exact_max_n=10, n_permutations=16, seed=3, sample_id="a/root/2")
     additive = {m: float(bin(m).count("1")) for m in masks}
-    table = attributions(_values_table({"a/root/1": (3, exact), "a/root/2": (n, additive)}, {"a/root/2": perms}), samples,
-                         model="m").to_pylist()
+    table = attributions(
+        _values_table({"a/root/1": (3, exact), "a/root/2": (n, additive)}, {"a/root/2": perms}), samples, model="m"
+    ).to_pylist()
     first, second = table
     assert first["method"] == "exact" and np.allclose(first["phi"], w) and np.allclose(first["shares"], w)
     # sorted shares .25, .25, .5: (1/n)·Σ(2i-n-1)p_[i] = (−.5 + 0 + 1)/3, times n/(n-1) = 1.5
@@ -81,7 +93,9 @@ def test_attributions_use_the_stored_permutations_and_refuse_without_them():
     masks, perms = coalitions(n, exact_max_n=10, n_permutations=4, seed=0, sample_id="a/root/1")
     weights = np.arange(1, n + 1, dtype=float)
     squared = {m: float(sum(weights[i] for i in range(n) if m >> i & 1)) ** 2 for m in masks}
-    row = attributions(_values_table({"a/root/1": (n, squared)}, {"a/root/1": perms}), samples, model="m").to_pylist()[0]
+    row = attributions(_values_table({"a/root/1": (n, squared)}, {"a/root/1": perms}), samples, model="m").to_pylist()[
+        0
+    ]
     expected = np.zeros(n)
     for order in perms:  # the estimate from exactly these orders
         mask = 0
@@ -94,7 +108,12 @@ def test_attributions_use_the_stored_permutations_and_refuse_without_them():
 
 
 def test_sampled_shapley_on_a_non_additive_game_covers_the_exact_values():
-    from conflictlab.contextconflict.shapley import antithetic_permutations, permutation_masks, sampled_shapley, sample_seed
+    from conflictlab.contextconflict.shapley import (
+        antithetic_permutations,
+        permutation_masks,
+        sample_seed,
+        sampled_shapley,
+    )
 
     n = 10
     weights = np.linspace(0.2, 2.0, n)
@@ -139,8 +158,11 @@ def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
         assert max(abs(fast[m] - slow[m]) for m in slow) <= 1e-4
         assert scorer.stats.tokens_forwarded < scorer.stats.naive_tokens
         # Exact Shapley values from either set of values agree too.
-        assert np.allclose(exact_shapley(np.array([fast[m] for m in range(1 << game.n)])),
-                           exact_shapley(np.array([slow[m] for m in range(1 << game.n)])), atol=1e-4)
+        assert np.allclose(
+            exact_shapley(np.array([fast[m] for m in range(1 << game.n)])),
+            exact_shapley(np.array([slow[m] for m in range(1 << game.n)])),
+            atol=1e-4,
+        )
         # A sparse request (what permutation sampling asks for) scores only those masks.
         wanted = {0, 0b1, 0b101, (1 << game.n) - 1}
         sparse = SubsetScorer(model).values(game, wanted)
@@ -175,7 +197,9 @@ def test_shared_context_values_equal_one_game_at_a_time(request, model_fixture):
     # Per response table: a repeated response is scored once and written to each table.
     rows = [{"sample_id": sample["sample_id"], "response": t, "status": "ok"} for t in (texts[1], texts[1], texts[2])]
     tables = [pa.Table.from_pylist([r]) for r in rows]
-    results = score_response_sets(SubsetScorer(lm.model), lm.tokenizer, pa.Table.from_pylist([sample]), tables, scorer_name="s")
+    results = score_response_sets(
+        SubsetScorer(lm.model), lm.tokenizer, pa.Table.from_pylist([sample]), tables, scorer_name="s"
+    )
     assert results[0][0].equals(results[1][0]) and not results[0][0].equals(results[2][0])
     assert results[0][0].num_rows == 1 << games[0].n and not any(skipped for _, skipped in results)
 
@@ -197,8 +221,8 @@ def test_token_logprobs_tiles_equal_full_log_softmax(cap, packed):
 
     import torch
 
-    from conflictlab.lm.packed_linear import PackedLinear
     from conflictlab.lm.likelihood import token_logprobs
+    from conflictlab.lm.packed_linear import PackedLinear
 
     torch.manual_seed(0)
     head = torch.nn.Linear(16, 1000, bias=True)

@@ -88,4 +88,3 @@ def test_antithetic_pairs_and_sampled_efficiency():
     assert abs(phi.sum() - (values[-1] - values[0])) < 1e-9  # holds for every permutation
     with pytest.raises(ValueError, match="even"):
         antithetic_permutations(5, 3, seed=0)
-

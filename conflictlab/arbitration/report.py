@@ -9,10 +9,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from conflictlab.arbitration.methods import TEXT_VS_NUMBERS
 from conflictlab.arbitration.prompts import ORDERS, instance_unit
 from conflictlab.arbitration.trajectories import THRESHOLD
 from conflictlab.report.figures import plt
-from conflictlab.arbitration.methods import TEXT_VS_NUMBERS
 from conflictlab.stats import paired_difference, proportion_interval, unit_proportion_interval
 
 
@@ -30,14 +30,25 @@ def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> pl.DataFra
     )
     # numpy's median per model (a handful): the threshold exactly as before
     thresholds = pl.DataFrame(
-        [(model, float(np.median(frame.filter(pl.col("model") == model)["margin"].to_numpy()))) for model in frame["model"].unique().to_list()],
+        [
+            (model, float(np.median(frame.filter(pl.col("model") == model)["margin"].to_numpy())))
+            for model in frame["model"].unique().to_list()
+        ],
         schema={"model": pl.String, "threshold": pl.Float64},
         orient="row",
     )
     gold = pl.from_arrow(instances.select(["instance_id", "answer_letter"]))
     margin, threshold = pl.col("margin"), pl.col("threshold")
-    letter = pl.when(margin > threshold).then(pl.lit("A")).when(margin < threshold).then(pl.lit("B")).otherwise(pl.lit("tie"))
-    joined = frame.join(thresholds, on="model", how="left").join(gold, on="instance_id", how="left", maintain_order="left")
+    letter = (
+        pl.when(margin > threshold)
+        .then(pl.lit("A"))
+        .when(margin < threshold)
+        .then(pl.lit("B"))
+        .otherwise(pl.lit("tie"))
+    )
+    joined = frame.join(thresholds, on="model", how="left").join(
+        gold, on="instance_id", how="left", maintain_order="left"
+    )
     if joined["answer_letter"].null_count():
         raise KeyError(joined.filter(pl.col("answer_letter").is_null())["instance_id"][0])
     return joined.select("model", "instance_id", "correct", (letter == pl.col("answer_letter")).alias("calibrated"))
@@ -63,7 +74,11 @@ def accuracy_by_cell(instances: pa.Table, predictions: pa.Table) -> list[dict]:
         rows.with_columns(orders.alias("order"))
         .explode("order")
         .group_by(keys)
-        .agg(pl.len().alias("n"), pl.col("correct").sum().alias("n_correct"), pl.col("calibrated").sum().alias("n_calibrated"))
+        .agg(
+            pl.len().alias("n"),
+            pl.col("correct").sum().alias("n_correct"),
+            pl.col("calibrated").sum().alias("n_calibrated"),
+        )
     )
     return [  # one per cell
         dict(zip(keys, key), n=n, n_correct=k, accuracy=k / n, calibrated=c / n)
@@ -111,11 +126,19 @@ def sensitivity_table(instances: pa.Table, predictions: pa.Table) -> pa.Table:
     keys = ["model", "variant", "group", "seed", "order"]
     means = (
         pl.from_arrow(predictions.select(["model", "instance_id", "correct"]))
-        .join(pl.from_arrow(instances.select(["instance_id", "condition", "order", "aligned_source", "seed"])), on="instance_id", how="left", maintain_order="left")
+        .join(
+            pl.from_arrow(instances.select(["instance_id", "condition", "order", "aligned_source", "seed"])),
+            on="instance_id",
+            how="left",
+            maintain_order="left",
+        )
         .select(
             "model",
             pl.col("instance_id").str.split("/").list.get(1).alias("variant"),
-            pl.when(pl.col("condition") == "conflict").then(pl.lit("conflict")).otherwise(pl.col("aligned_source") + " only").alias("group"),
+            pl.when(pl.col("condition") == "conflict")
+            .then(pl.lit("conflict"))
+            .otherwise(pl.col("aligned_source") + " only")
+            .alias("group"),
             "seed",
             pl.col("order").fill_null("-"),
             "correct",
@@ -124,14 +147,18 @@ def sensitivity_table(instances: pa.Table, predictions: pa.Table) -> pa.Table:
         .agg((pl.col("correct").sum() / pl.len()).alias("mean"))
         .with_columns(pl.col("variant").str.split("=").list.first().alias("factor"))
     )
-    baseline = means.filter(pl.col("variant") == "baseline").select("model", "group", "seed", "order", pl.col("mean").alias("baseline"))
+    baseline = means.filter(pl.col("variant") == "baseline").select(
+        "model", "group", "seed", "order", pl.col("mean").alias("baseline")
+    )
     deltas = (
         means.filter(pl.col("variant") != "baseline")
         .join(baseline, on=["model", "group", "seed", "order"], how="inner", maintain_order="left")
         .group_by("model", "factor", "group")
         .agg((pl.col("mean") - pl.col("baseline")).abs().alias("deltas"))
     )
-    found = {(model, factor, group): np.asarray(values, dtype=float) for model, factor, group, values in deltas.iter_rows()}
+    found = {
+        (model, factor, group): np.asarray(values, dtype=float) for model, factor, group, values in deltas.iter_rows()
+    }
     rows = []
     models = sorted(means["model"].unique().to_list())
     factors = sorted(means.filter(pl.col("variant") != "baseline")["factor"].unique().to_list())
@@ -158,7 +185,9 @@ def arbitration_panels(summary: pa.Table, *, settings: list[str], orders: list[s
     error bars = standard deviation over seeds, chance line at 0.5."""
     rows = summary.to_pylist()
     models = sorted({r["model"] for r in rows})
-    fig, axes = plt.subplots(len(orders), len(settings), figsize=(3.6 * len(settings), 3.2 * len(orders)), squeeze=False)
+    fig, axes = plt.subplots(
+        len(orders), len(settings), figsize=(3.6 * len(settings), 3.2 * len(orders)), squeeze=False
+    )
     letters = iter("ABCDEFGHIJKLMNOP")
     for col, setting in enumerate(settings):
         for row_i, order in enumerate(orders):
@@ -170,14 +199,27 @@ def arbitration_panels(summary: pa.Table, *, settings: list[str], orders: list[s
             for b, (source, condition) in enumerate(bars):
                 xs, ys, es = [], [], []
                 for m, model in enumerate(models):
-                    cell = next((r for r in members if r["model"] == model and r["aligned_source"] == source and r["condition"] == condition), None)
+                    cell = next(
+                        (
+                            r
+                            for r in members
+                            if r["model"] == model and r["aligned_source"] == source and r["condition"] == condition
+                        ),
+                        None,
+                    )
                     if cell:
                         xs.append(m + (b - (len(bars) - 1) / 2) * width)
                         ys.append(cell["accuracy"])
                         es.append(0.0 if cell["std"] != cell["std"] else cell["std"])
                 ax.bar(
-                    xs, ys, width=width, yerr=es, capsize=2, color=f"C{sources.index(source)}",
-                    alpha=1.0 if condition == "conflict" else 0.35, hatch=None if condition == "conflict" else "//",
+                    xs,
+                    ys,
+                    width=width,
+                    yerr=es,
+                    capsize=2,
+                    color=f"C{sources.index(source)}",
+                    alpha=1.0 if condition == "conflict" else 0.35,
+                    hatch=None if condition == "conflict" else "//",
                     label=f"{source} aligned, {condition}",
                 )
             ax.axhline(0.5, color="grey", linestyle="dashed", linewidth=1)
@@ -187,7 +229,9 @@ def arbitration_panels(summary: pa.Table, *, settings: list[str], orders: list[s
             ax.set_ylabel("accuracy")
             ax.set_title(f"({next(letters)}) {setting}, {order.replace('_', ' ')}", fontsize=9)
             ax.legend(fontsize=6)
-    fig.suptitle("Evidence arbitration: conflict (solid) vs unimodal reference (hatched); dashed line: chance", fontsize=10)
+    fig.suptitle(
+        "Evidence arbitration: conflict (solid) vs unimodal reference (hatched); dashed line: chance", fontsize=10
+    )
     fig.tight_layout()
     return fig
 
@@ -204,17 +248,33 @@ def trajectory_examples(instances: pa.Table, *, horizon: int, per_label: int = 2
     """
     frame = pl.from_arrow(instances.select(["setting", "condition", "label", "latent"]))
     rows = frame.filter((pl.col("setting") == setting) & (pl.col("condition") == "unimodal"))
-    chosen = [r for label in ("high", "low") for r in rows.filter(pl.col("label") == label).head(per_label).iter_rows(named=True)]
-    fig, axes = plt.subplots(1, max(len(chosen), 1), figsize=(3.4 * max(len(chosen), 1), 2.8), squeeze=False, sharey=True)
+    chosen = [
+        r
+        for label in ("high", "low")
+        for r in rows.filter(pl.col("label") == label).head(per_label).iter_rows(named=True)
+    ]
+    fig, axes = plt.subplots(
+        1, max(len(chosen), 1), figsize=(3.4 * max(len(chosen), 1), 2.8), squeeze=False, sharey=True
+    )
     for ax, row in zip(axes[0], chosen):
         latent = json.loads(row["latent"])
         truth = latent["truth"]
         steps = np.arange(1, len(truth["values"]) + 1)
         line = ax.plot(steps, truth["values"], marker=".", label=f"truth: x_1..x_T ({truth['label']})")[0]
-        ax.plot([steps[-1] + horizon], [truth["target"]], marker="*", markersize=10, linestyle="none", color=line.get_color(), label=f"target, T+{horizon}")
+        ax.plot(
+            [steps[-1] + horizon],
+            [truth["target"]],
+            marker="*",
+            markersize=10,
+            linestyle="none",
+            color=line.get_color(),
+            label=f"target, T+{horizon}",
+        )
         if "other" in latent:
             other = latent["other"]
-            ax.plot(steps, other["values"], linestyle="dashed", color="grey", label=f"conflicting series ({other['label']})")
+            ax.plot(
+                steps, other["values"], linestyle="dashed", color="grey", label=f"conflicting series ({other['label']})"
+            )
         ax.axhline(THRESHOLD, color="black", linewidth=0.8, linestyle="dotted")
         ax.set_ylim(0, 1)
         ax.set_xlabel("time step")
@@ -222,7 +282,10 @@ def trajectory_examples(instances: pa.Table, *, horizon: int, per_label: int = 2
     axes[0][0].set_ylabel("risk")
     if chosen:
         axes[0][0].legend(fontsize=6, loc="best")
-    fig.suptitle(f"Generated trajectories ({setting} setting): {len(chosen)} of {len(rows)} instances; dotted: threshold 0.5", fontsize=9)
+    fig.suptitle(
+        f"Generated trajectories ({setting} setting): {len(chosen)} of {len(rows)} instances; dotted: threshold 0.5",
+        fontsize=9,
+    )
     fig.tight_layout()
     return fig
 
@@ -246,7 +309,9 @@ ORDER_PAIR_SCHEMA = pa.schema(
         pa.field("difference_low", pa.float64()),
         pa.field("difference_high", pa.float64()),
         pa.field("p_paired", pa.float64()),  # exact McNemar
-        pa.field("follows_numbers", pa.float64()),  # rows "all" of text-vs-numbers settings: answers that follow the numbers
+        pa.field(
+            "follows_numbers", pa.float64()
+        ),  # rows "all" of text-vs-numbers settings: answers that follow the numbers
         pa.field("follows_numbers_low", pa.float64()),
         pa.field("follows_numbers_high", pa.float64()),
     ]
@@ -290,13 +355,27 @@ def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
             row = {"model": model, "setting": setting, "aligned_source": source, "n_pairs": int(both.size)}
             row.update(zip(("accuracy", "accuracy_low", "accuracy_high"), unit_proportion_interval(both)))
             for order, values in zip(ORDERS, (first, last)):
-                row.update(zip((order, f"{order}_low", f"{order}_high"), proportion_interval(int(values.sum()), int(values.size))))
+                row.update(
+                    zip(
+                        (order, f"{order}_low", f"{order}_high"),
+                        proportion_interval(int(values.sum()), int(values.size)),
+                    )
+                )
             paired_test = paired_difference(first, last)
-            row.update(difference=paired_test["difference"], difference_low=paired_test["low"], difference_high=paired_test["high"],
-                       p_paired=paired_test["p"])
+            row.update(
+                difference=paired_test["difference"],
+                difference_low=paired_test["low"],
+                difference_high=paired_test["high"],
+                p_paired=paired_test["p"],
+            )
             if source == "all" and setting in TEXT_VS_NUMBERS:
                 numbers = (mine["aligned_source"] == "numbers").to_numpy()
                 follows = np.where(numbers, both, 1.0 - both)
-                row.update(zip(("follows_numbers", "follows_numbers_low", "follows_numbers_high"), unit_proportion_interval(follows)))
+                row.update(
+                    zip(
+                        ("follows_numbers", "follows_numbers_low", "follows_numbers_high"),
+                        unit_proportion_interval(follows),
+                    )
+                )
             out.append(row)
     return pa.Table.from_pylist(out, schema=ORDER_PAIR_SCHEMA)

@@ -5,7 +5,7 @@ The instances themselves are already synthetic (``arbitration_generate``)."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -22,7 +22,9 @@ PLANTED_MARGIN = 2.0
 CELL = ("setting", "condition", "order", "aligned_source", "seed")
 
 
-def planted_predictions(instances: pa.Table, *, model: str, accuracy: float | Mapping[str, float] = 0.6, seed: int = 0) -> pa.Table:
+def planted_predictions(
+    instances: pa.Table, *, model: str, accuracy: float | Mapping[str, float] = 0.6, seed: int = 0
+) -> pa.Table:
     """One :data:`~conflictlab.arbitration.evaluation.PREDICTION_SCHEMA` row
     per instance, in ``instances``' order.
 
@@ -32,9 +34,13 @@ def planted_predictions(instances: pa.Table, *, model: str, accuracy: float | Ma
     letter; ``share`` is ``accuracy`` or ``accuracy[setting]``.
     """
     rng = np.random.default_rng(seed)
-    frame = pl.from_arrow(instances.select(["setting", "condition", "order", "aligned_source", "seed", "answer_letter"])).with_row_index("row")
+    frame = pl.from_arrow(
+        instances.select(["setting", "condition", "order", "aligned_source", "seed", "answer_letter"])
+    ).with_row_index("row")
     correct = np.zeros(instances.num_rows, dtype=bool)
-    for setting, *_, rows in frame.group_by(CELL, maintain_order=True).agg(pl.col("row")).select(*CELL, "row").iter_rows():
+    for setting, *_, rows in (
+        frame.group_by(CELL, maintain_order=True).agg(pl.col("row")).select(*CELL, "row").iter_rows()
+    ):
         share = accuracy if isinstance(accuracy, float) else accuracy[setting]
         correct[np.asarray(rows)[rng.permutation(len(rows))[: round(share * len(rows))]]] = True
     answer = np.array(instances.column("answer_letter").to_pylist())
@@ -54,7 +60,9 @@ def planted_predictions(instances: pa.Table, *, model: str, accuracy: float | Ma
     )
 
 
-def planted_method_predictions(instances: pa.Table, runs: Sequence[str], *, accuracy: float | Mapping[str, float] = 0.6, seed: int = 0) -> pa.Table:
+def planted_method_predictions(
+    instances: pa.Table, runs: Sequence[str], *, accuracy: float | Mapping[str, float] = 0.6, seed: int = 0
+) -> pa.Table:
     """Rule arbitration_methods' read-out, planted: for every run of ``runs``
     (method run names, ``model@method``) one :func:`planted_predictions` row
     per conflict prompt (``condition == "conflict"``, what the rule reads
@@ -66,7 +74,11 @@ def planted_method_predictions(instances: pa.Table, runs: Sequence[str], *, accu
     "Acc (conflict)" of a run is the sum of those counts over its conflict prompts.
     """
     conflict = instances.filter(pc.equal(instances.column("condition"), "conflict"))
-    return pa.concat_tables([
-        planted_predictions(conflict, model=run, accuracy=accuracy if isinstance(accuracy, float) else accuracy[run], seed=seed + k)
-        for k, run in enumerate(runs)
-    ])
+    return pa.concat_tables(
+        [
+            planted_predictions(
+                conflict, model=run, accuracy=accuracy if isinstance(accuracy, float) else accuracy[run], seed=seed + k
+            )
+            for k, run in enumerate(runs)
+        ]
+    )

@@ -7,7 +7,6 @@ moderate, else strong. No number other than the two timestamps appears in
 a summary.
 """
 
-
 from __future__ import annotations
 
 import math
@@ -35,7 +34,11 @@ _STATUS = {
     ("below", "below"): ["it continued to stay contained", "it still remained limited", "it was still under control"],
     ("above", "above"): ["it remained concerning", "it was still elevated", "it stayed in a concerning range"],
     ("below", "above"): ["it became concerning", "it rose into an elevated state", "it moved into a concerning range"],
-    ("above", "below"): ["it returned to a controlled range", "it eased into a contained state", "it came back under control"],
+    ("above", "below"): [
+        "it returned to a controlled range",
+        "it eased into a contained state",
+        "it came back under control",
+    ],
 }
 _OPENINGS = ["Initially, at {t0}, ", "Starting at {t0}, ", "At {t0}, "]
 _CLOSINGS = ["by {t1}", "as of {t1}"]
@@ -68,5 +71,3 @@ def describe(traj: Trajectory, times: list[str], risk: str, rng: random.Random) 
         f"{opening}{risk} was at {level(start)}; {rng.choice(_CONNECTORS)}, it {rng.choice(_TRENDS[trend_category(traj.slope)])}, "
         f"and {closing} {rng.choice(_STATUS[regions])}, settling at {level(end)}."
     )
-
-

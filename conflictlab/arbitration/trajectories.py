@@ -57,7 +57,9 @@ class Trajectory:
     attempts: int
 
 
-def sample_trajectory(label: str, cfg: TrajectoryConfig, rng: np.random.Generator, max_attempts: int = 10_000) -> Trajectory:
+def sample_trajectory(
+    label: str, cfg: TrajectoryConfig, rng: np.random.Generator, max_attempts: int = 10_000
+) -> Trajectory:
     """One trajectory with the given label, by rejection sampling (B.1)."""
     sign = 1.0 if label == "high" else -1.0
     min_forward = cfg.margin[0] - 1.5 * cfg.sigma * math.sqrt(cfg.horizon)
@@ -76,5 +78,3 @@ def sample_trajectory(label: str, cfg: TrajectoryConfig, rng: np.random.Generato
             continue
         return Trajectory(label, values.tolist(), float(target), float(margin), float(slope), attempt)
     raise RuntimeError(f"no valid {label} trajectory in {max_attempts} attempts for {cfg}")
-
-

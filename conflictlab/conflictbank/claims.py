@@ -12,7 +12,7 @@ on those. Settings (:mod:`conflictlab.conflictbank.prompts`): ``<kind>`` the con
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from conflictlab.report.claim_checks import Missing, cell, checked, mean, outcome, present
 from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext

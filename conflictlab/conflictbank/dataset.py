@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pyarrow as pa
 
@@ -107,7 +108,9 @@ def normalise_record(raw: Mapping[str, Any], *, source: str, record_id: int) -> 
         if ours is None:
             continue
         if ours in renamed and renamed[ours] != value:
-            raise RecordError(source, record_id, name, f"names {ours!r}, which another spelling in the record gives a different value")
+            raise RecordError(
+                source, record_id, name, f"names {ours!r}, which another spelling in the record gives a different value"
+            )
         renamed[ours] = value
 
     row: dict[str, Any] = {"record_id": record_id, "source": source}
@@ -139,12 +142,17 @@ def normalise_record(raw: Mapping[str, Any], *, source: str, record_id: int) -> 
         row[ours] = letter
     if not 1 <= len(row["temporal_span"]) <= 2:
         raise RecordError(
-            source, record_id, "temporal_conflict_time_span", f"has {len(row['temporal_span'])} dates; one or two are expected"
+            source,
+            record_id,
+            "temporal_conflict_time_span",
+            f"has {len(row['temporal_span'])} dates; one or two are expected",
         )
     for kind in EVIDENCE_KINDS:
         style = row[f"{kind}_style"]
         if style not in STYLES:
-            raise RecordError(source, record_id, _HUB_NAME[f"{kind}_style"], f"{style!r} is not one of {sorted(STYLES)}")
+            raise RecordError(
+                source, record_id, _HUB_NAME[f"{kind}_style"], f"{style!r} is not one of {sorted(STYLES)}"
+            )
         row[f"{kind}_style"] = STYLES[style]
     return row
 
@@ -177,7 +185,12 @@ def read_jsonl(path: str | os.PathLike) -> Iterable[tuple[int, Any]]:
 
 
 def build_records(
-    records: Iterable[tuple[int, Any]], *, source: str, on_error: str = "fail", max_per_relation: int | None = None, seed: int = 0
+    records: Iterable[tuple[int, Any]],
+    *,
+    source: str,
+    on_error: str = "fail",
+    max_per_relation: int | None = None,
+    seed: int = 0,
 ) -> BuildResult:
     """Validate ``(record_id, raw record)`` pairs into rows.
 
@@ -197,7 +210,9 @@ def build_records(
         except RecordError as err:
             if on_error == "fail":
                 raise
-            result.rejections.append({"record_id": record_id, "source": source, "field": err.field, "reason": err.problem})
+            result.rejections.append(
+                {"record_id": record_id, "source": source, "field": err.field, "reason": err.problem}
+            )
     if max_per_relation is not None:
         result.rows = sample_per_group(result.rows, itemgetter("relation"), max_per_relation, seed=seed)
     return result

@@ -19,7 +19,7 @@ uniform distribution, and counts as no answer.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -40,7 +40,9 @@ PREDICTION_SCHEMA = pa.schema(
         pa.field("correct_letter", pa.string(), nullable=False),
         pa.field("replaced_letter", pa.string(), nullable=False),
         pa.field("uncertain_letter", pa.string(), nullable=False),
-        pa.field("read_out", pa.string(), nullable=False),  # logits (local) | logprobs | generation | none (conflictlab.lm.chat)
+        pa.field(
+            "read_out", pa.string(), nullable=False
+        ),  # logits (local) | logprobs | generation | none (conflictlab.lm.chat)
     ]
 )
 
@@ -78,7 +80,13 @@ def read_out_with_method(
 
 
 def read_out_with_methods(
-    lm: LoadedModel, records: pa.Table, settings: Sequence[Setting], methods: Sequence, *, model_names: Sequence[str], batch_size: int = 8
+    lm: LoadedModel,
+    records: pa.Table,
+    settings: Sequence[Setting],
+    methods: Sequence,
+    *,
+    model_names: Sequence[str],
+    batch_size: int = 8,
 ) -> list[pa.Table]:
     """:func:`read_out` under each conflict-resolution method
     (:class:`conflictlab.lm.methods.Method` or its spelling), one table per
@@ -105,13 +113,20 @@ def read_out_with_methods(
     plain = [m for m in methods if m.prompt_style is None]
     if plain:
         prompts = [encode(render_prompt(row, setting)) for setting, row in pairs]
-        context_free = [encode(render_prompt(row, SETTINGS_BY_NAME["default"])) for _, row in pairs] if any(m.contrastive for m in plain) else prompts
+        context_free = (
+            [encode(render_prompt(row, SETTINGS_BY_NAME["default"])) for _, row in pairs]
+            if any(m.contrastive for m in plain)
+            else prompts
+        )
         logits.update(zip(plain, choice_logits_under(lm, prompts, context_free, letters, plain, batch_size=batch_size)))
     for method in methods:
         if method.prompt_style is not None:
             prompts = [encode(render_prompt(row, setting, method.prompt_style)) for setting, row in pairs]
             logits[method] = choice_logits(lm, prompts, letters, batch_size=batch_size)
-    return [_predictions(pairs, softmax(logits[m]), [LOCAL_READ_OUT] * len(pairs), name) for m, name in zip(methods, model_names)]
+    return [
+        _predictions(pairs, softmax(logits[m]), [LOCAL_READ_OUT] * len(pairs), name)
+        for m, name in zip(methods, model_names)
+    ]
 
 
 def _pairs(records: pa.Table, settings: Sequence[Setting]) -> list[tuple[Setting, dict]]:
@@ -129,17 +144,28 @@ def _user_turns(pairs: list[tuple[Setting, dict]]) -> list[list[dict]]:
     return [[{"role": "user", "content": render_prompt(row, setting)}] for setting, row in pairs]
 
 
-def read_out_hosted(backend, records: pa.Table, settings: Sequence[Setting], *, model_name: str, seed: int = 0) -> pa.Table:
+def read_out_hosted(
+    backend, records: pa.Table, settings: Sequence[Setting], *, model_name: str, seed: int = 0
+) -> pa.Table:
     """:func:`read_out` of a hosted chat model (a :class:`conflictlab.lm.chat.ChatBackend`)."""
     from conflictlab.lm.chat import READ_OUT_NONE
 
     pairs = _pairs(records, settings)
     conversations = _user_turns(pairs)
-    read = backend.read_choices(conversations, LETTERS, rows=[f"{setting.name}/{row['record_id']}" for setting, row in pairs], seed=seed)
+    read = backend.read_choices(
+        conversations, LETTERS, rows=[f"{setting.name}/{row['record_id']}" for setting, row in pairs], seed=seed
+    )
     probabilities = softmax(np.array([r.logprobs for r in read], dtype=np.float64).reshape(len(read), len(LETTERS)))
     predictions = _predictions(pairs, probabilities, [r.read_out for r in read], model_name)
-    letters = [NO_LETTER if r.read_out == READ_OUT_NONE else letter for r, letter in zip(read, predictions.column("predicted_letter").to_pylist())]
-    return predictions.set_column(predictions.schema.get_field_index("predicted_letter"), PREDICTION_SCHEMA.field("predicted_letter"), pa.array(letters))
+    letters = [
+        NO_LETTER if r.read_out == READ_OUT_NONE else letter
+        for r, letter in zip(read, predictions.column("predicted_letter").to_pylist())
+    ]
+    return predictions.set_column(
+        predictions.schema.get_field_index("predicted_letter"),
+        PREDICTION_SCHEMA.field("predicted_letter"),
+        pa.array(letters),
+    )
 
 
 def _predictions(pairs: list, probabilities: np.ndarray, read_outs: list[str], model_name: str) -> pa.Table:

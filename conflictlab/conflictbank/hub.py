@@ -6,7 +6,8 @@ reads the hub needs the ``datasets`` package.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 def hub_records(dataset: str, *, revision: str | None, split: str = "train") -> Iterable[tuple[int, Any]]:

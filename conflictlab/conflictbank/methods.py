@@ -15,7 +15,7 @@ misinformation, so neither direction is better.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import polars as pl
 import pyarrow as pa
@@ -29,7 +29,9 @@ SHOWN = ("mr",)  # in the Markdown table and the figure; OAR and CAR in the CSV
 LABELS = {"mr": "MR", "oar": "OAR", "car": "CAR"}
 
 
-def method_cells(predictions: pa.Table, runs: Mapping[str, tuple[str, str]], *, greedy: Mapping[str, str]) -> list[dict]:
+def method_cells(
+    predictions: pa.Table, runs: Mapping[str, tuple[str, str]], *, greedy: Mapping[str, str]
+) -> list[dict]:
     """:data:`conflictlab.report.methods.METHOD_CELL_SCHEMA` rows (each with
     ``shown``: whether the Markdown table shows it).
 
@@ -50,13 +52,23 @@ def method_cells(predictions: pa.Table, runs: Mapping[str, tuple[str, str]], *, 
     for row in metrics.iter_rows(named=True):  # one row per (run, setting): tens of rows
         model, method = runs[row["model"]]
         for name in ("mr", "oar", "car"):
-            cells.append({
-                "model": model, "method": method, "benchmark": BENCHMARK, "metric": f"{LABELS[name]} {row['setting']}",
-                "value": row[name], "ci_low": row[f"{name}_low"], "ci_high": row[f"{name}_high"],
-                "n": row["n_mr"] if name == "mr" else row["n_scored"], "samples": samples_key(ids[model]),
-                "higher_is_better": None, "interval": "clopper-pearson", "shown": name in SHOWN,
-                ITEMS: items.get((row["model"], row["setting"], name), ([], [])),
-            })
+            cells.append(
+                {
+                    "model": model,
+                    "method": method,
+                    "benchmark": BENCHMARK,
+                    "metric": f"{LABELS[name]} {row['setting']}",
+                    "value": row[name],
+                    "ci_low": row[f"{name}_low"],
+                    "ci_high": row[f"{name}_high"],
+                    "n": row["n_mr"] if name == "mr" else row["n_scored"],
+                    "samples": samples_key(ids[model]),
+                    "higher_is_better": None,
+                    "interval": "clopper-pearson",
+                    "shown": name in SHOWN,
+                    ITEMS: items.get((row["model"], row["setting"], name), ([], [])),
+                }
+            )
     return cells
 
 
@@ -66,11 +78,16 @@ def _per_record(kept: pl.DataFrame, subsets: Mapping[str, list]) -> dict[tuple[s
     over the scored subset, MR over the records answered with the correct or
     the replaced option (its value: the correct one)."""
     subset = pl.DataFrame(
-        {"model": [run for run, ids in subsets.items() for _ in ids], "record_id": [i for ids in subsets.values() for i in ids]},
+        {
+            "model": [run for run, ids in subsets.items() for _ in ids],
+            "record_id": [i for ids in subsets.values() for i in ids],
+        },
         schema={"model": pl.String, "record_id": pl.Int64},
     ).unique()
     scored = kept.join(subset, on=["model", "record_id"], how="semi").select(
-        "model", "setting", "record_id",
+        "model",
+        "setting",
+        "record_id",
         oar=(pl.col("predicted_letter") == pl.col("correct_letter")).cast(pl.Float64),
         car=(pl.col("predicted_letter") == pl.col("replaced_letter")).cast(pl.Float64),
     )

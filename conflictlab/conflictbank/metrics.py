@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -137,9 +137,13 @@ def _released_subset(frame: pl.LazyFrame, groups: pl.DataFrame) -> pl.DataFrame:
     for model, settings in groups.group_by("model", maintain_order=True).agg("setting").iter_rows():
         missing = sorted({"default", "correct"} - set(settings))
         if missing:
-            raise ValueError(f"the scored subset needs the settings default and correct; predictions of {model} lack {missing}")
+            raise ValueError(
+                f"the scored subset needs the settings default and correct; predictions of {model} lack {missing}"
+            )
     return (
-        frame.filter(pl.col("setting").is_in(["default", "correct"]) & (pl.col("predicted_letter") == pl.col("correct_letter")))
+        frame.filter(
+            pl.col("setting").is_in(["default", "correct"]) & (pl.col("predicted_letter") == pl.col("correct_letter"))
+        )
         .select("model", "record_id", "setting")
         .unique()
         .group_by("model", "record_id")
@@ -176,7 +180,14 @@ def _subset_frame(subsets: Mapping[str, Iterable[int]] | pl.DataFrame, groups: p
 
 
 def _metrics(
-    frame: pl.LazyFrame, groups: pl.DataFrame, subset: pl.DataFrame, *, n_resamples: int, seed: int, confidence: float, workers: int | None
+    frame: pl.LazyFrame,
+    groups: pl.DataFrame,
+    subset: pl.DataFrame,
+    *,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+    workers: int | None,
 ) -> pa.Table:
     """:data:`METRIC_SCHEMA` rows in ``groups``' order, on the rows of
     ``frame`` whose (model, record_id) is in ``subset``."""
@@ -226,7 +237,12 @@ def _metrics(
         count = counts.get((model, setting), empty)
         n, n_mr = count["n_scored"], count["oar"] + count["car"]
         row = {"model": model, "setting": setting, "n_records": n_records, "n_scored": n}
-        for name, k in (("oar", count["oar"]), ("car", count["car"]), ("uncertain", count["uncertain"]), ("neither", n - n_mr)):
+        for name, k in (
+            ("oar", count["oar"]),
+            ("car", count["car"]),
+            ("uncertain", count["uncertain"]),
+            ("neither", n - n_mr),
+        ):
             row[name], row[f"{name}_low"], row[f"{name}_high"] = proportion_interval(k, n, confidence=confidence)
         row["n_mr"] = n_mr
         row["mr"], row["mr_low"], row["mr_high"] = proportion_interval(count["oar"], n_mr, confidence=confidence)
@@ -266,7 +282,11 @@ def setting_metrics(
 SCORED_SUBSET, ALL_RECORDS = "scored subset", "all records"
 
 EMBEDDED_SCHEMA = pa.schema(
-    [METRIC_SCHEMA.field("model"), pa.field("ratio", pa.string(), nullable=False), pa.field("scored_on", pa.string(), nullable=False)]
+    [
+        METRIC_SCHEMA.field("model"),
+        pa.field("ratio", pa.string(), nullable=False),
+        pa.field("scored_on", pa.string(), nullable=False),
+    ]
     + [field for field in METRIC_SCHEMA if field.name != "model"]
 )
 
@@ -306,7 +326,9 @@ def embedded_metrics(
     own_groups = _groups(own)
     lacking = [model for model in models if model not in set(own_groups["model"])]
     if lacking:
-        raise ValueError(f"embedded models {lacking} have no read-out before training; they must also be under conflictbank.models")
+        raise ValueError(
+            f"embedded models {lacking} have no read-out before training; they must also be under conflictbank.models"
+        )
     scorings = {
         SCORED_SUBSET: _released_subset(own, own_groups),
         ALL_RECORDS: own.select("model", "record_id").unique().collect(engine="streaming"),
@@ -318,16 +340,24 @@ def embedded_metrics(
     for ratio, found in groups.items():
         strangers = sorted(set(found["model"]) - set(models))
         if strangers:
-            raise ValueError(f"embedded predictions at ratio {ratio} hold models {strangers} outside the embedded models {models}")
+            raise ValueError(
+                f"embedded predictions at ratio {ratio} hold models {strangers} outside the embedded models {models}"
+            )
     parts = []
     for scored_on, subset in scorings.items():
         for ratio, frame in chosen.items():
-            table = _metrics(frame, groups[ratio], subset, n_resamples=n_resamples, seed=seed, confidence=0.95, workers=workers)
-            parts.append(pl.from_arrow(table).with_columns(pl.lit(ratio).alias("ratio"), pl.lit(scored_on).alias("scored_on")))
+            table = _metrics(
+                frame, groups[ratio], subset, n_resamples=n_resamples, seed=seed, confidence=0.95, workers=workers
+            )
+            parts.append(
+                pl.from_arrow(table).with_columns(pl.lit(ratio).alias("ratio"), pl.lit(scored_on).alias("scored_on"))
+            )
     if not parts:
         return EMBEDDED_SCHEMA.empty_table()
     ranks = {"scored_on": list(scorings), "model": models, "ratio": list(by_ratio)}
-    rows = pl.concat(parts).with_row_index("order").sort(
-        *(pl.col(key).replace_strict(values, list(range(len(values)))) for key, values in ranks.items()), "order"
+    rows = (
+        pl.concat(parts)
+        .with_row_index("order")
+        .sort(*(pl.col(key).replace_strict(values, list(range(len(values)))) for key, values in ranks.items()), "order")
     )
     return rows.select(EMBEDDED_SCHEMA.names).to_arrow().cast(EMBEDDED_SCHEMA)

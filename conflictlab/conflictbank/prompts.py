@@ -13,13 +13,15 @@ evidence first, which the authors' code lacks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from conflictlab.lm.methods import INSTRUCTION, PROMPT_STYLES, opinion_context, opinion_question
 
 INSTRUCTION_WITHOUT_EVIDENCE = "According to your knowledge, choose the best choice from the following options."
-INSTRUCTION_WITH_EVIDENCE = "According to the evidence provided and your knowledge, choose the best choice from the following options."
+INSTRUCTION_WITH_EVIDENCE = (
+    "According to the evidence provided and your knowledge, choose the best choice from the following options."
+)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,9 @@ class MixtureRatio:
             if isinstance(part, bool) or not isinstance(part, int):
                 raise ValueError(f"ratio {self.default!r}:{self.conflicting!r}: parts must be integers")
         if self.default < 1 or self.conflicting < 0:
-            raise ValueError(f"ratio {self.default}:{self.conflicting}: the default part must be positive and the conflicting part non-negative")
+            raise ValueError(
+                f"ratio {self.default}:{self.conflicting}: the default part must be positive and the conflicting part non-negative"
+            )
 
     def format(self) -> str:
         return f"{self.default}-{self.conflicting}"
@@ -44,17 +46,17 @@ class MixtureRatio:
         return self.default, self.conflicting
 
     @classmethod
-    def parse(cls, text: str) -> "MixtureRatio":
+    def parse(cls, text: str) -> MixtureRatio:
         """A ratio from its file-name spelling (``2-3``)."""
         return cls._read(text, cls.PATTERN, "-")
 
     @classmethod
-    def from_label(cls, text: str) -> "MixtureRatio":
+    def from_label(cls, text: str) -> MixtureRatio:
         """A ratio from its config spelling (``2:3``)."""
         return cls._read(text, cls.LABEL_PATTERN, ":")
 
     @classmethod
-    def _read(cls, text, pattern: str, sep: str) -> "MixtureRatio":
+    def _read(cls, text, pattern: str, sep: str) -> MixtureRatio:
         spelled(pattern, text, "ratio", f"'default{sep}conflicting', e.g. '2{sep}1', without leading zeros")
         default, conflicting = text.split(sep)
         try:

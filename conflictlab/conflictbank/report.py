@@ -15,8 +15,8 @@ import math
 import os
 import struct
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -32,7 +32,9 @@ from conflictlab.stats import MIN_N_MEAN
 def _percent(cells: dict, cell: tuple, column: str) -> tuple[float, float, float]:
     """(point, low, high) of ``column`` in percent from ``cells[cell]`` (a metric row); NaN when absent."""
     row = cells.get(cell, {})
-    return tuple(math.nan if row.get(name) is None else 100.0 * row[name] for name in (column, f"{column}_low", f"{column}_high"))
+    return tuple(
+        math.nan if row.get(name) is None else 100.0 * row[name] for name in (column, f"{column}_low", f"{column}_high")
+    )
 
 
 def _error_bars(points: Sequence[tuple[float, float, float]]) -> np.ndarray:
@@ -79,8 +81,14 @@ def memorization_figure(metrics: pa.Table, models: Sequence[str]):
                     xs.append(k + offset)
                     points.append(_percent(cells, (model, pair[1 + side]), "mr"))
                     counts.append(cells.get((model, pair[1 + side]), {}).get("n_mr", 0))
-                ax.bar(xs, [p[0] for p in points], width=0.4, yerr=_error_bars(points) if points else None, capsize=2,
-                       label=CONTRAST_LABELS[contrast][side])
+                ax.bar(
+                    xs,
+                    [p[0] for p in points],
+                    width=0.4,
+                    yerr=_error_bars(points) if points else None,
+                    capsize=2,
+                    label=CONTRAST_LABELS[contrast][side],
+                )
                 for x, count in zip(xs, counts):
                     ax.text(x, 1.0, f"{count}", ha="center", va="bottom", fontsize=5)
             ax.axhline(50.0, color="grey", lw=0.8, ls="--")
@@ -106,35 +114,55 @@ _NOTES = [
     "MR is empty where n_mr = 0 (no scored answer is correct or replaced; the authors' evaluate.py reports 0); "
     "'neither' = 1 - OAR - CAR (the uncertain option or the other distractor).",
 ]
-_ENTROPY_NOTE = (f"Mean entropy (bits) of the A-D probabilities with a Student-t 95% interval over the scored records "
-                 f"(none below n = {MIN_N_MEAN} or without spread).")
+_ENTROPY_NOTE = (
+    f"Mean entropy (bits) of the A-D probabilities with a Student-t 95% interval over the scored records "
+    f"(none below n = {MIN_N_MEAN} or without spread)."
+)
 
 
 def write_metric_table(metrics: pa.Table, md_path, csv_path) -> None:
     """The per model and setting table (``metrics``: ``METRIC_SCHEMA``)."""
     write_markdown_and_csv(
-        metrics, md_path, csv_path,
+        metrics,
+        md_path,
+        csv_path,
         caption="ConflictBank per model and setting, on the scored subset (records answered correctly without evidence "
         "and with the correct evidence; n_scored of n_records): OAR, CAR, uncertain and neither rates, MR and mean "
         "entropy of the A-D probabilities. Scorer: each model's own read-out of options A-D (next-token logits of a "
         "local model, log-probs or a generated letter of a hosted one; column read_out of the predictions). "
         "'_reversed': conflicting evidence first.",
-        notes=[*_NOTES, _ENTROPY_NOTE], **_DISPLAY,
+        notes=[*_NOTES, _ENTROPY_NOTE],
+        **_DISPLAY,
     )
 
 
 def write_embedded_table(rows: pa.Table, md_path, csv_path) -> None:
     """The embedded-knowledge table (``rows``: ``metrics.EMBEDDED_SCHEMA``)."""
     write_markdown_and_csv(
-        rows, md_path, csv_path,
+        rows,
+        md_path,
+        csv_path,
         caption="Embedded knowledge: OAR, CAR, neither rate and MR after continued pre-training on default : conflicting "
         "evidence text at each ratio ('base': the model before training). Every ratio trains for the same optimiser "
         "steps on packed sequences of the same length, so on the same number of tokens (and a larger conflicting share "
         "means fewer passes over each default text); the conflicting texts of a smaller share are a subset of a larger "
         "one's. Headline: scored_on = 'scored subset', the base model's scored "
         "subset at every ratio (as the authors' evaluate.py selects it); companion: 'all records'.",
-        columns=["model", "ratio", "scored_on", "setting", "n_records", "n_scored", "oar", "car", "neither", "n_mr", "mr"],
-        notes=_NOTES, **_DISPLAY,
+        columns=[
+            "model",
+            "ratio",
+            "scored_on",
+            "setting",
+            "n_records",
+            "n_scored",
+            "oar",
+            "car",
+            "neither",
+            "n_mr",
+            "mr",
+        ],
+        notes=_NOTES,
+        **_DISPLAY,
     )
 
 
@@ -149,13 +177,25 @@ def embedded_figure(rows: pa.Table):
     ratios = data["ratio"].unique(maintain_order=True).to_list()
     for m, model in enumerate(models):
         left, right = axes[2 * m], axes[2 * m + 1]
-        cells = data.filter(pl.col("model") == model).rows_by_key(["ratio", "setting"], named=True, unique=True, include_key=True)
+        cells = data.filter(pl.col("model") == model).rows_by_key(
+            ["ratio", "setting"], named=True, unique=True, include_key=True
+        )
         for setting in dict.fromkeys(setting for _, setting in cells):
             ax, column = (left, "oar") if setting in ("default", "correct") else (right, "mr")
             points = [_percent(cells, (ratio, setting), column) for ratio in ratios]
-            ax.errorbar(range(len(ratios)), [p[0] for p in points], yerr=_error_bars(points), marker="o", capsize=2, label=setting)
+            ax.errorbar(
+                range(len(ratios)),
+                [p[0] for p in points],
+                yerr=_error_bars(points),
+                marker="o",
+                capsize=2,
+                label=setting,
+            )
         n = next(iter(cells.values()))["n_scored"]
-        for ax, label, title in ((left, "OAR (%)", "no or default evidence"), (right, "MR (%)", "+ retrieved conflicts")):
+        for ax, label, title in (
+            (left, "OAR (%)", "no or default evidence"),
+            (right, "MR (%)", "+ retrieved conflicts"),
+        ):
             ax.set_xticks(range(len(ratios)), ratios)
             ax.set_xlabel("training text, default : conflicting")
             ax.set_ylabel(label)
@@ -170,12 +210,24 @@ def embedded_figure(rows: pa.Table):
 # rows of the embedded table: key -> (title, column, panel label -> the
 # settings that panel compares, one line each, over the training ratios).
 EMBEDDED_FIGURES = {
-    "fig6": ("Figure 6 (§3.3): OAR without evidence and with the default evidence", "oar",
-             {"no or default evidence": ("default", "correct")}),
-    "fig7": ("Figure 7 (§3.4): MR with default and conflicting evidence, conflict last vs first", "mr",
-             {kind: (f"correct_{kind}", f"correct_{kind}_reversed") for kind in CONFLICT_KINDS}),
-    "fig8": ("Figure 8 (§3.5): MR without vs with a description", "mr",
-             {kind: (kind, f"{kind}_description", f"correct_{kind}", f"correct_{kind}_description") for kind in ("temporal", "semantic")}),
+    "fig6": (
+        "Figure 6 (§3.3): OAR without evidence and with the default evidence",
+        "oar",
+        {"no or default evidence": ("default", "correct")},
+    ),
+    "fig7": (
+        "Figure 7 (§3.4): MR with default and conflicting evidence, conflict last vs first",
+        "mr",
+        {kind: (f"correct_{kind}", f"correct_{kind}_reversed") for kind in CONFLICT_KINDS},
+    ),
+    "fig8": (
+        "Figure 8 (§3.5): MR without vs with a description",
+        "mr",
+        {
+            kind: (kind, f"{kind}_description", f"correct_{kind}", f"correct_{kind}_description")
+            for kind in ("temporal", "semantic")
+        },
+    ),
 }
 
 
@@ -192,21 +244,37 @@ def embedded_settings_figure(rows: pa.Table, figure: str):
     ratios = data["ratio"].unique(maintain_order=True).to_list()
     fig, axes = panel_grid(max(1, len(models) * len(groups)), width=3.8, height=3.0, ncols=len(groups), sharey=False)
     for m, model in enumerate(models):
-        cells = data.filter(pl.col("model") == model).rows_by_key(["ratio", "setting"], named=True, unique=True, include_key=True)
+        cells = data.filter(pl.col("model") == model).rows_by_key(
+            ["ratio", "setting"], named=True, unique=True, include_key=True
+        )
         present = {setting for _, setting in cells}
         n = next(iter(cells.values()))["n_scored"]
         for g, (label, settings) in enumerate(groups.items()):
             ax = axes[m * len(groups) + g]
             for setting in (s for s in settings if s in present):
                 points = [_percent(cells, (ratio, setting), column) for ratio in ratios]
-                ax.errorbar(range(len(ratios)), [p[0] for p in points], yerr=_error_bars(points), marker="o", capsize=2, label=setting)
+                ax.errorbar(
+                    range(len(ratios)),
+                    [p[0] for p in points],
+                    yerr=_error_bars(points),
+                    marker="o",
+                    capsize=2,
+                    label=setting,
+                )
                 if column == "mr":
                     for x, ratio in enumerate(ratios):
-                        ax.annotate(str(cells.get((ratio, setting), {}).get("n_mr", 0)), (x, 1.0), fontsize=5, ha="center")
+                        ax.annotate(
+                            str(cells.get((ratio, setting), {}).get("n_mr", 0)), (x, 1.0), fontsize=5, ha="center"
+                        )
             missing = [s for s in settings if s not in present]
             if missing:
-                ax.text(0.02, 0.5, textwrap.fill("not read (conflictbank.embedded.settings): " + ", ".join(missing), 40),
-                        transform=ax.transAxes, fontsize=6)
+                ax.text(
+                    0.02,
+                    0.5,
+                    textwrap.fill("not read (conflictbank.embedded.settings): " + ", ".join(missing), 40),
+                    transform=ax.transAxes,
+                    fontsize=6,
+                )
             ax.set_xticks(range(len(ratios)), ratios)
             ax.set_xlabel("training text, default : conflicting")
             ax.set_ylabel(f"{column.upper()} (%)" + ("; n_mr at the foot" if column == "mr" else ""))
@@ -257,15 +325,34 @@ def scale_figure(metrics: pa.Table, sizes: Mapping[str, tuple[int, str]]):
     for model in sorted(models, key=lambda m: sizes[m][0]):
         families.setdefault(sizes[model][1], []).append(model)
     ticks = sorted({sizes[model][0] for model in models})
-    panels = [(kind, setting) for evidence in ("{}", "correct_{}") for kind in CONFLICT_KINDS for setting in [evidence.format(kind)]]
+    panels = [
+        (kind, setting)
+        for evidence in ("{}", "correct_{}")
+        for kind in CONFLICT_KINDS
+        for setting in [evidence.format(kind)]
+    ]
     fig, axes = panel_grid(len(panels), width=3.6, height=3.0, ncols=len(CONFLICT_KINDS))
     for ax, (kind, setting) in zip(axes, panels):
         for family, members in families.items():
             points = [_percent(cells, (model, setting), "mr") for model in members]
             x = [sizes[model][0] for model in members]
-            ax.errorbar(x, [p[0] for p in points], yerr=_error_bars(points), marker="o", capsize=2, label=f"{family} ({len(members)})")
+            ax.errorbar(
+                x,
+                [p[0] for p in points],
+                yerr=_error_bars(points),
+                marker="o",
+                capsize=2,
+                label=f"{family} ({len(members)})",
+            )
             for model, xi in zip(members, x):
-                ax.annotate(f"{model}\nn_mr={cells.get((model, setting), {}).get('n_mr', 0)}", (xi, 2.0), fontsize=5, ha="center", rotation=90, va="bottom")
+                ax.annotate(
+                    f"{model}\nn_mr={cells.get((model, setting), {}).get('n_mr', 0)}",
+                    (xi, 2.0),
+                    fontsize=5,
+                    ha="center",
+                    rotation=90,
+                    va="bottom",
+                )
         ax.set_xscale("log")
         if ticks:
             ax.set_xticks(ticks, [f"{t / 1e9:.1f}B" if t >= 1e9 else f"{t / 1e6:.0f}M" for t in ticks], fontsize=7)
@@ -275,7 +362,10 @@ def scale_figure(metrics: pa.Table, sizes: Mapping[str, tuple[int, str]]):
         ax.axhline(50.0, color="grey", lw=0.8, ls="--")
         ax.set_xlabel("parameters (log scale)")
         ax.set_ylabel("MR (%)")
-        ax.set_title(f"{kind}: {'with correct evidence' if setting.startswith('correct_') else 'conflict evidence only'}", fontsize=8)
+        ax.set_title(
+            f"{kind}: {'with correct evidence' if setting.startswith('correct_') else 'conflict evidence only'}",
+            fontsize=8,
+        )
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=6, title="family (models)", title_fontsize=6)
     note = f"; no size (hosted): {', '.join(unsized)}" if unsized else ""

@@ -11,8 +11,8 @@ the three styles; evidence lengths from the shared hub record
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -93,8 +93,15 @@ def planted_counts(shares: Sequence[float], n: int) -> list[int]:
     return np.diff(bounds).tolist()
 
 
-def planted_predictions(records: pa.Table, settings: Sequence[str], *, model: str, scored_share: float = 0.6,
-                        answers: Mapping[str, Sequence[float]] | None = None, seed: int = 0) -> pa.Table:
+def planted_predictions(
+    records: pa.Table,
+    settings: Sequence[str],
+    *,
+    model: str,
+    scored_share: float = 0.6,
+    answers: Mapping[str, Sequence[float]] | None = None,
+    seed: int = 0,
+) -> pa.Table:
     """One :data:`conflictlab.conflictbank.evaluation.PREDICTION_SCHEMA` row per
     (setting, record), settings outer as the real read-out orders them.
 
@@ -110,7 +117,9 @@ def planted_predictions(records: pa.Table, settings: Sequence[str], *, model: st
     """
     rng = np.random.default_rng(seed)
     n = records.num_rows
-    letters = {key: np.array(records.column(f"{key}_letter").to_pylist()) for key in ("correct", "replaced", "uncertain")}
+    letters = {
+        key: np.array(records.column(f"{key}_letter").to_pylist()) for key in ("correct", "replaced", "uncertain")
+    }
     # the fourth letter: the one of A-D that none of the three names
     taken = np.stack([np.array([LETTERS.index(x) for x in column]) for column in letters.values()], axis=1)
     letters["other"] = np.array(LETTERS)[6 - taken.sum(axis=1)]
@@ -128,20 +137,33 @@ def planted_predictions(records: pa.Table, settings: Sequence[str], *, model: st
         predicted = np.choose(answer, [letters[key] for key in ANSWERS])
         probabilities = np.full((n, len(LETTERS)), (1 - PLANTED_CONFIDENCE) / 3)
         probabilities[np.arange(n), [LETTERS.index(x) for x in predicted]] = PLANTED_CONFIDENCE
-        parts.append(pa.table({
-            "record_id": records.column("record_id"),
-            "setting": pa.repeat(pa.scalar(setting), n),
-            "model": pa.repeat(pa.scalar(model), n),
-            "probabilities": pa.FixedSizeListArray.from_arrays(pa.array(probabilities.ravel()), len(LETTERS)),
-            "predicted_letter": pa.array(predicted),
-            **{f"{key}_letter": records.column(f"{key}_letter") for key in ("correct", "replaced", "uncertain")},
-            "read_out": pa.repeat(pa.scalar(PLANTED_READ_OUT), n),
-        }))
+        parts.append(
+            pa.table(
+                {
+                    "record_id": records.column("record_id"),
+                    "setting": pa.repeat(pa.scalar(setting), n),
+                    "model": pa.repeat(pa.scalar(model), n),
+                    "probabilities": pa.FixedSizeListArray.from_arrays(pa.array(probabilities.ravel()), len(LETTERS)),
+                    "predicted_letter": pa.array(predicted),
+                    **{
+                        f"{key}_letter": records.column(f"{key}_letter") for key in ("correct", "replaced", "uncertain")
+                    },
+                    "read_out": pa.repeat(pa.scalar(PLANTED_READ_OUT), n),
+                }
+            )
+        )
     return pa.concat_tables(parts).cast(PREDICTION_SCHEMA)
 
 
-def planted_method_predictions(records: pa.Table, runs: Sequence[str], *, greedy: str, scored_share: float = 0.6,
-                               answers: Mapping[str, Mapping[str, Sequence[float]]] | None = None, seed: int = 0) -> pa.Table:
+def planted_method_predictions(
+    records: pa.Table,
+    runs: Sequence[str],
+    *,
+    greedy: str,
+    scored_share: float = 0.6,
+    answers: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+    seed: int = 0,
+) -> pa.Table:
     """Rule conflictbank_methods' read-out, planted: for every run of
     ``runs`` (method run names, ``model@method``) the :func:`planted_predictions`
     rows of the single-evidence conflict settings
@@ -157,8 +179,16 @@ def planted_method_predictions(records: pa.Table, runs: Sequence[str], *, greedy
     :data:`ANSWERS` (``answers[run][setting]``, default (0.5, 0.3, 0.1, 0.1)):
     MR = OAR / (OAR + CAR) of those counts per run and kind.
     """
-    return pa.concat_tables([
-        planted_predictions(records, [*METHOD_SETTINGS, *(SUBSET_SETTINGS if run == greedy else ())], model=run,
-                            scored_share=scored_share, answers=(answers or {}).get(run), seed=seed)
-        for run in runs
-    ])
+    return pa.concat_tables(
+        [
+            planted_predictions(
+                records,
+                [*METHOD_SETTINGS, *(SUBSET_SETTINGS if run == greedy else ())],
+                model=run,
+                scored_share=scored_share,
+                answers=(answers or {}).get(run),
+                seed=seed,
+            )
+            for run in runs
+        ]
+    )

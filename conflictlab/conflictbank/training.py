@@ -47,9 +47,9 @@ import signal
 import subprocess
 import sys
 import zipfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -156,7 +156,9 @@ class Distribution:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"distributed.strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         if self.strategy == "fsdp" and self.processes < 2:
-            raise ValueError("distributed.strategy fsdp shards the model over processes: set processes to 2 or more (ddp for one)")
+            raise ValueError(
+                "distributed.strategy fsdp shards the model over processes: set processes to 2 or more (ddp for one)"
+            )
 
 
 def split_batch(batch_size: int, gradient_accumulation: int, processes: int) -> tuple[int, int]:
@@ -294,7 +296,11 @@ def _checkpoints(checkpoint_dir: Path) -> list[tuple[int, Path]]:
     """(step, folder) of every checkpoint-N folder, newest first."""
     if not checkpoint_dir.is_dir():
         return []
-    found = [(int(m.group(1)), path) for path in checkpoint_dir.iterdir() if path.is_dir() and (m := _CHECKPOINT_NAME.match(path.name))]
+    found = [
+        (int(m.group(1)), path)
+        for path in checkpoint_dir.iterdir()
+        if path.is_dir() and (m := _CHECKPOINT_NAME.match(path.name))
+    ]
     return sorted(found, reverse=True)
 
 
@@ -435,7 +441,9 @@ def _train(job: _Job, blocks: np.ndarray, callbacks: Sequence = ()) -> None:
         callbacks=[_completion_callback(job.fingerprint), *callbacks],
     )
     if fsdp and not trainer.is_fsdp_enabled:
-        raise RuntimeError("distributed.strategy is fsdp, but accelerate did not enable FSDP (it runs FSDP on GPUs only)")
+        raise RuntimeError(
+            "distributed.strategy is fsdp, but accelerate did not enable FSDP (it runs FSDP on GPUs only)"
+        )
     trainer.train(resume_from_checkpoint=job.resume)
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     final = trainer.model
@@ -443,7 +451,11 @@ def _train(job: _Job, blocks: np.ndarray, callbacks: Sequence = ()) -> None:
         # the full weights exist on no process: save_model gathers them (every process takes part) for the first to reload
         staging = Path(job.checkpoint_dir) / "final"
         trainer.save_model(str(staging))
-        final = AutoModelForCausalLM.from_pretrained(staging, dtype=torch.float32) if trainer.is_world_process_zero() else None
+        final = (
+            AutoModelForCausalLM.from_pretrained(staging, dtype=torch.float32)
+            if trainer.is_world_process_zero()
+            else None
+        )
     if trainer.is_world_process_zero():
         training = {**job.fields["training"], "loss": losses, **job.provenance}
         save_model_folder(final, tokenizer, job.out_dir, {**job.fields, "training": training})
@@ -476,16 +488,32 @@ def _launch(job: _Job, blocks: np.ndarray, callbacks: Sequence, folder: Path) ->
     try:
         payload = pickle.dumps((job, list(callbacks)))
     except (pickle.PicklingError, AttributeError, TypeError) as error:
-        raise TypeError(f"callbacks must be picklable (instances of module-level classes) to reach {processes} processes: {error}") from error
+        raise TypeError(
+            f"callbacks must be picklable (instances of module-level classes) to reach {processes} processes: {error}"
+        ) from error
     (folder / "job.pickle").write_bytes(payload)
     threads = int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1)
     env = {**os.environ, "OMP_NUM_THREADS": str(max(1, threads // processes))}
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={processes}",
-        "-m", "conflictlab.conflictbank.training", str(folder / "job.pickle"),
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc-per-node={processes}",
+        "-m",
+        "conflictlab.conflictbank.training",
+        str(folder / "job.pickle"),
     ]
-    log.info("starting %d training processes (%s, OMP_NUM_THREADS=%s each): %s", processes, job.distribution.strategy, env["OMP_NUM_THREADS"], " ".join(command))
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, preexec_fn=_die_with_parent) as process:
+    log.info(
+        "starting %d training processes (%s, OMP_NUM_THREADS=%s each): %s",
+        processes,
+        job.distribution.strategy,
+        env["OMP_NUM_THREADS"],
+        " ".join(command),
+    )
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, preexec_fn=_die_with_parent
+    ) as process:
         for line in process.stdout:
             if line := line.rstrip().split("\r")[-1]:  # a progress bar's last state
                 log.info("| %s", line)
@@ -597,7 +625,13 @@ def continue_pretraining(
             batch=batch,
             fingerprint=fingerprint,
             resume=str(resume) if resume else None,
-            fields={"name": name, "source": f"trained:{base_dir}", "source_sha256": None, "dtype": "float32", "training": training},
+            fields={
+                "name": name,
+                "source": f"trained:{base_dir}",
+                "source_sha256": None,
+                "dtype": "float32",
+                "training": training,
+            },
             provenance=dict(provenance or {}),
         )
         if processes == 1:

@@ -12,8 +12,8 @@ citation to the first sentence).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 _GROUP = re.compile(r"\[\s*(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\s*\]")
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
@@ -39,7 +39,7 @@ def sentences(text: str) -> list[str]:
         lead = _LEADING_GROUPS.match(piece)
         if lead and out and _GROUP.match(piece):
             out[-1] = f"{out[-1]} {lead.group(1).strip()}"
-            piece = piece[lead.end():].strip()
+            piece = piece[lead.end() :].strip()
         if piece:
             out.append(piece)
     return out

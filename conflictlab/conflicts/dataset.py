@@ -84,8 +84,26 @@ class RecordError(ValueError):
         return f"{self.path}, line {self.line}: field {self.field!r}: {self.reason}"
 
 
-_MONTHS = {m.casefold(): i for i, m in enumerate(
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"], start=1)}
+_MONTHS = {
+    m.casefold(): i
+    for i, m in enumerate(
+        [
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ],
+        start=1,
+    )
+}
 _MONTHS.update({name[:3]: i for name, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
@@ -175,7 +193,9 @@ def file_sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def read_conflicts(path: str | os.PathLike, *, on_error: str = "fail", check_release: bool = False) -> tuple[pa.Table, pa.Table]:
+def read_conflicts(
+    path: str | os.PathLike, *, on_error: str = "fail", check_release: bool = False
+) -> tuple[pa.Table, pa.Table]:
     """(queries, rejections) from a ``conflicts.jsonl`` file.
 
     ``on_error``: ``fail`` raises the first :class:`RecordError`; ``reject``
@@ -187,7 +207,9 @@ def read_conflicts(path: str | os.PathLike, *, on_error: str = "fail", check_rel
     if check_release:
         found = file_sha256(path)
         if found != RELEASE_SHA256:
-            raise ValueError(f"{path}: SHA-256 {found} is not the pinned release's {RELEASE_SHA256} (revision {RELEASE_REVISION})")
+            raise ValueError(
+                f"{path}: SHA-256 {found} is not the pinned release's {RELEASE_SHA256} (revision {RELEASE_REVISION})"
+            )
     rows, rejected = [], []
     with open(path, encoding="utf-8") as handle:
         for line, text in enumerate(handle, start=1):
@@ -215,10 +237,14 @@ def sample_queries(queries: pa.Table, max_per_category: int | None, *, seed: int
     return pa.Table.from_pylist(rows, schema=QUERY_SCHEMA)
 
 
-RELEASE_URL = f"https://raw.githubusercontent.com/google-research-datasets/rag_conflicts/{RELEASE_REVISION}/conflicts.jsonl"
+RELEASE_URL = (
+    f"https://raw.githubusercontent.com/google-research-datasets/rag_conflicts/{RELEASE_REVISION}/conflicts.jsonl"
+)
 
 
-def download_release(url: str, dest: str | os.PathLike, *, sha256: str | None = RELEASE_SHA256, timeout: float = 120) -> str:
+def download_release(
+    url: str, dest: str | os.PathLike, *, sha256: str | None = RELEASE_SHA256, timeout: float = 120
+) -> str:
     """Fetch ``conflicts.jsonl`` from ``url`` into ``dest`` (atomically) and
     return its SHA-256; a digest other than ``sha256`` (None: no check) is a
     ValueError and leaves nothing at ``dest``."""

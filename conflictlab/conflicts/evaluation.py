@@ -4,13 +4,12 @@ generated label, None, counts as wrong: it stays in the denominator)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from conflictlab.conflicts.dataset import ORDER
 from conflictlab.stats import proportion_ci
-
 
 
 def task1_accuracy(predicted: Sequence[str | None], gold: Sequence[str]) -> tuple[float, float, float]:
@@ -19,7 +18,9 @@ def task1_accuracy(predicted: Sequence[str | None], gold: Sequence[str]) -> tupl
     return proportion_ci([p == g for p, g in zip(predicted, gold, strict=True)])
 
 
-def confusion_matrix(predicted: Sequence[str | None], gold: Sequence[str], counts: Sequence[int] | None = None) -> np.ndarray:
+def confusion_matrix(
+    predicted: Sequence[str | None], gold: Sequence[str], counts: Sequence[int] | None = None
+) -> np.ndarray:
     """Counts, shape (5, 6): rows gold categories in :data:`ORDER`, columns
     predicted ones, the last column unparseable predictions. ``counts``
     (shape (n,)): how many queries each (predicted, gold) pair stands for; None: one each."""

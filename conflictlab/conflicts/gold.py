@@ -35,7 +35,9 @@ def _behaviour_error(item: dict) -> str | None:
 
 def _grounding_error(item: dict) -> str | None:
     results = item["results"]
-    if not results or not all(isinstance(r, dict) and all(isinstance(r.get(f), str) for f in RESULT_FIELDS) for r in results):
+    if not results or not all(
+        isinstance(r, dict) and all(isinstance(r.get(f), str) for f in RESULT_FIELDS) for r in results
+    ):
         return f"field 'results' must hold search results with string fields {', '.join(RESULT_FIELDS)}"
     n = len(sentences(item["response"]))
     if len(item["labels"]) != n or not all(label in FACTS_LABELS for label in item["labels"]):

@@ -38,7 +38,9 @@ from dataclasses import dataclass
 from conflictlab.conflicts.prompts import TAXONOMY
 from conflictlab.judges.requests import JudgeRequest
 
-BEHAVIOUR_TEMPLATES = {category: f"conflicts_behaviour_{category}_v2" for category in TAXONOMY}  # v2: no dataset query among the examples
+BEHAVIOUR_TEMPLATES = {
+    category: f"conflicts_behaviour_{category}_v2" for category in TAXONOMY
+}  # v2: no dataset query among the examples
 RECALL_TEMPLATE = "conflicts_answer_recall_v2"  # v2: a hedge that includes the gold counts (paper §4)
 YES_NO = ("yes", "no")
 
@@ -231,7 +233,9 @@ def behaviour_request(category: str, question: str, response: str) -> JudgeReque
         f"whether its facts are right.\nQuery: {question}\nResponse: {response}\n\n"
         'Reply with JSON: {"adheres": "yes"} or {"adheres": "no"}.'
     )
-    return JudgeRequest(template=BEHAVIOUR_TEMPLATES[category], messages=(("user", user),), fields=("adheres",), options=YES_NO)
+    return JudgeRequest(
+        template=BEHAVIOUR_TEMPLATES[category], messages=(("user", user),), fields=("adheres",), options=YES_NO
+    )
 
 
 def recall_request(question: str, gold: str, response: str) -> JudgeRequest:
@@ -244,4 +248,6 @@ def recall_request(question: str, gold: str, response: str) -> JudgeRequest:
         f"Question: {question}\nCorrect answer: {gold}\nResponse: {response}\n\n"
         'Reply with JSON: {"includes_answer": "yes"} or {"includes_answer": "no"}.'
     )
-    return JudgeRequest(template=RECALL_TEMPLATE, messages=(("user", user),), fields=("includes_answer",), options=YES_NO)
+    return JudgeRequest(
+        template=RECALL_TEMPLATE, messages=(("user", user),), fields=("includes_answer",), options=YES_NO
+    )

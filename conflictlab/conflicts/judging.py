@@ -22,7 +22,7 @@ the paper's subset of them.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
@@ -46,7 +46,9 @@ JUDGED_SCHEMA = pa.schema(
         pa.field("recall_status", pa.string(), nullable=False),  # ok | unreadable | no_gold | not_generated
         pa.field("sentence_labels", pa.list_(pa.string())),  # FACTS label per sentence (null where unreadable)
         pa.field("grounding", pa.float64()),  # supported / factual sentences
-        pa.field("grounding_status", pa.string(), nullable=False),  # ok | unreadable | no_sentences | no_factual_sentences | not_generated
+        pa.field(
+            "grounding_status", pa.string(), nullable=False
+        ),  # ok | unreadable | no_sentences | no_factual_sentences | not_generated
         pa.field("n_sentences", pa.int32(), nullable=False),
         pa.field("n_cited_sentences", pa.int32(), nullable=False),
         pa.field("n_citations", pa.int32(), nullable=False),
@@ -88,18 +90,30 @@ def unjudged_row(query: dict, response: dict, *, judge: str) -> tuple[dict, list
     parts = sentences(text) if generated else []
     quality = citation_quality(text, query["n_results"]) if generated else None
     row = {
-        "query_id": query["query_id"], "model": response["model"], "strategy": response["strategy"],
-        "conflict_type": query["conflict_type"], "judge": judge, "status": response["status"],
-        "adheres": None, "behaviour_status": "not_generated", "answer_recall": None,
+        "query_id": query["query_id"],
+        "model": response["model"],
+        "strategy": response["strategy"],
+        "conflict_type": query["conflict_type"],
+        "judge": judge,
+        "status": response["status"],
+        "adheres": None,
+        "behaviour_status": "not_generated",
+        "answer_recall": None,
         "recall_status": "not_generated" if query["correct_answer"] else "no_gold",
-        "sentence_labels": None, "grounding": None, "grounding_status": "not_generated",
-        "n_sentences": len(parts), "n_cited_sentences": quality.n_cited if quality else 0,
-        "n_citations": quality.n_citations if quality else 0, "n_invalid_citations": quality.n_invalid if quality else 0,
+        "sentence_labels": None,
+        "grounding": None,
+        "grounding_status": "not_generated",
+        "n_sentences": len(parts),
+        "n_cited_sentences": quality.n_cited if quality else 0,
+        "n_citations": quality.n_citations if quality else 0,
+        "n_invalid_citations": quality.n_invalid if quality else 0,
     }
     return row, parts
 
 
-def judge_responses(queries: Sequence[dict], responses: Sequence[dict], ask: Callable[[list[JudgeRequest]], list[str]], *, judge: str) -> pa.Table:
+def judge_responses(
+    queries: Sequence[dict], responses: Sequence[dict], ask: Callable[[list[JudgeRequest]], list[str]], *, judge: str
+) -> pa.Table:
     """One :data:`JUDGED_SCHEMA` row per response; every judge request goes
     through ``ask`` in one call."""
     by_id = {query["query_id"]: query for query in queries}

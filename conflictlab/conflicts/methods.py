@@ -11,7 +11,7 @@ Wilson intervals; higher is better.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import polars as pl
 import pyarrow as pa
@@ -29,12 +29,25 @@ def method_cells(judged: pa.Table, runs: Mapping[str, tuple[str, str]]) -> list[
     rows = pl.from_arrow(judged).filter(pl.col("model").is_in(list(runs)) & (pl.col("strategy") == METHOD_STRATEGY))
     recall_rows = rows.filter((pl.col("recall_status") != "no_gold") & pl.col("conflict_type").is_in(RECALL_CATEGORIES))
     cells = []
-    for metric, frame, verdict in (("Expected behaviour", rows, "adheres"), ("Answer recall", recall_rows, "answer_recall")):
-        scored = frame.with_columns(outcome=scored_outcome(verdict).cast(pl.Float64)).filter(pl.col("outcome").is_not_null())
+    for metric, frame, verdict in (
+        ("Expected behaviour", rows, "adheres"),
+        ("Answer recall", recall_rows, "answer_recall"),
+    ):
+        scored = frame.with_columns(outcome=scored_outcome(verdict).cast(pl.Float64)).filter(
+            pl.col("outcome").is_not_null()
+        )
         for name, group in scored.group_by("model", maintain_order=True):
             model, method = runs[name[0]]
-            cells.append(method_cell(
-                model=model, method=method, benchmark=BENCHMARK, metric=metric, values=group["outcome"].to_numpy(),
-                sample_ids=group["query_id"].to_list(), proportion=True, higher_is_better=True,
-            ))
+            cells.append(
+                method_cell(
+                    model=model,
+                    method=method,
+                    benchmark=BENCHMARK,
+                    metric=metric,
+                    values=group["outcome"].to_numpy(),
+                    sample_ids=group["query_id"].to_list(),
+                    proportion=True,
+                    higher_is_better=True,
+                )
+            )
     return cells

@@ -20,8 +20,8 @@ Oracle). Template names carry a version (``..._v1``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from conflictlab.conflicts.dataset import CATEGORIES
 from conflictlab.lm.methods import INSTRUCTION, PROMPT_STYLES, opinion_context, opinion_question
@@ -91,7 +91,11 @@ def render_results(results: Sequence[dict]) -> str:
     date (when released and not NA) and segment."""
     blocks = []
     for k, result in enumerate(results, start=1):
-        lines = [f"[{k}] URL: {result.get('url') or ''}", f"Title: {result.get('title') or ''}", f"Snippet: {result.get('snippet') or ''}"]
+        lines = [
+            f"[{k}] URL: {result.get('url') or ''}",
+            f"Title: {result.get('title') or ''}",
+            f"Snippet: {result.get('snippet') or ''}",
+        ]
         date = (result.get("date") or "").strip()
         if date and date.casefold() not in ("na", "n/a"):
             lines.append(f"Date: {date}")
@@ -169,7 +173,10 @@ def context_free_messages(question: str) -> list[dict]:
     return [{"role": "user", "content": f"Answer the query.\n\nQuery: {question}\n\nResponse:"}]
 
 
-_TAXONOMY_REPLY = re.compile(r"^\s*Type:\s*(?P<type>[^\n]+?)\s*\n\s*Explanation:\s*(?P<explanation>.*?)\n\s*Response:\s*(?P<response>.+)$", re.DOTALL)
+_TAXONOMY_REPLY = re.compile(
+    r"^\s*Type:\s*(?P<type>[^\n]+?)\s*\n\s*Explanation:\s*(?P<explanation>.*?)\n\s*Response:\s*(?P<response>.+)$",
+    re.DOTALL,
+)
 
 
 def parse_label(text: str) -> str | None:

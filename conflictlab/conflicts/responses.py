@@ -38,7 +38,7 @@ in-process read-out scores the names inside the final channel
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -55,12 +55,12 @@ from conflictlab.conflicts.prompts import (
     task1_messages,
     task2_messages,
 )
-from conflictlab.lm.chat_template import render_chat
 from conflictlab.lm.channels import FINAL_HEADER, NO_FINAL_CHANNEL, HarmonyTokens, final_message
-from conflictlab.lm.shards import NO_ANSWER_STATUS
+from conflictlab.lm.chat_template import render_chat
 from conflictlab.lm.generation import Backend, Completion, DecodingParams, generate_with_method
-from conflictlab.lm.methods import GREEDY, as_method
 from conflictlab.lm.guided import chat_token_ids
+from conflictlab.lm.methods import GREEDY, as_method
+from conflictlab.lm.shards import NO_ANSWER_STATUS
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +72,13 @@ TYPE_PREDICTION_SCHEMA = pa.schema(
         pa.field("predicted", pa.string()),  # null: unparseable or too long
         pa.field("readout", pa.string(), nullable=False),  # option_loglikelihood | generated
         pa.field("scores", pa.list_(pa.float64())),  # log p(name) per category in dataset.ORDER (option read-out)
-        pa.field("reply", pa.string()),  # generated read-out: the text after "Type:" (reasoning models: the final channel)
+        pa.field(
+            "reply", pa.string()
+        ),  # generated read-out: the text after "Type:" (reasoning models: the final channel)
         pa.field("reasoning", pa.string()),  # reasoning models: everything before the final channel
-        pa.field("status", pa.string(), nullable=False),  # ok | unparseable | too_long | no_final_channel | refused | content_filter
+        pa.field(
+            "status", pa.string(), nullable=False
+        ),  # ok | unparseable | too_long | no_final_channel | refused | content_filter
     ]
 )
 
@@ -87,14 +91,19 @@ RESPONSE_SCHEMA = pa.schema(
         pa.field("given_type", pa.string()),  # the type the prompt names: predicted (pipeline), gold (oracle)
         pa.field("predicted_type", pa.string()),  # taxonomy-aware: the type the reply names
         pa.field("n_prompt_tokens", pa.int32(), nullable=False),
-        pa.field("reply", pa.string()),  # everything generated (taxonomy-aware: after the prefilled "Type:"; reasoning models: the final channel)
+        pa.field(
+            "reply", pa.string()
+        ),  # everything generated (taxonomy-aware: after the prefilled "Type:"; reasoning models: the final channel)
         pa.field("reasoning", pa.string()),  # reasoning models: everything before the final channel
         pa.field("response", pa.string()),  # the response to judge; null unless status ok
         pa.field("finish_reason", pa.string()),
-        pa.field("status", pa.string(), nullable=False),  # ok | unparseable | empty | too_long | no_predicted_type | no_final_channel | refused | content_filter
+        pa.field(
+            "status", pa.string(), nullable=False
+        ),  # ok | unparseable | empty | too_long | no_predicted_type | no_final_channel | refused | content_filter
         pa.field("decoding", pa.string(), nullable=False),
     ]
 )
+
 
 def task1_scores(lm, question: str, results: Sequence[dict], *, harmony: HarmonyTokens | None = None) -> np.ndarray:
     """log p(category name | Task 1 prompt, "Type:") per category in
@@ -171,7 +180,15 @@ def types_by_generation(
     prompts = [_payload(tokenizer, task1_messages(q["question"], q["search_results"]), prefix) for q in queries]
     fits = [tokenizer is None or len(p) + budget <= limit for p in prompts]
     sent = [(q, p) for q, p, ok in zip(queries, prompts, fits) if ok]
-    completions = iter(_generate(backend, tokenizer, [p for _, p in sent], DecodingParams(budget, seed), [f"task1/{q['query_id']}" for q, _ in sent]))
+    completions = iter(
+        _generate(
+            backend,
+            tokenizer,
+            [p for _, p in sent],
+            DecodingParams(budget, seed),
+            [f"task1/{q['query_id']}" for q, _ in sent],
+        )
+    )
     rows = []
     for query, ok in zip(queries, fits):
         if not ok:
@@ -206,8 +223,15 @@ def _decoder(tokenizer):
 
 
 def _type_row(
-    query: dict, model: str, predicted: str | None, readout: str, *,
-    scores: np.ndarray | None = None, reply: str | None = None, reasoning: str | None = None, status: str = "ok",
+    query: dict,
+    model: str,
+    predicted: str | None,
+    readout: str,
+    *,
+    scores: np.ndarray | None = None,
+    reply: str | None = None,
+    reasoning: str | None = None,
+    status: str = "ok",
 ) -> dict:
     return {
         "query_id": query["query_id"],
@@ -262,22 +286,36 @@ def respond(
         raise ValueError(f"unknown CONFLICTS strategies {unknown}; known: {', '.join(STRATEGIES)}")
     method = as_method(method)
     if method.contrastive and (set(strategies) != {"vanilla"} or tokenizer is None):
-        raise ValueError(f"method {method.format()}: CONFLICTS contrasts the Vanilla prompt only, with token ids (got {list(strategies)})")
+        raise ValueError(
+            f"method {method.format()}: CONFLICTS contrasts the Vanilla prompt only, with token ids (got {list(strategies)})"
+        )
     params = DecodingParams(max_new_tokens, seed, repetition_penalty)
     rows, prompts, context_free = [], [], []
     for strategy in strategies:
         for query in queries:
             named = given_type(strategy, query, predicted)
             row = {
-                "query_id": query["query_id"], "model": model, "strategy": strategy, "template": TASK2_TEMPLATES[strategy],
-                "given_type": named, "predicted_type": None, "n_prompt_tokens": 0, "reply": None, "reasoning": None, "response": None,
-                "finish_reason": None, "status": "ok", "decoding": params.to_json(),
+                "query_id": query["query_id"],
+                "model": model,
+                "strategy": strategy,
+                "template": TASK2_TEMPLATES[strategy],
+                "given_type": named,
+                "predicted_type": None,
+                "n_prompt_tokens": 0,
+                "reply": None,
+                "reasoning": None,
+                "response": None,
+                "finish_reason": None,
+                "status": "ok",
+                "decoding": params.to_json(),
             }
             rows.append(row)
             if strategy == "pipeline" and named is None:
                 row["status"] = "no_predicted_type"
                 continue
-            messages = task2_messages(strategy, query["question"], query["search_results"], conflict_type=named, style=method.prompt_style)
+            messages = task2_messages(
+                strategy, query["question"], query["search_results"], conflict_type=named, style=method.prompt_style
+            )
             payload = _payload(tokenizer, messages, reply_prefix(strategy, harmony=harmony))
             if tokenizer is not None:
                 row["n_prompt_tokens"] = len(payload)
@@ -286,10 +324,16 @@ def respond(
                     continue
             prompts.append((row, payload))
             if method.contrastive:
-                context_free.append(_payload(tokenizer, context_free_messages(query["question"]), reply_prefix(strategy, harmony=harmony)))
+                context_free.append(
+                    _payload(
+                        tokenizer, context_free_messages(query["question"]), reply_prefix(strategy, harmony=harmony)
+                    )
+                )
     rows_sent = [f"{row['strategy']}/{row['query_id']}" for row, _ in prompts]
     if method.contrastive:
-        completions = generate_with_method(backend, [payload for _, payload in prompts], params, method, context_free=context_free)
+        completions = generate_with_method(
+            backend, [payload for _, payload in prompts], params, method, context_free=context_free
+        )
     else:
         completions = _generate(backend, tokenizer, [payload for _, payload in prompts], params, rows_sent)
     for (row, _), completion in zip(prompts, completions, strict=True):
@@ -315,9 +359,15 @@ def respond(
     return pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
 
 
-
 def answer_queries(
-    model_dir, settings: dict, queries: Sequence[dict], *, model: str, strategies: Sequence[str], stack=None, server_log=None
+    model_dir,
+    settings: dict,
+    queries: Sequence[dict],
+    *,
+    model: str,
+    strategies: Sequence[str],
+    stack=None,
+    server_log=None,
 ) -> tuple[pa.Table, pa.Table]:
     """(type predictions, responses) of one local model, loaded once.
 
@@ -349,11 +399,26 @@ def answer_queries(
         tokenizer = None if settings["backend"] == "served" else AutoTokenizer.from_pretrained(model_dir)
         harmony = HarmonyTokens.of(tokenizer) if tokenizer is not None else None
         types = types_by_generation(
-            backend, tokenizer, queries, model=model, limit=limit, seed=settings["seed"], harmony=harmony,
+            backend,
+            tokenizer,
+            queries,
+            model=model,
+            limit=limit,
+            seed=settings["seed"],
+            harmony=harmony,
             reasoning_tokens=settings["max_new_tokens"],
         )
-    return types, _respond_all(backend, tokenizer, queries, types, model=model, strategies=strategies, limit=limit, settings=settings,
-                               harmony=harmony)
+    return types, _respond_all(
+        backend,
+        tokenizer,
+        queries,
+        types,
+        model=model,
+        strategies=strategies,
+        limit=limit,
+        settings=settings,
+        harmony=harmony,
+    )
 
 
 def answer_with_methods(model_dir, settings: dict, queries: Sequence[dict], runs: dict[str, str]) -> pa.Table:
@@ -372,39 +437,73 @@ def answer_with_methods(model_dir, settings: dict, queries: Sequence[dict], runs
     backend = HFBackend(lm, batch_size=settings["batch_size"])
     limit = context_limit(model_dir, settings.get("max_model_len"))
     harmony = HarmonyTokens.of(lm.tokenizer)
-    return pa.concat_tables([
-        respond(backend, lm.tokenizer, queries, {}, model=run, strategies=("vanilla",), limit=limit,
-                max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], harmony=harmony, method=method,
-                repetition_penalty=settings.get("repetition_penalty", 1.0))
-        for run, method in runs.items()
-    ])
+    return pa.concat_tables(
+        [
+            respond(
+                backend,
+                lm.tokenizer,
+                queries,
+                {},
+                model=run,
+                strategies=("vanilla",),
+                limit=limit,
+                max_new_tokens=settings["max_new_tokens"],
+                seed=settings["seed"],
+                harmony=harmony,
+                method=method,
+                repetition_penalty=settings.get("repetition_penalty", 1.0),
+            )
+            for run, method in runs.items()
+        ]
+    )
 
 
-def conflicts_conversations(queries: Sequence[dict], strategies: Sequence[str]) -> tuple[list[list[dict]], list[list[dict]]]:
+def conflicts_conversations(
+    queries: Sequence[dict], strategies: Sequence[str]
+) -> tuple[list[list[dict]], list[list[dict]]]:
     """(Task 1, Task 2) messages a chat model would be sent for ``queries``;
     Pipeline takes the gold type in place of the prediction it will get
     (for estimates: a prompt of the same form)."""
     task1 = [task1_messages(q["question"], q["search_results"]) for q in queries]
     task2 = [
-        task2_messages(strategy, q["question"], q["search_results"], conflict_type=q["conflict_type"] if strategy in ("pipeline", "oracle") else None)
+        task2_messages(
+            strategy,
+            q["question"],
+            q["search_results"],
+            conflict_type=q["conflict_type"] if strategy in ("pipeline", "oracle") else None,
+        )
         for strategy in strategies
         for q in queries
     ]
     return task1, task2
 
 
-def answer_queries_hosted(backend, settings: dict, queries: Sequence[dict], *, model: str, strategies: Sequence[str]) -> tuple[pa.Table, pa.Table]:
+def answer_queries_hosted(
+    backend, settings: dict, queries: Sequence[dict], *, model: str, strategies: Sequence[str]
+) -> tuple[pa.Table, pa.Table]:
     """(type predictions, responses) of a hosted chat model
     (:class:`conflictlab.lm.chat.ChatBackend`): Task 1 generated and parsed,
     Task 2 as for a local model; ``settings``: ``max_new_tokens``, ``seed``."""
     types = types_by_generation(backend, None, queries, model=model, limit=0, seed=settings["seed"])
-    return types, _respond_all(backend, None, queries, types, model=model, strategies=strategies, limit=0, settings=settings, harmony=None)
+    return types, _respond_all(
+        backend, None, queries, types, model=model, strategies=strategies, limit=0, settings=settings, harmony=None
+    )
 
 
-def _respond_all(backend, tokenizer, queries, types: pa.Table, *, model, strategies, limit, settings, harmony) -> pa.Table:
+def _respond_all(
+    backend, tokenizer, queries, types: pa.Table, *, model, strategies, limit, settings, harmony
+) -> pa.Table:
     predicted = dict(zip(types.column("query_id").to_pylist(), types.column("predicted").to_pylist()))
     return respond(
-        backend, tokenizer, queries, predicted, model=model, strategies=strategies, limit=limit,
-        max_new_tokens=settings["max_new_tokens"], seed=settings["seed"], harmony=harmony,
+        backend,
+        tokenizer,
+        queries,
+        predicted,
+        model=model,
+        strategies=strategies,
+        limit=limit,
+        max_new_tokens=settings["max_new_tokens"],
+        seed=settings["seed"],
+        harmony=harmony,
         repetition_penalty=settings.get("repetition_penalty", 1.0),
     )

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +30,14 @@ from conflictlab.fake_text import Words, chosen, scaled
 
 RESULTS_PER_QUERY = (5, 20, (9.2, 2.5))  # fewest, most, (mean, sd) of a normal rounded and clipped: median 9
 # Words per field (mean, standard deviation); short_text at most ~512 tokens.
-WORDS = {"question": (9, 3), "title": (8, 3), "snippet": (20, 6), "short_text": (300, 60), "response_str": (12, 8), "answer": (4, 2)}
+WORDS = {
+    "question": (9, 3),
+    "title": (8, 3),
+    "snippet": (20, 6),
+    "short_text": (300, 60),
+    "response_str": (12, 8),
+    "answer": (4, 2),
+}
 # The share of queries with a gold answer outside RECALL_CATEGORIES (7/115, 2/115).
 GOLD_SHARE = {"complementary": 7 / 115, "conflicting_opinions": 2 / 115}
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -102,7 +109,9 @@ def _share(share: float | Mapping[str, float], key: str) -> float:
     return share if isinstance(share, (int, float)) else share[key]
 
 
-def plant_types(queries: pa.Table, *, model: str, accuracy: float | Mapping[str, float] = 0.6, seed: int = 0) -> pa.Table:
+def plant_types(
+    queries: pa.Table, *, model: str, accuracy: float | Mapping[str, float] = 0.6, seed: int = 0
+) -> pa.Table:
     """One :data:`conflictlab.conflicts.responses.TYPE_PREDICTION_SCHEMA` row
     per query (Task 1), in ``queries``' order, read-out ``planted``, every
     status ``ok``.
@@ -148,8 +157,15 @@ def _cited_text(words: Words, n_sentences: int, n_results: int) -> str:
     return " ".join(parts)
 
 
-def plant_responses(queries: pa.Table, types: pa.Table | None, *, model: str, strategies: Sequence[str] = STRATEGIES,
-                    n_sentences: int = 4, seed: int = 0) -> pa.Table:
+def plant_responses(
+    queries: pa.Table,
+    types: pa.Table | None,
+    *,
+    model: str,
+    strategies: Sequence[str] = STRATEGIES,
+    n_sentences: int = 4,
+    seed: int = 0,
+) -> pa.Table:
     """One :data:`conflictlab.conflicts.responses.RESPONSE_SCHEMA` row per
     (strategy, query), strategies outer as :func:`~conflictlab.conflicts.responses.respond`
     orders them (Task 2; ``types``: :func:`plant_types`' table of the same
@@ -170,20 +186,37 @@ def plant_responses(queries: pa.Table, types: pa.Table | None, *, model: str, st
     decoding = json.dumps({PLANTED: True})
     rows = []
     for strategy in strategies:
-        for query in queries.select(["query_id", "conflict_type", "question", "search_results", "n_results"]).to_pylist():
+        for query in queries.select(
+            ["query_id", "conflict_type", "question", "search_results", "n_results"]
+        ).to_pylist():
             named = given_type(strategy, query, predicted)
             row = {
-                "query_id": query["query_id"], "model": model, "strategy": strategy, "template": TASK2_TEMPLATES[strategy],
-                "given_type": named, "predicted_type": None, "n_prompt_tokens": 0, "reply": None, "reasoning": None,
-                "response": None, "finish_reason": None, "status": "no_predicted_type", "decoding": decoding,
+                "query_id": query["query_id"],
+                "model": model,
+                "strategy": strategy,
+                "template": TASK2_TEMPLATES[strategy],
+                "given_type": named,
+                "predicted_type": None,
+                "n_prompt_tokens": 0,
+                "reply": None,
+                "reasoning": None,
+                "response": None,
+                "finish_reason": None,
+                "status": "no_predicted_type",
+                "decoding": decoding,
             }
             rows.append(row)
             if strategy == "pipeline" and named is None:
                 continue
             messages = task2_messages(strategy, query["question"], query["search_results"], conflict_type=named)
             text = _cited_text(words, n_sentences, query["n_results"])
-            row.update(n_prompt_tokens=sum(len(m["content"].split()) for m in messages), reply=text, response=text,
-                       finish_reason="stop", status="ok")
+            row.update(
+                n_prompt_tokens=sum(len(m["content"].split()) for m in messages),
+                reply=text,
+                response=text,
+                finish_reason="stop",
+                status="ok",
+            )
             if strategy == "taxonomy_aware":
                 # the reply after the prefilled "Type:", as the real rule keeps it
                 row["predicted_type"] = predicted.get(query["query_id"])
@@ -192,8 +225,16 @@ def plant_responses(queries: pa.Table, types: pa.Table | None, *, model: str, st
     return pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
 
 
-def plant_judged(queries: pa.Table, responses: pa.Table, *, judge: str, adherence: float | Mapping[str, float] = 0.7,
-                 recall: float = 0.8, grounding: float = 0.75, seed: int = 0) -> pa.Table:
+def plant_judged(
+    queries: pa.Table,
+    responses: pa.Table,
+    *,
+    judge: str,
+    adherence: float | Mapping[str, float] = 0.7,
+    recall: float = 0.8,
+    grounding: float = 0.75,
+    seed: int = 0,
+) -> pa.Table:
     """One :data:`conflictlab.conflicts.judging.JUDGED_SCHEMA` row per
     response, in ``responses``' order (rule ``conflicts_judge``); citation
     counts are the real ones of each response
@@ -210,7 +251,10 @@ def plant_judged(queries: pa.Table, responses: pa.Table, *, judge: str, adherenc
     0.75). All chosen with ``seed``.
     """
     rng = np.random.default_rng(seed)
-    by_id = {query["query_id"]: query for query in queries.select(["query_id", "conflict_type", "correct_answer", "n_results"]).to_pylist()}
+    by_id = {
+        query["query_id"]: query
+        for query in queries.select(["query_id", "conflict_type", "correct_answer", "n_results"]).to_pylist()
+    }
     rows, cells = [], {}
     for response in responses.select(["query_id", "model", "strategy", "response", "status"]).to_pylist():
         query = by_id[response["query_id"]]

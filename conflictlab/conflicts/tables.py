@@ -49,7 +49,13 @@ THIS_RUN, PAPER = "this run", "paper"
 
 # Queries per category in the release (../shared/references/conflicts.md):
 # the n of the paper's rows.
-RELEASE_COUNTS = {"no_conflict": 161, "complementary": 115, "conflicting_opinions": 115, "outdated": 62, "misinformation": 5}
+RELEASE_COUNTS = {
+    "no_conflict": 161,
+    "complementary": 115,
+    "conflicting_opinions": 115,
+    "outdated": 62,
+    "misinformation": 5,
+}
 
 # Paper §4: "Answer Recall ... applies to instances in the 'No conflict',
 # 'Freshness', and 'Misinformation' categories, which comprise 228 queries".
@@ -62,7 +68,13 @@ RECALL_CATEGORIES = ("no_conflict", "outdated", "misinformation")
 PAPER_TABLE7 = {"ConflictingQA": 162, "SituatedQA Geo": 105, "SituatedQA Temp": 41, "FreshQA": 95, "QACC": 55}
 
 # Paper Table 4: type-prediction accuracy (%).
-PAPER_TABLE4 = {"Gemma 3 27B": 53.9, "Qwen 2.5 72B": 53.1, "GPT-4o": 59.2, "Gemini 2.0 Flash": 60.5, "Gemini 2.5 Flash": 65.3}
+PAPER_TABLE4 = {
+    "Gemma 3 27B": 53.9,
+    "Qwen 2.5 72B": 53.1,
+    "GPT-4o": 59.2,
+    "Gemini 2.0 Flash": 60.5,
+    "Gemini 2.5 Flash": 65.3,
+}
 
 # Paper Table 5: (expected behaviour, answer recall, factual grounding) in %,
 # per model and strategy (vanilla, pipeline, taxonomy_aware, oracle).
@@ -94,40 +106,87 @@ PAPER_TABLE6 = {
 
 COUNT_SCHEMA = {
     "table2": pa.schema([("category", pa.string()), ("n", pa.int64()), ("n_paper", pa.int64())]),
-    "table7": pa.schema([("source", pa.string()), ("released_as", pa.string()), ("n", pa.int64()), ("n_paper", pa.int64())]),
+    "table7": pa.schema(
+        [("source", pa.string()), ("released_as", pa.string()), ("n", pa.int64()), ("n_paper", pa.int64())]
+    ),
 }
 TABLE4_SCHEMA = pa.schema(
     [
-        ("source", pa.string()), ("model", pa.string()), ("readout", pa.string()), ("n", pa.int64()),
-        ("accuracy", pa.float64()), ("ci_low", pa.float64()), ("ci_high", pa.float64()), ("n_unparseable", pa.int64()),
+        ("source", pa.string()),
+        ("model", pa.string()),
+        ("readout", pa.string()),
+        ("n", pa.int64()),
+        ("accuracy", pa.float64()),
+        ("ci_low", pa.float64()),
+        ("ci_high", pa.float64()),
+        ("n_unparseable", pa.int64()),
     ]
 )
 TABLE5_SCHEMA = pa.schema(
     [
-        ("source", pa.string()), ("model", pa.string()), ("strategy", pa.string()), ("n", pa.int64()), ("n_unparseable", pa.int64()),
-        ("n_behaviour", pa.int64()), ("expected_behaviour", pa.float64()), ("eb_low", pa.float64()), ("eb_high", pa.float64()),
-        ("n_recall", pa.int64()), ("answer_recall", pa.float64()), ("ar_low", pa.float64()), ("ar_high", pa.float64()),
-        ("n_grounding", pa.int64()), ("grounding", pa.float64()), ("gr_low", pa.float64()), ("gr_high", pa.float64()),
-        ("n_recall_all_gold", pa.int64()), ("answer_recall_all_gold", pa.float64()), ("ag_low", pa.float64()), ("ag_high", pa.float64()),
-        ("n_sentences", pa.int64()), ("cited_sentences", pa.float64()), ("n_invalid_citations", pa.int64()), ("n_unreadable", pa.int64()),
+        ("source", pa.string()),
+        ("model", pa.string()),
+        ("strategy", pa.string()),
+        ("n", pa.int64()),
+        ("n_unparseable", pa.int64()),
+        ("n_behaviour", pa.int64()),
+        ("expected_behaviour", pa.float64()),
+        ("eb_low", pa.float64()),
+        ("eb_high", pa.float64()),
+        ("n_recall", pa.int64()),
+        ("answer_recall", pa.float64()),
+        ("ar_low", pa.float64()),
+        ("ar_high", pa.float64()),
+        ("n_grounding", pa.int64()),
+        ("grounding", pa.float64()),
+        ("gr_low", pa.float64()),
+        ("gr_high", pa.float64()),
+        ("n_recall_all_gold", pa.int64()),
+        ("answer_recall_all_gold", pa.float64()),
+        ("ag_low", pa.float64()),
+        ("ag_high", pa.float64()),
+        ("n_sentences", pa.int64()),
+        ("cited_sentences", pa.float64()),
+        ("n_invalid_citations", pa.int64()),
+        ("n_unreadable", pa.int64()),
     ]
 )
 TABLE6_SCHEMA = pa.schema(
     [
-        ("source", pa.string()), ("model", pa.string()), ("category", pa.string()),
-        *[field for s in STRATEGIES for field in ((s, pa.float64()), (f"{s}_low", pa.float64()), (f"{s}_high", pa.float64()),
-                                                 (f"n_{s}", pa.int64()), (f"n_unparseable_{s}", pa.int64()))],
+        ("source", pa.string()),
+        ("model", pa.string()),
+        ("category", pa.string()),
+        *[
+            field
+            for s in STRATEGIES
+            for field in (
+                (s, pa.float64()),
+                (f"{s}_low", pa.float64()),
+                (f"{s}_high", pa.float64()),
+                (f"n_{s}", pa.int64()),
+                (f"n_unparseable_{s}", pa.int64()),
+            )
+        ],
     ]
 )
 
 # How each table's estimates show (conflictlab.report.tables.write_markdown_and_csv).
 TABLE4_DISPLAY = {"intervals": {"accuracy": ("ci_low", "ci_high")}, "scale": {"accuracy": 100}}
 TABLE5_DISPLAY = {
-    "intervals": {"expected_behaviour": ("eb_low", "eb_high"), "answer_recall": ("ar_low", "ar_high"),
-                  "grounding": ("gr_low", "gr_high"), "answer_recall_all_gold": ("ag_low", "ag_high")},
-    "scale": dict.fromkeys(("expected_behaviour", "answer_recall", "grounding", "answer_recall_all_gold", "cited_sentences"), 100),
+    "intervals": {
+        "expected_behaviour": ("eb_low", "eb_high"),
+        "answer_recall": ("ar_low", "ar_high"),
+        "grounding": ("gr_low", "gr_high"),
+        "answer_recall_all_gold": ("ag_low", "ag_high"),
+    },
+    "scale": dict.fromkeys(
+        ("expected_behaviour", "answer_recall", "grounding", "answer_recall_all_gold", "cited_sentences"), 100
+    ),
 }
-TABLE6_DISPLAY = {"intervals": {s: (f"{s}_low", f"{s}_high") for s in STRATEGIES}, "scale": dict.fromkeys(STRATEGIES, 100)}
+TABLE6_DISPLAY = {
+    "intervals": {s: (f"{s}_low", f"{s}_high") for s in STRATEGIES},
+    "scale": dict.fromkeys(STRATEGIES, 100),
+}
 
 
 def _none_if_nan(values: tuple[float, ...]) -> tuple[float | None, ...]:
@@ -155,15 +214,28 @@ def _outcome_counts(verdict: str, where: pl.Expr, name: str) -> list[pl.Expr]:
 
 # The columns of ``judging.JUDGED_SCHEMA`` that Table 5 reads.
 JUDGED_COLUMNS = [
-    "model", "strategy", "conflict_type", "status", "adheres", "answer_recall", "recall_status", "behaviour_status",
-    "grounding", "grounding_status", "n_sentences", "n_cited_sentences", "n_invalid_citations",
+    "model",
+    "strategy",
+    "conflict_type",
+    "status",
+    "adheres",
+    "answer_recall",
+    "recall_status",
+    "behaviour_status",
+    "grounding",
+    "grounding_status",
+    "n_sentences",
+    "n_cited_sentences",
+    "n_invalid_citations",
 ]
 
 
 def _frame(table: pa.Table, columns: list[str]) -> pl.DataFrame:
     """``columns`` of ``table`` as a polars frame; a table without rows may
     lack them (the paper's rows alone: ``table4(pa.table({}))``)."""
-    return pl.from_arrow(table.select(columns)) if table.num_rows else pl.DataFrame(schema=dict.fromkeys(columns, pl.Null))
+    return (
+        pl.from_arrow(table.select(columns)) if table.num_rows else pl.DataFrame(schema=dict.fromkeys(columns, pl.Null))
+    )
 
 
 def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
@@ -175,7 +247,9 @@ def table2(queries: pa.Table) -> pa.Table:
     """Queries per category (``QUERY_SCHEMA`` rows), in the taxonomy's order,
     beside the paper's Table 2 (= the release's counts), then the total."""
     read = _value_counts(queries.column("conflict_type"))
-    rows = [{"category": TAXONOMY[name].label, "n": read.get(name, 0), "n_paper": RELEASE_COUNTS[name]} for name in ORDER]
+    rows = [
+        {"category": TAXONOMY[name].label, "n": read.get(name, 0), "n_paper": RELEASE_COUNTS[name]} for name in ORDER
+    ]
     rows.append({"category": "Total", "n": sum(read.values()), "n_paper": sum(RELEASE_COUNTS.values())})
     return pa.Table.from_pylist(rows, schema=COUNT_SCHEMA["table2"])
 
@@ -196,9 +270,18 @@ def table7(queries: pa.Table) -> pa.Table:
     rows = []
     for name, count in PAPER_TABLE7.items():
         matched = by_key.pop(_source_key(name), [])
-        rows.append({"source": name, "released_as": ", ".join(matched), "n": sum(read[m] for m in matched), "n_paper": count})
+        rows.append(
+            {"source": name, "released_as": ", ".join(matched), "n": sum(read[m] for m in matched), "n_paper": count}
+        )
     for matched in by_key.values():
-        rows.append({"source": matched[0], "released_as": ", ".join(matched), "n": sum(read[m] for m in matched), "n_paper": None})
+        rows.append(
+            {
+                "source": matched[0],
+                "released_as": ", ".join(matched),
+                "n": sum(read[m] for m in matched),
+                "n_paper": None,
+            }
+        )
     rows.append({"source": "Total", "released_as": "", "n": sum(read.values()), "n_paper": sum(PAPER_TABLE7.values())})
     return pa.Table.from_pylist(rows, schema=COUNT_SCHEMA["table7"])
 
@@ -218,12 +301,23 @@ def table4(predictions: pa.Table) -> pa.Table:
     rows = []
     for model, readout, n, right, unparseable in counts.iter_rows():  # one per (model, read-out)
         accuracy, low, high = _rate_of(right, n)
-        rows.append({
-            "source": THIS_RUN, "model": model, "readout": readout, "n": n, "accuracy": accuracy,
-            "ci_low": low, "ci_high": high, "n_unparseable": unparseable,
-        })
+        rows.append(
+            {
+                "source": THIS_RUN,
+                "model": model,
+                "readout": readout,
+                "n": n,
+                "accuracy": accuracy,
+                "ci_low": low,
+                "ci_high": high,
+                "n_unparseable": unparseable,
+            }
+        )
     n_release = sum(RELEASE_COUNTS.values())
-    rows += [{"source": PAPER, "model": model, "n": n_release, "accuracy": value / 100} for model, value in PAPER_TABLE4.items()]
+    rows += [
+        {"source": PAPER, "model": model, "n": n_release, "accuracy": value / 100}
+        for model, value in PAPER_TABLE4.items()
+    ]
     return pa.Table.from_pylist(rows, schema=TABLE4_SCHEMA)
 
 
@@ -232,7 +326,9 @@ def table5(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Ta
     grounding (bootstrap), the wider recall, citation quality and counts,
     then the paper's rows."""
     gold = pl.col("recall_status") != "no_gold"
-    unreadable = pl.any_horizontal(pl.col(c) == "unreadable" for c in ("behaviour_status", "recall_status", "grounding_status"))
+    unreadable = pl.any_horizontal(
+        pl.col(c) == "unreadable" for c in ("behaviour_status", "recall_status", "grounding_status")
+    )
     groups = (
         _frame(judged, JUDGED_COLUMNS)
         .group_by("model", "strategy", maintain_order=True)
@@ -242,7 +338,9 @@ def table5(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Ta
             *_outcome_counts("adheres", pl.lit(True), "behaviour"),
             *_outcome_counts("answer_recall", gold & pl.col("conflict_type").is_in(list(RECALL_CATEGORIES)), "recall"),
             *_outcome_counts("answer_recall", gold, "recall_all_gold"),
-            pl.col("grounding").drop_nulls().alias("grounding"),  # in the table's order: the bootstrap's draws depend on it
+            pl.col("grounding")
+            .drop_nulls()
+            .alias("grounding"),  # in the table's order: the bootstrap's draws depend on it
             pl.col("n_sentences").cast(pl.Int64).sum().alias("n_sentences"),
             pl.col("n_cited_sentences").cast(pl.Int64).sum().alias("n_cited_sentences"),
             pl.col("n_invalid_citations").cast(pl.Int64).sum().alias("n_invalid_citations"),
@@ -252,26 +350,50 @@ def table5(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Ta
     rows = []
     for g in groups.iter_rows(named=True):  # one per (model, strategy)
         grounding = np.array(g["grounding"], dtype=float)
-        rows.append({
-            "source": THIS_RUN, "model": g["model"], "strategy": g["strategy"], "n": g["n"], "n_unparseable": g["n_unparseable"],
-            "n_behaviour": g["n_behaviour"], **dict(zip(("expected_behaviour", "eb_low", "eb_high"), _rate_of(g["k_behaviour"], g["n_behaviour"]))),
-            "n_recall": g["n_recall"], **dict(zip(("answer_recall", "ar_low", "ar_high"), _rate_of(g["k_recall"], g["n_recall"]))),
-            "n_grounding": grounding.size,
-            **dict(zip(("grounding", "gr_low", "gr_high"), _none_if_nan(mean_interval(grounding, bounds=(0.0, 1.0))))),
-            "n_recall_all_gold": g["n_recall_all_gold"],
-            **dict(zip(("answer_recall_all_gold", "ag_low", "ag_high"), _rate_of(g["k_recall_all_gold"], g["n_recall_all_gold"]))),
-            "n_sentences": g["n_sentences"],
-            "cited_sentences": g["n_cited_sentences"] / g["n_sentences"] if g["n_sentences"] else None,
-            "n_invalid_citations": g["n_invalid_citations"],
-            "n_unreadable": g["n_unreadable"],
-        })
+        rows.append(
+            {
+                "source": THIS_RUN,
+                "model": g["model"],
+                "strategy": g["strategy"],
+                "n": g["n"],
+                "n_unparseable": g["n_unparseable"],
+                "n_behaviour": g["n_behaviour"],
+                **dict(zip(("expected_behaviour", "eb_low", "eb_high"), _rate_of(g["k_behaviour"], g["n_behaviour"]))),
+                "n_recall": g["n_recall"],
+                **dict(zip(("answer_recall", "ar_low", "ar_high"), _rate_of(g["k_recall"], g["n_recall"]))),
+                "n_grounding": grounding.size,
+                **dict(
+                    zip(("grounding", "gr_low", "gr_high"), _none_if_nan(mean_interval(grounding, bounds=(0.0, 1.0))))
+                ),
+                "n_recall_all_gold": g["n_recall_all_gold"],
+                **dict(
+                    zip(
+                        ("answer_recall_all_gold", "ag_low", "ag_high"),
+                        _rate_of(g["k_recall_all_gold"], g["n_recall_all_gold"]),
+                    )
+                ),
+                "n_sentences": g["n_sentences"],
+                "cited_sentences": g["n_cited_sentences"] / g["n_sentences"] if g["n_sentences"] else None,
+                "n_invalid_citations": g["n_invalid_citations"],
+                "n_unreadable": g["n_unreadable"],
+            }
+        )
     n_release, n_recall = sum(RELEASE_COUNTS.values()), sum(RELEASE_COUNTS[c] for c in RECALL_CATEGORIES)
     for model, values in PAPER_TABLE5.items():
         for strategy, (eb, recall, grounding) in zip(STRATEGIES, values):
-            rows.append({
-                "source": PAPER, "model": model, "strategy": strategy, "n": n_release, "n_behaviour": n_release, "n_recall": n_recall,
-                "expected_behaviour": eb / 100, "answer_recall": recall / 100, "grounding": grounding / 100,
-            })
+            rows.append(
+                {
+                    "source": PAPER,
+                    "model": model,
+                    "strategy": strategy,
+                    "n": n_release,
+                    "n_behaviour": n_release,
+                    "n_recall": n_recall,
+                    "expected_behaviour": eb / 100,
+                    "answer_recall": recall / 100,
+                    "grounding": grounding / 100,
+                }
+            )
     return pa.Table.from_pylist(rows, schema=TABLE5_SCHEMA)
 
 
@@ -281,9 +403,14 @@ def table6(judged: pa.Table) -> pa.Table:
     with counts, then the paper's rows."""
     counts = {
         (model, strategy, category): (n, k, unparseable)
-        for model, strategy, category, n, k, unparseable in _frame(judged, ["model", "strategy", "conflict_type", "status", "adheres"])
+        for model, strategy, category, n, k, unparseable in _frame(
+            judged, ["model", "strategy", "conflict_type", "status", "adheres"]
+        )
         .group_by("model", "strategy", "conflict_type", maintain_order=True)  # models in order of first appearance
-        .agg(*_outcome_counts("adheres", pl.lit(True), "behaviour"), (pl.col("status") != "ok").sum().alias("n_unparseable"))
+        .agg(
+            *_outcome_counts("adheres", pl.lit(True), "behaviour"),
+            (pl.col("status") != "ok").sum().alias("n_unparseable"),
+        )
         .iter_rows()  # one per (model, strategy, category): at most a few hundred
     }
     rows = []
@@ -291,16 +418,23 @@ def table6(judged: pa.Table) -> pa.Table:
         for group, members in CATEGORY_GROUPS.items():
             row = {"source": THIS_RUN, "model": model, "category": group}
             for strategy in STRATEGIES:
-                n, k, unparseable = (sum(counts.get((model, strategy, c), (0, 0, 0))[i] for c in members) for i in range(3))
+                n, k, unparseable = (
+                    sum(counts.get((model, strategy, c), (0, 0, 0))[i] for c in members) for i in range(3)
+                )
                 row.update(zip((strategy, f"{strategy}_low", f"{strategy}_high"), _rate_of(k, n)))
                 row[f"n_{strategy}"], row[f"n_unparseable_{strategy}"] = n, unparseable
             rows.append(row)
     for group, values in PAPER_TABLE6.items():
         n = sum(RELEASE_COUNTS[c] for c in CATEGORY_GROUPS[group])
-        rows.append({
-            "source": PAPER, "model": PAPER_TABLE6_MODEL, "category": group,
-            **{s: v / 100 for s, v in zip(STRATEGIES, values)}, **{f"n_{s}": n for s in STRATEGIES},
-        })
+        rows.append(
+            {
+                "source": PAPER,
+                "model": PAPER_TABLE6_MODEL,
+                "category": group,
+                **{s: v / 100 for s, v in zip(STRATEGIES, values)},
+                **{f"n_{s}": n for s in STRATEGIES},
+            }
+        )
     return pa.Table.from_pylist(rows, schema=TABLE6_SCHEMA)
 
 
@@ -322,7 +456,15 @@ def confusion_figure(predictions: pa.Table):
         matrix = confusion_matrix(mine["predicted"].to_list(), mine["conflict_type"].to_list(), mine["len"].to_list())
         ax.imshow(matrix, cmap="Blues", vmin=0)
         for (i, j), count in np.ndenumerate(matrix):
-            ax.text(j, i, str(count), ha="center", va="center", fontsize=8, color="white" if count > matrix.max() / 2 else "black")
+            ax.text(
+                j,
+                i,
+                str(count),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if count > matrix.max() / 2 else "black",
+            )
         ax.set_xticks(range(len(labels) + 1), [*labels, "unparseable"], rotation=60, ha="right", fontsize=7)
         ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.set_xlabel("predicted type")

@@ -25,8 +25,8 @@ import html
 import math
 import os
 import random
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import polars as pl
 import pyarrow as pa

@@ -10,7 +10,7 @@ demo relations. Every fact is therefore known: ``n_people * len(RELATIONS)``.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 # relation -> (object type id, object type name)
 RELATIONS = {

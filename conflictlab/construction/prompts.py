@@ -19,7 +19,7 @@ is part of their example patterns and stays as printed.
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 # Figure 6 (first box, "Misinformation: Question Generation")
 MISINFORMATION_QUESTION = (

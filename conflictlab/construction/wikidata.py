@@ -25,8 +25,9 @@ import gzip
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Iterable, Iterator, Sequence
+from typing import IO
 
 import pyarrow as pa
 

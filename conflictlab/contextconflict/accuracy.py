@@ -42,8 +42,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -175,7 +175,9 @@ ACCURACY_SCHEMA = pa.schema(
 )
 
 
-def score_responses(samples: pa.Table, responses: pa.Table, model: str, *, judged: dict[str, bool | None] | None = None) -> pa.Table:
+def score_responses(
+    samples: pa.Table, responses: pa.Table, model: str, *, judged: dict[str, bool | None] | None = None
+) -> pa.Table:
     """Per-sample accuracy rows (:data:`ACCURACY_SCHEMA`), one per row of
     ``samples`` in its order.
 
@@ -198,16 +200,22 @@ def score_responses(samples: pa.Table, responses: pa.Table, model: str, *, judge
     if pc.any(unusable).as_py():
         first = pc.index(unusable, True).as_py()
         if not golds[first].is_valid:
-            raise ValueError(f"sample {sample_ids[first].as_py()}: field 'answer' is missing; accuracy needs a gold answer")
+            raise ValueError(
+                f"sample {sample_ids[first].as_py()}: field 'answer' is missing; accuracy needs a gold answer"
+            )
         raise ValueError(f"responses of {model}: no row for sample {sample_ids[first].as_py()!r}")
     status = responses.column("status").take(at)
     generated = pc.equal(status, "ok").combine_chunks()
     verdicts = pa.nulls(len(sample_ids), pa.bool_())
     if judged:
-        verdicts = pa.array(list(judged.values()), pa.bool_()).take(pc.index_in(sample_ids, value_set=pa.array(list(judged), pa.string())))
+        verdicts = pa.array(list(judged.values()), pa.bool_()).take(
+            pc.index_in(sample_ids, value_set=pa.array(list(judged), pa.string()))
+        )
     # per generated response: answer extraction and string matching, inherently one at a time
     scored = []
-    for text, gold, verdict in zip(*(c.filter(generated).to_pylist() for c in (responses.column("response").take(at), golds, verdicts))):
+    for text, gold, verdict in zip(
+        *(c.filter(generated).to_pylist() for c in (responses.column("response").take(at), golds, verdicts))
+    ):
         extracted, tag_found = extract_answer(text or "")
         score = score_answer(extracted, gold)
         if score.rule == "free_text_long" and verdict is not None:
@@ -217,21 +225,27 @@ def score_responses(samples: pa.Table, responses: pa.Table, model: str, *, judge
 
     def spread(values: tuple, default, kind: pa.DataType) -> pa.Array:
         """``values`` at the generated rows, ``default`` elsewhere."""
-        return pc.replace_with_mask(pa.repeat(pa.scalar(default, kind), len(sample_ids)), generated, pa.array(values, kind))
+        return pc.replace_with_mask(
+            pa.repeat(pa.scalar(default, kind), len(sample_ids)), generated, pa.array(values, kind)
+        )
 
-    return pa.table(
-        {
-            "sample_id": sample_ids,
-            "model": pa.repeat(pa.scalar(model, pa.string()), len(sample_ids)),
-            **{name: samples.column(name) for name in ("conflict_type", "subset", "implicit")},
-            "status": status,
-            "tag_found": spread(tag_found, False, pa.bool_()),
-            "extracted": spread(extracted, None, pa.string()),
-            "gold": golds,
-            "rule": spread(rule, "not_generated", pa.string()),
-            "correct": spread(correct, False, pa.bool_()),
-        }
-    ).cast(ACCURACY_SCHEMA).combine_chunks()
+    return (
+        pa.table(
+            {
+                "sample_id": sample_ids,
+                "model": pa.repeat(pa.scalar(model, pa.string()), len(sample_ids)),
+                **{name: samples.column(name) for name in ("conflict_type", "subset", "implicit")},
+                "status": status,
+                "tag_found": spread(tag_found, False, pa.bool_()),
+                "extracted": spread(extracted, None, pa.string()),
+                "gold": golds,
+                "rule": spread(rule, "not_generated", pa.string()),
+                "correct": spread(correct, False, pa.bool_()),
+            }
+        )
+        .cast(ACCURACY_SCHEMA)
+        .combine_chunks()
+    )
 
 
 SUMMARY_SCHEMA = pa.schema(
@@ -265,17 +279,21 @@ def summarize_accuracy(per_sample: pa.Table) -> pa.Table:
         **{f"n_{rule}": pc.equal(per_sample.column("rule"), rule) for rule in rules},
     }
     # pyarrow, not polars: the answer-match rule's environment (envs/judges.yaml) imports this module
-    frame = pa.table({
-        **{key: per_sample.column(key) for key in ("model", "conflict_type", "subset", "implicit")},
-        **{name: pc.cast(flag, pa.int64()) for name, flag in flags.items()},
-    })
+    frame = pa.table(
+        {
+            **{key: per_sample.column(key) for key in ("model", "conflict_type", "subset", "implicit")},
+            **{name: pc.cast(flag, pa.int64()) for name, flag in flags.items()},
+        }
+    )
 
     def by(column: str | None) -> dict[tuple, list[dict]]:
         """(model, type) -> its groups' counts by ``column`` (None: the type), in order of first appearance."""
         found = defaultdict(list)
         keys = ["model", "conflict_type"] + ([column] if column else [])
         grouped = group_in_order(frame, keys, [(name, "sum") for name in flags] + [("model", "count")])
-        for group in grouped.rename_columns([name.removesuffix("_sum") for name in grouped.column_names]).to_pylist():  # one per group
+        for group in grouped.rename_columns(
+            [name.removesuffix("_sum") for name in grouped.column_names]
+        ).to_pylist():  # one per group
             found[group["model"], group["conflict_type"]].append({**group, "n": group["model_count"]})
         return found
 
@@ -285,7 +303,11 @@ def summarize_accuracy(per_sample: pa.Table) -> pa.Table:
         groups = [("type", "all", types[model, conflict_type][0])]
         groups += [("subset", group["subset"], group) for group in subsets[model, conflict_type]]
         halves = {group["implicit"]: group for group in splits[model, conflict_type]}
-        groups += [("implicit", name, halves[implicit]) for implicit, name in ((False, "explicit"), (True, "implicit")) if implicit in halves]
+        groups += [
+            ("implicit", name, halves[implicit])
+            for implicit, name in ((False, "explicit"), (True, "implicit"))
+            if implicit in halves
+        ]
         for level, name, group in groups:
             mean, low, high = proportion_interval(group["correct"], group["n"])
             rows.append(

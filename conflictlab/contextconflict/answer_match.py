@@ -10,7 +10,7 @@ leaves the verbatim decision in place, counted as ``free_text_long``.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
@@ -30,7 +30,14 @@ ANSWER_MATCH_SCHEMA = pa.schema(
 )
 
 
-def judged_answer_matches(samples: Sequence[dict], responses: Sequence[dict], ask: Callable[[list[JudgeRequest]], list[str]], *, model: str, judge: str) -> pa.Table:
+def judged_answer_matches(
+    samples: Sequence[dict],
+    responses: Sequence[dict],
+    ask: Callable[[list[JudgeRequest]], list[str]],
+    *,
+    model: str,
+    judge: str,
+) -> pa.Table:
     """One row per generated response whose gold is long free text (the samples
     the verbatim rule scores as ``free_text_long``)."""
     by_id = {r["sample_id"]: r for r in responses}

@@ -79,7 +79,9 @@ def attributions(values: pa.Table, samples: pa.Table, *, model: str) -> pa.Table
             phi, se, method = exact_shapley(np.array([game[m] for m in range(1 << n)])), None, "exact"
         else:
             if info["permutations"] is None:
-                raise ValueError(f"values of {sample_id}: {len(game)} of {1 << n} coalitions and no stored permutations")
+                raise ValueError(
+                    f"values of {sample_id}: {len(game)} of {1 << n} coalitions and no stored permutations"
+                )
             phi, se = sampled_shapley(game, np.array(info["permutations"], dtype=np.int64))
             method = "sampled"
         result = balance(phi)
@@ -149,7 +151,9 @@ def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0)
     rows = []
     for key, members in _groups(frame, ["model", "scorer", "conflict_type"]):  # one per (model, scorer, type)
         # subsets in order of first appearance
-        groups = [("all", members)] + [(subset, rs) for _, subset, rs in sorted(by_subset[key], key=lambda group: group[0])]
+        groups = [("all", members)] + [
+            (subset, rs) for _, subset, rs in sorted(by_subset[key], key=lambda group: group[0])
+        ]
         for group, rs in groups:
             defined = rs[~undefined[rs]]
             mean, low, high = mean_interval(values[defined], bounds=(0.0, 1.0))
@@ -192,7 +196,9 @@ def position_shares(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -
     Student-t interval; ``n_resamples``/``seed`` unused (see :func:`summarize_balance`)."""
     frame = _defined(attr.select(["model", "scorer", "conflict_type", "n_evidence", "undefined", "shares"]))
     rows = []
-    for key, members in _groups(frame, ["model", "scorer", "conflict_type", "n_evidence"]):  # one per (model, scorer, type, n)
+    for key, members in _groups(
+        frame, ["model", "scorer", "conflict_type", "n_evidence"]
+    ):  # one per (model, scorer, type, n)
         shares = frame["shares"].gather(members).list.to_array(key[3]).to_numpy()  # (samples, n)
         for position in range(key[3]):
             mean, low, high = mean_interval(shares[:, position], bounds=(0.0, 1.0))
@@ -227,7 +233,10 @@ AGREEMENT_SCHEMA = pa.schema(
         ("kendall_p", pa.float64()),
         ("spearman_rho", pa.float64()),
         ("spearman_p", pa.float64()),
-        ("p_method", pa.string()),  # exact | permutation (m ...) | asymptotic | permutation within strata | undefined (why)
+        (
+            "p_method",
+            pa.string(),
+        ),  # exact | permutation (m ...) | asymptotic | permutation within strata | undefined (why)
         ("p_floor", pa.float64()),  # the smallest p-value this n (or permutation count) can give
     ]
 )
@@ -286,19 +295,49 @@ def scorer_robustness(attr: pa.Table, *, n_permutations: int = 4999, seed: int =
                 WITHIN_TYPES: shared["conflict_type"].to_list(),
             }
             for level, labels in strata.items():  # the headline first, the other stratification beside it
-                within = stratified_kendall(shared["balance"].to_list(), shared["balance_b"].to_list(), labels,
-                                            n_permutations=n_permutations, seed=seed)
+                within = stratified_kendall(
+                    shared["balance"].to_list(),
+                    shared["balance_b"].to_list(),
+                    labels,
+                    n_permutations=n_permutations,
+                    seed=seed,
+                )
                 how = within["undefined"] or f"permutation within strata ({n_permutations} permutations)"
-                agreement.append({"scorer_a": a, "scorer_b": b, "level": level, "n": within["n"],
-                                  "kendall_tau": within["tau"], "kendall_p": within["p"], "spearman_rho": math.nan,
-                                  "spearman_p": math.nan, "p_method": how, "p_floor": within["p_floor"]})
+                agreement.append(
+                    {
+                        "scorer_a": a,
+                        "scorer_b": b,
+                        "level": level,
+                        "n": within["n"],
+                        "kendall_tau": within["tau"],
+                        "kendall_p": within["p"],
+                        "spearman_rho": math.nan,
+                        "spearman_p": math.nan,
+                        "p_method": how,
+                        "p_floor": within["p_floor"],
+                    }
+                )
             for conflict_type in sorted({t for _, t in keys}):
                 mine = shared.filter(pl.col("conflict_type") == conflict_type)
-                agreement.append({"scorer_a": a, "scorer_b": b, "level": conflict_type, "n": mine.height,
-                                  **rank_agreement(mine["balance"].to_list(), mine["balance_b"].to_list())})
+                agreement.append(
+                    {
+                        "scorer_a": a,
+                        "scorer_b": b,
+                        "level": conflict_type,
+                        "n": mine.height,
+                        **rank_agreement(mine["balance"].to_list(), mine["balance_b"].to_list()),
+                    }
+                )
             both = [k for k in keys if not (math.isnan(means[(a, *k)]) or math.isnan(means[(b, *k)]))]
-            agreement.append({"scorer_a": a, "scorer_b": b, "level": CELLS, "n": len(both),
-                              **rank_agreement([means[(a, *k)] for k in both], [means[(b, *k)] for k in both])})
+            agreement.append(
+                {
+                    "scorer_a": a,
+                    "scorer_b": b,
+                    "level": CELLS,
+                    "n": len(both),
+                    **rank_agreement([means[(a, *k)] for k in both], [means[(b, *k)] for k in both]),
+                }
+            )
     return cells, pa.Table.from_pylist(agreement, schema=AGREEMENT_SCHEMA)
 
 
@@ -325,14 +364,20 @@ def summarize_causal(causal: pa.Table, *, n_resamples: int = 2000, seed: int = 0
                 "delta_low": low[0],
                 "delta_low_ci_low": low[1],
                 "delta_low_ci_high": low[2],
-                **dict(zip(("frac_high_gt_low", "frac_ci_low", "frac_ci_high"),
-                           proportion_interval(int((delta_high[members] > delta_low[members]).sum()), members.size))),
+                **dict(
+                    zip(
+                        ("frac_high_gt_low", "frac_ci_low", "frac_ci_high"),
+                        proportion_interval(int((delta_high[members] > delta_low[members]).sum()), members.size),
+                    )
+                ),
             }
         )
     return pa.Table.from_pylist(rows)
 
 
-def shuffled_shares(attr: pa.Table, samples: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> tuple[pa.Table, pa.Table]:
+def shuffled_shares(
+    attr: pa.Table, samples: pa.Table, *, n_resamples: int = 2000, seed: int = 0
+) -> tuple[pa.Table, pa.Table]:
     """Tables 9-10: shares of a shuffled run by *presented* position and by
     *original* piece, per (model, scorer, type, n), with bootstrap CIs.
 
@@ -341,7 +386,8 @@ def shuffled_shares(attr: pa.Table, samples: pa.Table, *, n_resamples: int = 200
     """
     permutation = pl.Struct({"shuffle_permutation": pl.List(pl.Int64)})
     perms = pl.from_arrow(samples.select(["sample_id", "extras"])).select(
-        "sample_id", pl.col("extras").str.json_decode(permutation).struct.field("shuffle_permutation").alias("permutation")
+        "sample_id",
+        pl.col("extras").str.json_decode(permutation).struct.field("shuffle_permutation").alias("permutation"),
     )
     presented = position_shares(attr, n_resamples=n_resamples, seed=seed)
     defined = _defined(attr).with_row_index("row").join(perms, on="sample_id", how="left")
@@ -352,8 +398,12 @@ def shuffled_shares(attr: pa.Table, samples: pa.Table, *, n_resamples: int = 200
         mine = defined[members]
         shares = mine["shares"].list.to_array(n).to_numpy()  # (samples, n), in presented order
         original = np.zeros_like(shares)
-        np.put_along_axis(original, mine["permutation"].list.to_array(n).to_numpy(), shares, axis=1)  # original[piece] = presented share
+        np.put_along_axis(
+            original, mine["permutation"].list.to_array(n).to_numpy(), shares, axis=1
+        )  # original[piece] = presented share
         parts.append(mine.with_columns(pl.Series("shares", original).cast(pl.List(pl.Float64))))
     rows = pl.concat(parts).sort("row").drop("row", "permutation") if parts else _defined(attr).clear()
     by_original = position_shares(rows.to_arrow().cast(ATTRIBUTION_SCHEMA), n_resamples=n_resamples, seed=seed)
-    return presented, by_original.rename_columns(["original_piece" if c == "position" else c for c in by_original.column_names])
+    return presented, by_original.rename_columns(
+        ["original_piece" if c == "position" else c for c in by_original.column_names]
+    )

@@ -13,7 +13,7 @@ this run has, and returns the numbers it used; where a sentence's words need a t
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from conflictlab.contextconflict.conflict_types import TASK_FAMILY
 from conflictlab.contextconflict.variants import SteeringVariant

@@ -17,14 +17,23 @@ import os
 import random
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from conflictlab.contextconflict.conflict_types import BASE_DATASETS, CONFLICT_TYPES, RELEASE_FILES, ROOT_SUBSET, SUBSETS, TASK_FAMILY, Subset
+from conflictlab.contextconflict.conflict_types import (
+    BASE_DATASETS,
+    CONFLICT_TYPES,
+    RELEASE_FILES,
+    ROOT_SUBSET,
+    SUBSETS,
+    TASK_FAMILY,
+    Subset,
+)
 
 SAMPLE_SCHEMA = pa.schema(
     [
@@ -95,7 +104,9 @@ def sample_record(raw: Any, *, sample_id: str, subset: Subset, source: str) -> d
         if match is None:
             raise SampleError(source, f"field 'content.{key}': key is not of the form source_N")
         if match.group(1).startswith("0"):
-            raise SampleError(source, f"field 'content.{key}': zero-padded or zero evidence number (source_1, source_2, ... expected)")
+            raise SampleError(
+                source, f"field 'content.{key}': zero-padded or zero evidence number (source_1, source_2, ... expected)"
+            )
         if not isinstance(text, str) or not text.strip():
             raise SampleError(source, f"field 'content.{key}': evidence text is empty or not a string")
         numbered.append((int(match.group(1)), text))
@@ -103,7 +114,8 @@ def sample_record(raw: Any, *, sample_id: str, subset: Subset, source: str) -> d
     missing = sorted(set(range(1, len(numbered) + 1)) - {n for n, _ in numbered})
     if missing:
         raise SampleError(
-            source, f"field 'content': evidence numbers skip source_{missing[0]} (got {', '.join(f'source_{n}' for n, _ in numbered)})"
+            source,
+            f"field 'content': evidence numbers skip source_{missing[0]} (got {', '.join(f'source_{n}' for n, _ in numbered)})",
         )
     evidence = [text for _, text in numbered]
 
@@ -116,9 +128,13 @@ def sample_record(raw: Any, *, sample_id: str, subset: Subset, source: str) -> d
         # Accuracy needs a gold for every reasoning sample: say so here, per file,
         # rather than after generation.
         if answer is None:
-            raise SampleError(source, f"field 'answer' is missing ({subset.conflict_type} is scored against a gold answer)")
+            raise SampleError(
+                source, f"field 'answer' is missing ({subset.conflict_type} is scored against a gold answer)"
+            )
         if not answer or not all(a.strip() for a in answer):
-            raise SampleError(source, f"field 'answer' is empty ({subset.conflict_type} is scored against a gold answer)")
+            raise SampleError(
+                source, f"field 'answer' is empty ({subset.conflict_type} is scored against a gold answer)"
+            )
 
     labels = raw.get("accuracy_labels")
     if labels is not None:
@@ -216,7 +232,7 @@ def _entries(folder: Path, root: Path, problems: list, owner: str) -> list[os.Di
 
 
 def _kind(entry: os.DirEntry) -> str:
-    """"dir", "file", or the reason it cannot be read (a symlink loop, no permission)."""
+    """ "dir", "file", or the reason it cannot be read (a symlink loop, no permission)."""
     try:
         entry.stat()  # follows symlinks: a loop or a dangling link raises here
         return "dir" if entry.is_dir() else "file"
@@ -244,7 +260,9 @@ def released_files(root: str | Path, conflict_type: str, *, subsets: Iterable[st
     type_dir = root / f"{conflict_type}_conflict"
     found = ReleasedFiles(files={name: [] for name in wanted}, ignored=[], problems=[], layout_errors=[])
     if not type_dir.is_dir():
-        found.layout_errors.append((type_dir.relative_to(root).as_posix(), f"no folder for conflict type {conflict_type!r}"))
+        found.layout_errors.append(
+            (type_dir.relative_to(root).as_posix(), f"no folder for conflict type {conflict_type!r}")
+        )
         return found
 
     def scan(folder: Path, subset: str, *, top: bool) -> None:
@@ -260,7 +278,11 @@ def released_files(root: str | Path, conflict_type: str, *, subsets: Iterable[st
                 else:
                     found.ignored.append(rel + "/ (subset not in data.subsets)")
             elif kind == "dir":
-                where = f"known subsets of {conflict_type}: {sorted(n for n in known if n != ROOT_SUBSET)}" if top else "subset folders hold only sample files"
+                where = (
+                    f"known subsets of {conflict_type}: {sorted(n for n in known if n != ROOT_SUBSET)}"
+                    if top
+                    else "subset folders hold only sample files"
+                )
                 found.problems.append((entry.name if top else subset, rel, f"unknown folder ({where})"))
             elif kind != "file":
                 found.problems.append((subset, rel, kind))
@@ -277,7 +299,9 @@ def released_files(root: str | Path, conflict_type: str, *, subsets: Iterable[st
         if not found.files[name]:
             folder = known[name].folder
             what = "has no sample files" if (root / folder).is_dir() else "is missing"
-            found.layout_errors.append((folder, f"known subset {name!r} {what} (list the subsets to read in data.subsets)"))
+            found.layout_errors.append(
+                (folder, f"known subset {name!r} {what} (list the subsets to read in data.subsets)")
+            )
     return found
 
 
@@ -373,16 +397,26 @@ def load_released(
             for path in chosen:
                 display = path.relative_to(root).as_posix()
                 sample_id = f"{conflict_type}/{name}/{path.stem}"
-                yield subset, sample_id, (
-                    lambda path=path, subset=subset, display=display: read_sample_file(
-                        path, subset=subset, display_path=display
-                    )
+                yield (
+                    subset,
+                    sample_id,
+                    (
+                        lambda path=path, subset=subset, display=display: read_sample_file(
+                            path, subset=subset, display_path=display
+                        )
+                    ),
                 )
 
     build = _collect(candidates(), on_error=on_error)
     for name, rel, reason in found.problems:
         build.rejections.append(
-            {"sample_id": f"{conflict_type}/{rel}", "conflict_type": conflict_type, "subset": name, "source_path": rel, "reason": reason}
+            {
+                "sample_id": f"{conflict_type}/{rel}",
+                "conflict_type": conflict_type,
+                "subset": name,
+                "source_path": rel,
+                "reason": reason,
+            }
         )
     build.ignored = found.ignored
     return build
@@ -434,10 +468,14 @@ def load_hub(
                     # Hub tables store content as a struct with every source_N
                     # column of the config; absent ones come back as None.
                     raw["content"] = {k: v for k, v in raw["content"].items() if v is not None}
-                yield subset, sample_id, (
-                    lambda raw=raw, subset=subset, sample_id=sample_id, source=source: sample_record(
-                        raw, sample_id=sample_id, subset=subset, source=source
-                    )
+                yield (
+                    subset,
+                    sample_id,
+                    (
+                        lambda raw=raw, subset=subset, sample_id=sample_id, source=source: sample_record(
+                            raw, sample_id=sample_id, subset=subset, source=source
+                        )
+                    ),
                 )
 
     return _collect(candidates(), on_error=on_error)
@@ -462,13 +500,17 @@ def dataset_statistics(samples: pa.Table) -> pa.Table:
     any number of types), its size, mean number of evidence pieces, share of
     implicit samples and base sources (subsets), beside the full release's
     size and implicit share from :data:`RELEASE_FILES`."""
-    counts = samples.group_by("conflict_type").aggregate([("conflict_type", "count"), ("n_evidence", "sum"), ("implicit", "sum")])
+    counts = samples.group_by("conflict_type").aggregate(
+        [("conflict_type", "count"), ("n_evidence", "sum"), ("implicit", "sum")]
+    )
     found = {row["conflict_type"]: row for row in counts.to_pylist()}  # one per conflict type
     rows = []
     for conflict_type in [t for t in CONFLICT_TYPES if t in found]:
         size = found[conflict_type]["conflict_type_count"]
         release = {s.name: RELEASE_FILES[(conflict_type, s.name)] for s in SUBSETS[conflict_type]}
-        implicit = sum(n for name, n in release.items() if next(s for s in SUBSETS[conflict_type] if s.name == name).implicit)
+        implicit = sum(
+            n for name, n in release.items() if next(s for s in SUBSETS[conflict_type] if s.name == name).implicit
+        )
         rows.append(
             {
                 "conflict_type": conflict_type,
@@ -477,7 +519,11 @@ def dataset_statistics(samples: pa.Table) -> pa.Table:
                 "mean_evidence": float(found[conflict_type]["n_evidence_sum"] / size),
                 "implicit_proportion": float(found[conflict_type]["implicit_sum"] / size),
                 # pc.unique keeps the order of first appearance (a group_by does not, past a few groups)
-                "base_sources": ", ".join(pc.unique(samples.column("subset").filter(pc.equal(samples.column("conflict_type"), conflict_type))).to_pylist()),
+                "base_sources": ", ".join(
+                    pc.unique(
+                        samples.column("subset").filter(pc.equal(samples.column("conflict_type"), conflict_type))
+                    ).to_pylist()
+                ),
                 "release_size": sum(release.values()),
                 "release_implicit_proportion": implicit / sum(release.values()),
             }
@@ -506,7 +552,9 @@ def base_dataset_table(samples: pa.Table) -> pa.Table:
     the samples of ``samples`` (``SAMPLE_SCHEMA`` rows) that came from its
     subsets (``n``) beside the release's file count of those subsets."""
     counts = samples.group_by(["conflict_type", "subset"]).aggregate([("subset", "count")])
-    read = Counter({(t, s): n for t, s, n in zip(*(counts.column(c).to_pylist() for c in counts.column_names))})  # one per subset
+    read = Counter(
+        {(t, s): n for t, s, n in zip(*(counts.column(c).to_pylist() for c in counts.column_names))}
+    )  # one per subset
     rows = [
         {
             "dataset": d.name,
@@ -544,7 +592,9 @@ def shuffle_evidence(samples: pa.Table, *, seed: int) -> pa.Table:
             {
                 **row,
                 "evidence": [row["evidence"][i] for i in perm],
-                "accuracy_labels": None if row["accuracy_labels"] is None else [row["accuracy_labels"][i] for i in perm],
+                "accuracy_labels": None
+                if row["accuracy_labels"] is None
+                else [row["accuracy_labels"][i] for i in perm],
                 "extras": json.dumps(extras, sort_keys=True, ensure_ascii=False),
             }
         )

@@ -55,7 +55,14 @@ def position_share_bars(positions: pa.Table, *, title: str):
             mean = group["mean_share"].to_numpy()
             err = np.stack([mean - group["ci_low"].to_numpy(), group["ci_high"].to_numpy() - mean])
             bars = ax.bar(x, mean, width=width, yerr=err, capsize=2, label=f"n={n} ({group['n_samples'][0]} samples)")
-            ax.hlines(1.0 / n, x.min() - width / 2, x.max() + width / 2, colors=bars.patches[0].get_facecolor(), linestyles="dashed", linewidth=1)
+            ax.hlines(
+                1.0 / n,
+                x.min() - width / 2,
+                x.max() + width / 2,
+                colors=bars.patches[0].get_facecolor(),
+                linestyles="dashed",
+                linewidth=1,
+            )
         ax.set_title(conflict_type)
         ax.set_xlabel("evidence position in the prompt")
         ax.set_ylabel("mean Shapley share")
@@ -75,7 +82,12 @@ def position_share_pies(positions: pa.Table, *, title: str, name_rows: bool = Fa
     frame = _frame(positions, conflict_type=pl.String, model=pl.String)
     models = frame["model"].unique(maintain_order=True).to_list()
     types = _types(frame)
-    fig, axes = plt.subplots(max(len(models), 1), max(len(types), 1), figsize=(3.6 * max(len(types), 1), 3.6 * max(len(models), 1)), squeeze=False)
+    fig, axes = plt.subplots(
+        max(len(models), 1),
+        max(len(types), 1),
+        figsize=(3.6 * max(len(types), 1), 3.6 * max(len(models), 1)),
+        squeeze=False,
+    )
     for axes_row, model in zip(axes, models):
         for ax, conflict_type in zip(axes_row, types):
             members = frame.filter(model=model, conflict_type=conflict_type)
@@ -85,9 +97,17 @@ def position_share_pies(positions: pa.Table, *, title: str, name_rows: bool = Fa
             n = _most_common_n(members)
             group = _curve(members, "position", n_evidence=n)
             shares = group["mean_share"].to_numpy()
-            ax.pie(shares / shares.sum(), labels=[f"Evidence {p}" for p in group["position"]], autopct="%1.1f%%", textprops={"fontsize": 7})
+            ax.pie(
+                shares / shares.sum(),
+                labels=[f"Evidence {p}" for p in group["position"]],
+                autopct="%1.1f%%",
+                textprops={"fontsize": 7},
+            )
             heading = f"{model}\n" if name_rows or len(models) > 1 else ""
-            ax.set_title(f"{heading}{conflict_type} (n={n}, {group['n_samples'][0]} samples; chance {100 / n:.1f}% each)", fontsize=8)
+            ax.set_title(
+                f"{heading}{conflict_type} (n={n}, {group['n_samples'][0]} samples; chance {100 / n:.1f}% each)",
+                fontsize=8,
+            )
     fig.suptitle(title, fontsize=10)
     return fig
 
@@ -123,7 +143,10 @@ def probe_curves(probes: pa.Table, *, title: str):
 # explicit subset, implicit subset). Only these are probed per subset: the 11
 # subsets of the demo's types with more than one took 65 s, these 4 took 18 s
 # (AMD EPYC Zen 2, other jobs running: load 7 on 2 cores).
-SUBSET_FIGURES = {"inferential": ("Figure 20", "entailment_bank", "folio"), "perspective": ("Figure 21", "perspectrum", "allsides")}
+SUBSET_FIGURES = {
+    "inferential": ("Figure 20", "entailment_bank", "folio"),
+    "perspective": ("Figure 21", "perspectrum", "allsides"),
+}
 
 
 def subset_probe_curves(rows: pa.Table, *, skipped: dict[str, dict[str, int]], title: str):
@@ -149,8 +172,12 @@ def subset_probe_curves(rows: pa.Table, *, skipped: dict[str, dict[str, int]], t
             layers = curve["layer"].to_list()
             auc = curve["probe_auc"].to_numpy()
             kind = "implicit" if head["implicit"] else "explicit"
-            line = ax.plot(layers, auc, linestyle="dashed" if head["implicit"] else "solid",
-                           label=f"{subset} ({kind}, n={head['n_pairs']} pairs, {head['n_folds']} folds)")[0]
+            line = ax.plot(
+                layers,
+                auc,
+                linestyle="dashed" if head["implicit"] else "solid",
+                label=f"{subset} ({kind}, n={head['n_pairs']} pairs, {head['n_folds']} folds)",
+            )[0]
             if head["n_folds"] >= 2:
                 sd = curve["probe_auc_std"].to_numpy()
                 ax.fill_between(layers, auc - sd, auc + sd, alpha=0.15, color=line.get_color())
@@ -189,7 +216,9 @@ def spectral_curves(spectral: pa.Table, *, title: str):
         ax.fill_between(layers, mine["ci_low"].to_list(), mine["ci_high"].to_list(), alpha=0.15, color=line.get_color())
         if all(mine["ci_reason"]):
             no_interval.setdefault(mine["ci_reason"][0].split(":")[0], []).append(conflict_type)
-    notes += [textwrap.fill(f"no interval ({why}): {', '.join(types)}", 70) for why, types in sorted(no_interval.items())]
+    notes += [
+        textwrap.fill(f"no interval ({why}): {', '.join(types)}", 70) for why, types in sorted(no_interval.items())
+    ]
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel("layer")
     ax.set_ylabel(f"ΔER (top-{frame['k'][0]} energy ratio)" if frame.height else "ΔER")
@@ -241,7 +270,9 @@ def alpha_sweep_curves(results: pa.Table, *, model: str, columns: list[tuple[str
             y = curve["value"].to_numpy()
             err = np.stack([y - curve["ci_low"].to_numpy(), curve["ci_high"].to_numpy() - y])
             ax.errorbar(curve["alpha"].to_numpy(), y, yerr=err, marker="o", capsize=3, label=label)
-        for value, low, high in mine.filter(method="base").select("value", "ci_low", "ci_high").iter_rows():  # one per base row (one)
+        for value, low, high in (
+            mine.filter(method="base").select("value", "ci_low", "ci_high").iter_rows()
+        ):  # one per base row (one)
             ax.axhline(value, color="grey", linestyle="dashed", linewidth=1, label="base (no steering)")
             ax.axhspan(low, high, color="grey", alpha=0.1)
         better = "higher" if metric == "accuracy" else "lower"

@@ -12,13 +12,17 @@ import dataclasses
 import json
 import logging
 import os
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
-
 import pyarrow as pa
 
-from conflictlab.contextconflict.prompts import build_messages, context_free_messages, encode_messages, faithful_messages
+from conflictlab.contextconflict.prompts import (
+    build_messages,
+    context_free_messages,
+    encode_messages,
+    faithful_messages,
+)
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
 from conflictlab.contextconflict.variants import SteeredModel
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
@@ -26,7 +30,15 @@ from conflictlab.lm.chat import ChatBackend
 from conflictlab.lm.generation import Backend, HFBackend, MethodBackend, decoding_params
 from conflictlab.lm.methods import Method, MethodRun, as_method, check_method_backend
 from conflictlab.lm.registry import context_limit, weights_checksum
-from conflictlab.lm.shards import RESPONSE_SCHEMA, STATUS_OK, STATUS_TOO_LONG, GenerationJob, Request, run_sharded, run_sharded_variants
+from conflictlab.lm.shards import (
+    RESPONSE_SCHEMA,
+    STATUS_OK,
+    STATUS_TOO_LONG,
+    GenerationJob,
+    Request,
+    run_sharded,
+    run_sharded_variants,
+)
 from conflictlab.lm.steering import Steering
 
 log = logging.getLogger(__name__)
@@ -98,7 +110,14 @@ def _shard_dtype(settings: dict) -> str | None:
 
 
 def render_requests(
-    tokenizer, samples: pa.Table, templates: dict[str, str], *, limit: int, max_new_tokens: int, on_too_long: str, chat: bool = False,
+    tokenizer,
+    samples: pa.Table,
+    templates: dict[str, str],
+    *,
+    limit: int,
+    max_new_tokens: int,
+    on_too_long: str,
+    chat: bool = False,
     messages_of: Callable[[str, str, list[str]], list[dict[str, str]]] = build_messages,
 ) -> list[Request]:
     """One request per sample, with the template of its task family; its
@@ -107,7 +126,12 @@ def render_requests(
     :func:`build_request`."""
     requests = [
         build_request(
-            tokenizer, sample, templates[sample["task_family"]], limit=limit, max_new_tokens=max_new_tokens, on_too_long=on_too_long,
+            tokenizer,
+            sample,
+            templates[sample["task_family"]],
+            limit=limit,
+            max_new_tokens=max_new_tokens,
+            on_too_long=on_too_long,
             messages_of=messages_of,
         )
         for sample in samples.to_pylist()
@@ -129,11 +153,19 @@ def engine_settings(settings: dict) -> dict:
     return {key: settings[key] for key in ENGINE_KEYS if key in settings}
 
 
-def _render_subsets(tokenizer, subsets: Sequence[pa.Table], settings: dict, limit: int, messages_of=build_messages) -> list[list[Request]]:
+def _render_subsets(
+    tokenizer, subsets: Sequence[pa.Table], settings: dict, limit: int, messages_of=build_messages
+) -> list[list[Request]]:
     return [
         render_requests(
-            tokenizer, samples, settings["templates"], limit=limit, max_new_tokens=settings["max_new_tokens"],
-            on_too_long=settings["on_too_long"], chat=settings["backend"] == "served", messages_of=messages_of,
+            tokenizer,
+            samples,
+            settings["templates"],
+            limit=limit,
+            max_new_tokens=settings["max_new_tokens"],
+            on_too_long=settings["on_too_long"],
+            chat=settings["backend"] == "served",
+            messages_of=messages_of,
         )
         for samples in subsets
     ]
@@ -147,21 +179,34 @@ def hosted_requests(samples: pa.Table, templates: dict[str, str]) -> list[Reques
     for sample in samples.to_pylist():
         template = templates[sample["task_family"]]
         messages = build_messages(template, sample["question"], list(sample["evidence"]))
-        requests.append(Request(sample["sample_id"], template, json.dumps(messages, ensure_ascii=False), [], messages=messages))
+        requests.append(
+            Request(sample["sample_id"], template, json.dumps(messages, ensure_ascii=False), [], messages=messages)
+        )
     return requests
 
 
 def generate_subsets_hosted(
-    subsets: Sequence[pa.Table], *, model: str, identity: str, settings: dict, shard_dir: str | os.PathLike, backend: ChatBackend
+    subsets: Sequence[pa.Table],
+    *,
+    model: str,
+    identity: str,
+    settings: dict,
+    shard_dir: str | os.PathLike,
+    backend: ChatBackend,
 ) -> list[pa.Table]:
     """:func:`generate_subsets` for a hosted chat model: ``identity`` names the
     endpoint's model (it stands in for the weights' checksum)."""
     per_table = [hosted_requests(samples, settings["templates"]) for samples in subsets]
     job = GenerationJob(
-        model=model, model_checksum=identity, backend=backend.name,
-        params=decoding_params(settings), shard_size=settings["shard_size"],
+        model=model,
+        model_checksum=identity,
+        backend=backend.name,
+        params=decoding_params(settings),
+        shard_size=settings["shard_size"],
     )
-    return _cut(run_sharded(job, [r for requests in per_table for r in requests], lambda: backend, shard_dir), per_table)
+    return _cut(
+        run_sharded(job, [r for requests in per_table for r in requests], lambda: backend, shard_dir), per_table
+    )
 
 
 def _cut(responses: pa.Table, per_table: list[list[Request]]) -> list[pa.Table]:
@@ -170,7 +215,9 @@ def _cut(responses: pa.Table, per_table: list[list[Request]]) -> list[pa.Table]:
     return [responses.slice(start, stop - start) for start, stop in zip(starts[:-1], starts[1:])]
 
 
-def _job(model: str, model_dir, settings: dict, limit: int, steering_key: str | None, method: str | None = None) -> GenerationJob:
+def _job(
+    model: str, model_dir, settings: dict, limit: int, steering_key: str | None, method: str | None = None
+) -> GenerationJob:
     # The method joins the shard key only when set, so earlier jobs' shards keep their names.
     return GenerationJob(
         model=model,
@@ -179,7 +226,10 @@ def _job(model: str, model_dir, settings: dict, limit: int, steering_key: str | 
         params=decoding_params(settings),
         shard_size=settings["shard_size"],
         extra_key={
-            "dtype": _shard_dtype(settings), "limit": limit, "steering": steering_key, "engine": engine_settings(settings),
+            "dtype": _shard_dtype(settings),
+            "limit": limit,
+            "steering": steering_key,
+            "engine": engine_settings(settings),
             **({"method": method} if method is not None else {}),
         },
     )
@@ -190,7 +240,9 @@ def _split_tables(tokenizer, responses: pa.Table, per_table: list[list[Request]]
     models' final channel separated)."""
     harmony = HarmonyTokens.of(tokenizer)
     if harmony is not None:
-        rows = separate_final_channel(responses.to_pylist(), harmony, lambda ids: tokenizer.decode(ids, skip_special_tokens=True))
+        rows = separate_final_channel(
+            responses.to_pylist(), harmony, lambda ids: tokenizer.decode(ids, skip_special_tokens=True)
+        )
         responses = pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
     return _cut(responses, per_table)
 
@@ -226,7 +278,9 @@ def generate_subsets(
     limit = context_limit(model_dir, settings.get("max_model_len"))
     per_table = _render_subsets(tokenizer, subsets, settings, limit)
     job = _job(model, model_dir, settings, limit, steering_key)
-    responses = run_sharded(job, [r for requests in per_table for r in requests], lambda: make_backend(limit), shard_dir)
+    responses = run_sharded(
+        job, [r for requests in per_table for r in requests], lambda: make_backend(limit), shard_dir
+    )
     return _split_tables(tokenizer, responses, per_table)
 
 
@@ -257,7 +311,13 @@ def generate_steered_subsets(
     table_of = [t for t, requests_of_table in enumerate(per_table) for _ in requests_of_table]
     names = list(variants)
     jobs = [
-        _job(SteeredModel(model, name).format(), model_dir, settings, limit, json.dumps([None if s is None else s.key() for s in variants[name]]))
+        _job(
+            SteeredModel(model, name).format(),
+            model_dir,
+            settings,
+            limit,
+            json.dumps([None if s is None else s.key() for s in variants[name]]),
+        )
         for name in names
     ]
     backend = []
@@ -313,7 +373,9 @@ def generate_method_subsets(
     if method.contrastive:
         for samples, table_requests in zip(subsets, per_table):
             for question, r in zip(samples.column("question").to_pylist(), table_requests, strict=True):
-                context_free[tuple(r.prompt_ids)] = encode_messages(tokenizer, context_free_messages(r.template, question))[1]
+                context_free[tuple(r.prompt_ids)] = encode_messages(
+                    tokenizer, context_free_messages(r.template, question)
+                )[1]
     job = _job(MethodRun(model, method).format(), model_dir, settings, limit, None, method.format())
     responses = run_sharded(job, requests, lambda: MethodBackend(make_backend(limit), method, context_free), shard_dir)
     return _split_tables(tokenizer, responses, per_table)
@@ -324,7 +386,9 @@ def generate_responses(samples: pa.Table, model_dir: str | os.PathLike, **job) -
     return generate_subsets([samples], model_dir, **job)[0]
 
 
-def variant_steering(method: str, alpha: float, schedule: str | None, directions_path, *, layers=None) -> Steering | None:
+def variant_steering(
+    method: str, alpha: float, schedule: str | None, directions_path, *, layers=None
+) -> Steering | None:
     """The hooks of one variant: its method's direction from ``directions_path``
     (a :func:`save_directions` file) at ``alpha`` under ``schedule``; None for base."""
     if method == "base":

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 
-def grouped_folds(labels: np.ndarray, groups: np.ndarray, n_splits: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+def grouped_folds(
+    labels: np.ndarray, groups: np.ndarray, n_splits: int = 5, seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Stratified folds that never split a group (both members of a pair
     stay in the same fold). Fewer groups than ``n_splits`` -> one fold per group."""
     from sklearn.model_selection import StratifiedGroupKFold
@@ -163,6 +166,7 @@ def delta_er(
     (1 + #{|ΔER*| >= |ΔER|}) / (1 + n_permutations); NaN when ΔER is 0 by
     construction.
     """
+
     def statistic(a, b):
         return energy_ratio(a, k, method=method) - energy_ratio(b, k, method=method)
 
@@ -199,7 +203,9 @@ def delta_er(
 # Directional projection (Figure 3, Eq. 5).
 
 
-def directional_bias(c: np.ndarray, a: np.ndarray, eps: float = 1e-8, degenerate: float = 1e-12) -> tuple[np.ndarray, int]:
+def directional_bias(
+    c: np.ndarray, a: np.ndarray, eps: float = 1e-8, degenerate: float = 1e-12
+) -> tuple[np.ndarray, int]:
     """b_i = (c−μ)·(a_i−μ) / ((‖c−μ‖+ε)(‖a_i−μ‖+ε)) with μ = mean_i a_i.
 
     ``c``: (d,) combined-prompt activation; ``a``: (K, d) single-evidence
@@ -230,8 +236,16 @@ def directional_bias(c: np.ndarray, a: np.ndarray, eps: float = 1e-8, degenerate
 # Analyses over stored activations.
 
 
-def probe_rows(h: np.ndarray, labels: np.ndarray, groups: np.ndarray, lengths: np.ndarray, n_evidence: np.ndarray,
-               *, n_splits: int = 5, seed: int = 0) -> tuple[list[dict], dict]:
+def probe_rows(
+    h: np.ndarray,
+    labels: np.ndarray,
+    groups: np.ndarray,
+    lengths: np.ndarray,
+    n_evidence: np.ndarray,
+    *,
+    n_splits: int = 5,
+    seed: int = 0,
+) -> tuple[list[dict], dict]:
     """Per layer: logistic-probe AUC and difference-of-means AUC; plus the
     length-only baseline (prompt tokens, evidence count) and fold sizes."""
     folds = grouped_folds(labels, groups, n_splits=n_splits, seed=seed)
@@ -241,15 +255,28 @@ def probe_rows(h: np.ndarray, labels: np.ndarray, groups: np.ndarray, lengths: n
         x = h[:, layer].astype(np.float64)
         auc, auc_sd = probe_auc(x, labels, folds)
         dom, dom_sd = mean_difference_auc(x, labels, folds)
-        rows.append({"layer": layer + 1, "probe_auc": auc, "probe_auc_std": auc_sd,
-                     "mean_diff_auc": dom, "mean_diff_auc_std": dom_sd,
-                     "length_only_auc": baseline[0], "length_only_auc_std": baseline[1]})
-    info = {"n_pairs": int(len(np.unique(groups))), "n_folds": len(folds),
-            "test_fold_sizes": [int(len(test)) for _, test in folds]}
+        rows.append(
+            {
+                "layer": layer + 1,
+                "probe_auc": auc,
+                "probe_auc_std": auc_sd,
+                "mean_diff_auc": dom,
+                "mean_diff_auc_std": dom_sd,
+                "length_only_auc": baseline[0],
+                "length_only_auc_std": baseline[1],
+            }
+        )
+    info = {
+        "n_pairs": int(len(np.unique(groups))),
+        "n_folds": len(folds),
+        "test_fold_sizes": [int(len(test)) for _, test in folds],
+    }
     return rows, info
 
 
-def spectral_rows(h_conf: np.ndarray, h_cons: np.ndarray, *, k: int, method: str, n_resamples: int, seed: int) -> list[dict]:
+def spectral_rows(
+    h_conf: np.ndarray, h_cons: np.ndarray, *, k: int, method: str, n_resamples: int, seed: int
+) -> list[dict]:
     """ΔER per layer with its jackknife interval, the reason where there is
     none, and the permutation p-value (:func:`delta_er`, ``n_resamples``
     permutations); inputs (n pairs, layers, d).
@@ -263,10 +290,21 @@ def spectral_rows(h_conf: np.ndarray, h_cons: np.ndarray, *, k: int, method: str
     for layer in range(h_conf.shape[1]):
         conf, cons = h_conf[:, layer].astype(np.float64), h_cons[:, layer].astype(np.float64)
         result = delta_er(conf, cons, k=k, method=method, n_permutations=n_resamples, seed=seed)
-        rows.append({"layer": layer + 1, "er_conflict": energy_ratio(conf, k, method=method),
-                     "er_consistent": energy_ratio(cons, k, method=method), "delta_er": result.estimate,
-                     "ci_low": result.ci_low, "ci_high": result.ci_high, "ci_reason": result.ci_reason,
-                     "p_permutation": result.p, "k": k, "n_pairs": int(n), "trivial": delta_er_trivial(n, k, d)})
+        rows.append(
+            {
+                "layer": layer + 1,
+                "er_conflict": energy_ratio(conf, k, method=method),
+                "er_consistent": energy_ratio(cons, k, method=method),
+                "delta_er": result.estimate,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "ci_reason": result.ci_reason,
+                "p_permutation": result.p,
+                "k": k,
+                "n_pairs": int(n),
+                "trivial": delta_er_trivial(n, k, d),
+            }
+        )
     return rows
 
 
@@ -280,12 +318,15 @@ def projection_rows(combined: np.ndarray, singles: list[np.ndarray]) -> tuple[li
             b, skips = directional_bias(c[layer].astype(np.float64), a[:, layer].astype(np.float64))
             skipped += skips
             for i, value in enumerate(b):
-                rows.append({"sample": s, "n_evidence": len(a), "layer": layer + 1, "position": i + 1, "b": float(value)})
+                rows.append(
+                    {"sample": s, "n_evidence": len(a), "layer": layer + 1, "position": i + 1, "b": float(value)}
+                )
     return rows, skipped
 
 
 # --------------------------------------------------------------------------
 # The per-type analyses of the report.
+
 
 def _pairs(index: list[dict]) -> tuple[list[str], dict[str, dict], dict[str, dict]]:
     """(sorted sample ids, conflict index row by id, consistent index row by id)."""
@@ -313,8 +354,16 @@ def _probe_inputs(index: list[dict], ids: list[str], conflict: dict, consistent:
     )
 
 
-def pair_analysis(states: np.ndarray, index: list[dict], *, cv_folds: int, energy_k: int, svd: str,
-                  bootstrap_resamples: int, seed: int) -> tuple[list[dict], dict, list[dict]]:
+def pair_analysis(
+    states: np.ndarray,
+    index: list[dict],
+    *,
+    cv_folds: int,
+    energy_k: int,
+    svd: str,
+    bootstrap_resamples: int,
+    seed: int,
+) -> tuple[list[dict], dict, list[dict]]:
     """Probes, Table 8's row and ΔER of one type's conflict/consistent pairs.
 
     ``states``: (prompts, layers, d) from the ``pairs`` prompts; ``index``:
@@ -335,14 +384,25 @@ def pair_analysis(states: np.ndarray, index: list[dict], *, cv_folds: int, energ
         "mean_tokens_consistent": float(lengths[labels == 0].mean()),
     }
     spectral = spectral_rows(
-        states[[conflict[i]["row"] for i in ids]], states[[consistent[i]["row"] for i in ids]],
-        k=energy_k, method=svd, n_resamples=bootstrap_resamples, seed=seed,
+        states[[conflict[i]["row"] for i in ids]],
+        states[[consistent[i]["row"] for i in ids]],
+        k=energy_k,
+        method=svd,
+        n_resamples=bootstrap_resamples,
+        seed=seed,
     )
     return probes, table8, spectral
 
 
-def subset_probe_analysis(states: np.ndarray, index: list[dict], subset_of: dict[str, tuple[str, bool]], subsets: Sequence[str], *,
-                          cv_folds: int, seed: int) -> tuple[list[dict], dict[str, int]]:
+def subset_probe_analysis(
+    states: np.ndarray,
+    index: list[dict],
+    subset_of: dict[str, tuple[str, bool]],
+    subsets: Sequence[str],
+    *,
+    cv_folds: int,
+    seed: int,
+) -> tuple[list[dict], dict[str, int]]:
     """Probes fit and tested on each subset's pairs alone (Appendix D.2,
     Figures 20–21: EntailmentBank vs FOLIO, Perspectrum vs AllSides).
 
@@ -361,8 +421,15 @@ def subset_probe_analysis(states: np.ndarray, index: list[dict], subset_of: dict
             skipped[subset] = len(mine)
             continue
         prompt_rows, labels, groups, lengths, n_evidence = _probe_inputs(index, mine, conflict, consistent)
-        probes, info = probe_rows(states[prompt_rows], labels, groups, lengths, n_evidence, n_splits=cv_folds, seed=seed)
-        head = {"subset": subset, "implicit": subset_of[mine[0]][1], "n_pairs": info["n_pairs"], "n_folds": info["n_folds"]}
+        probes, info = probe_rows(
+            states[prompt_rows], labels, groups, lengths, n_evidence, n_splits=cv_folds, seed=seed
+        )
+        head = {
+            "subset": subset,
+            "implicit": subset_of[mine[0]][1],
+            "n_pairs": info["n_pairs"],
+            "n_folds": info["n_folds"],
+        }
         rows += [{**head, **r} for r in probes]
     return rows, skipped
 
@@ -381,8 +448,15 @@ def projection_analysis(states: np.ndarray, index: list[dict]) -> tuple[list[dic
     for r in rows_b:
         groups.setdefault((r["n_evidence"], r["layer"], r["position"]), []).append(r["b"])
     rows = [
-        {"n_evidence": k, "layer": layer, "position": pos, "n_samples": len(v),
-         "mean_b": float(np.mean(v)), "std_b": float(np.std(v)), "n_degenerate": skipped}
+        {
+            "n_evidence": k,
+            "layer": layer,
+            "position": pos,
+            "n_samples": len(v),
+            "mean_b": float(np.mean(v)),
+            "std_b": float(np.std(v)),
+            "n_degenerate": skipped,
+        }
         for (k, layer, pos), v in sorted(groups.items())
     ]
     return rows, skipped

@@ -11,7 +11,7 @@ responses only; Student-t), as Table 4 computes them per type.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import polars as pl
 import pyarrow as pa
@@ -45,15 +45,30 @@ def method_cells(
     if attributions is not None:
         columns.append(("Bal (summarization)", attributions, pl.col("balance"), ~pl.col("undefined"), False, False))
     if faithfulness is not None:
-        columns.append(("Fth (all types)", faithfulness, pl.col("faithfulness"), pl.col("faithfulness").is_not_null(), False, True))
+        columns.append(
+            ("Fth (all types)", faithfulness, pl.col("faithfulness"), pl.col("faithfulness").is_not_null(), False, True)
+        )
     cells = []
     for metric, table, value, kept, proportion, higher in columns:
-        frame = pl.from_arrow(table).filter(pl.col("model").is_in(list(runs)) & kept).select("model", "sample_id", value.alias("value"))
+        frame = (
+            pl.from_arrow(table)
+            .filter(pl.col("model").is_in(list(runs)) & kept)
+            .select("model", "sample_id", value.alias("value"))
+        )
         for name, group in frame.group_by("model", maintain_order=True):
             model, method = runs[name[0]]
-            cells.append(method_cell(
-                model=model, method=method, benchmark=BENCHMARK, metric=metric, values=group["value"].to_numpy(),
-                sample_ids=group["sample_id"].to_list(), proportion=proportion, higher_is_better=higher,
-                n_resamples=n_resamples, seed=seed,
-            ))
+            cells.append(
+                method_cell(
+                    model=model,
+                    method=method,
+                    benchmark=BENCHMARK,
+                    metric=metric,
+                    values=group["value"].to_numpy(),
+                    sample_ids=group["sample_id"].to_list(),
+                    proportion=proportion,
+                    higher_is_better=higher,
+                    n_resamples=n_resamples,
+                    seed=seed,
+                )
+            )
     return cells

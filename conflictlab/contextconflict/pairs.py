@@ -92,7 +92,10 @@ def consistent_counterpart(sample: dict, *, drop_last: int = 1) -> PairRule:
 APPENDIX_D1 = {
     ("misinformation", "labels_true"): "follows (pieces labelled correct)",
     ("misinformation", "fallback_first"): "deviates (labels all true or all false: first piece)",
-    ("inferential", "labels_true"): "follows in spirit (medical_qa: gold-correct chains; D.1 names FOLIO/EntailmentBank only)",
+    (
+        "inferential",
+        "labels_true",
+    ): "follows in spirit (medical_qa: gold-correct chains; D.1 names FOLIO/EntailmentBank only)",
     ("inferential", "fallback_first"): "deviates (labels all true or all false: first piece)",
     ("temporal", "latest_anchor"): "follows (one timestamp, the latest)",
     ("temporal", "fallback_last"): "deviates (no year in the text: last piece)",
@@ -142,11 +145,16 @@ def pair_prompts(tokenizer, samples: list[dict], templates: dict[str, str], *, d
     return rows
 
 
-SINGLE_TEMPLATE = {"reasoning_combined": "reasoning_single", "summarization_simple": "summarization_single",
-                   "summarization_neutral": "summarization_single"}
+SINGLE_TEMPLATE = {
+    "reasoning_combined": "reasoning_single",
+    "summarization_simple": "summarization_single",
+    "summarization_neutral": "summarization_single",
+}
 
 
-def projection_prompts(tokenizer, samples: list[dict], templates: dict[str, str], *, matched: bool = False) -> list[dict]:
+def projection_prompts(
+    tokenizer, samples: list[dict], templates: dict[str, str], *, matched: bool = False
+) -> list[dict]:
     """Per sample the combined prompt (``combined``) and one single-evidence
     prompt per piece (``single_1`` ...). With ``matched=True`` the combined
     prompt takes the single template's system message, so that a system
@@ -159,11 +167,20 @@ def projection_prompts(tokenizer, samples: list[dict], templates: dict[str, str]
         if matched:
             messages[0] = {"role": "system", "content": get_template(single).system}
         variants = [("combined", messages)] + [
-            (f"single_{i + 1}", build_messages(single, sample["question"], [piece])) for i, piece in enumerate(sample["evidence"])
+            (f"single_{i + 1}", build_messages(single, sample["question"], [piece]))
+            for i, piece in enumerate(sample["evidence"])
         ]
         for variant, msgs in variants:
-            rows.append({"sample_id": sample["sample_id"], "variant": variant, "ids": encode_messages(tokenizer, msgs)[1],
-                         "n_evidence": sample["n_evidence"], "rule": "", "ambiguous": False})
+            rows.append(
+                {
+                    "sample_id": sample["sample_id"],
+                    "variant": variant,
+                    "ids": encode_messages(tokenizer, msgs)[1],
+                    "n_evidence": sample["n_evidence"],
+                    "rule": "",
+                    "ambiguous": False,
+                }
+            )
     return rows
 
 
@@ -202,5 +219,3 @@ def activation_index(prompts: list[dict]) -> pa.Table:
         },
         schema=INDEX_SCHEMA,
     )
-
-

@@ -19,8 +19,8 @@ special tokens (BOS where the model uses one)::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from conflictlab.lm.chat_template import render_chat
 
@@ -162,7 +162,9 @@ def context_free_messages(template: str | PromptTemplate, question: str) -> list
     return [{"role": "system", "content": CLOSED_BOOK_SYSTEM}, {"role": "user", "content": user}]
 
 
-def faithful_messages(template: str | PromptTemplate, question: str, evidence: Sequence[str], style: str) -> list[dict[str, str]]:
+def faithful_messages(
+    template: str | PromptTemplate, question: str, evidence: Sequence[str], style: str
+) -> list[dict[str, str]]:
     """:func:`build_messages` rewritten as a context-faithful prompt
     (Zhou et al. 2023; ``style`` one of :data:`conflictlab.lm.methods.PROMPT_STYLES`).
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -57,7 +57,9 @@ def build_game(tokenizer, question: str, evidence: Sequence[str], response: str,
     return Game(ids(SCORER_QUESTION.format(question=question), special=True), pieces, ids(SCORER_SUFFIX), ids(response))
 
 
-def coalitions(n: int, *, exact_max_n: int, n_permutations: int, seed: int, sample_id: str) -> tuple[list[int], np.ndarray | None]:
+def coalitions(
+    n: int, *, exact_max_n: int, n_permutations: int, seed: int, sample_id: str
+) -> tuple[list[int], np.ndarray | None]:
     """Masks to score for an n-piece game: all of them up to ``exact_max_n``,
     else those visited by antithetic permutations drawn from the sample's own
     seed (:func:`~conflictlab.contextconflict.shapley.sample_seed`; returned too)."""
@@ -85,8 +87,15 @@ def score_games(
     that could not be scored (not generated, empty, or a single piece).
     """
     return score_response_sets(
-        scorer, tokenizer, samples, [responses], scorer_name=scorer_name, renumber=renumber,
-        exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed,
+        scorer,
+        tokenizer,
+        samples,
+        [responses],
+        scorer_name=scorer_name,
+        renumber=renumber,
+        exact_max_n=exact_max_n,
+        n_permutations=n_permutations,
+        seed=seed,
     )[0]
 
 
@@ -124,7 +133,9 @@ def score_response_sets(
     # One game per (sample, response) is built and tokenised below, so the rows
     # are read one by one; only the columns a game needs become Python objects
     # (not, e.g., the responses' token ids).
-    by_id = {row["sample_id"]: row for row in samples.select(["sample_id", "question", "evidence", "n_evidence"]).to_pylist()}
+    by_id = {
+        row["sample_id"]: row for row in samples.select(["sample_id", "question", "evidence", "n_evidence"]).to_pylist()
+    }
     per_sample: dict[str, list[tuple[int, str]]] = {}
     skipped: list[list[dict]] = [[] for _ in response_sets]
     for t, responses in enumerate(response_sets):
@@ -141,18 +152,24 @@ def score_response_sets(
     for sample_id, answers in per_sample.items():
         sample = by_id[sample_id]
         texts = list(dict.fromkeys(text for _, text in answers))
-        games = [build_game(tokenizer, sample["question"], sample["evidence"], text, renumber=renumber) for text in texts]
+        games = [
+            build_game(tokenizer, sample["question"], sample["evidence"], text, renumber=renumber) for text in texts
+        ]
         sets.append((sample, answers, texts, games))
     sets.sort(key=lambda item: -len(item[3][0].sequence((1 << item[3][0].n) - 1)))
 
     rows: list[list[dict]] = [[] for _ in response_sets]
     plans = [
-        coalitions(games[0].n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed, sample_id=sample["sample_id"])
+        coalitions(
+            games[0].n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=seed, sample_id=sample["sample_id"]
+        )
         for sample, _, _, games in sets
     ]
     # All samples in one call: the packed path fills its forwards across them.
     scored = scorer.score([(games, masks) for (_, _, _, games), (masks, _) in zip(sets, plans)])
-    for index, ((sample, answers, texts, games), (masks, permutations), job_values) in enumerate(zip(sets, plans, scored)):
+    for index, ((sample, answers, texts, games), (masks, permutations), job_values) in enumerate(
+        zip(sets, plans, scored)
+    ):
         values_of = dict(zip(texts, job_values))
         game_of = dict(zip(texts, games))
         for t, text in answers:
@@ -172,7 +189,12 @@ def score_response_sets(
                 )
         log.info(
             "game %d/%d %s: n=%d, %d coalitions, %d distinct responses",
-            index + 1, len(sets), sample["sample_id"], games[0].n, len(masks), len(games),
+            index + 1,
+            len(sets),
+            sample["sample_id"],
+            games[0].n,
+            len(masks),
+            len(games),
         )
     results = []
     for table_rows, table_skipped in zip(rows, skipped):

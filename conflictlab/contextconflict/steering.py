@@ -25,7 +25,7 @@ Injection: :class:`conflictlab.lm.steering.Steering` (the model layer's hooks).
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -87,7 +87,9 @@ def steering_split(samples: pa.Table, *, calibration_fraction: float, seed: int)
     if not 0.0 < calibration_fraction < 1.0:
         raise ValueError(f"steering.calibration_fraction must lie in (0, 1), got {calibration_fraction}")
     rng = np.random.default_rng(seed)
-    _, first, subset_of = np.unique(samples.column("subset").to_numpy(zero_copy_only=False), return_index=True, return_inverse=True)
+    _, first, subset_of = np.unique(
+        samples.column("subset").to_numpy(zero_copy_only=False), return_index=True, return_inverse=True
+    )
     order = np.argsort(first)  # subsets in order of first appearance: the draws depend on it
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
@@ -127,7 +129,9 @@ def steering_directions(
     pre-normalisation norms ``*_norm`` (n_layers,).
     """
     if len(singles) != len(combined) or len(question_only) != len(combined) or len(combined) == 0:
-        raise ValueError(f"need the same N >= 1 samples in every input, got {len(combined)}, {len(singles)}, {len(question_only)}")
+        raise ValueError(
+            f"need the same N >= 1 samples in every input, got {len(combined)}, {len(singles)}, {len(question_only)}"
+        )
     mu_bar = np.mean([np.mean(a, axis=0) for a in singles], axis=0)
     c_bar = np.mean(combined, axis=0)
     q_bar = np.mean(question_only, axis=0)
@@ -145,7 +149,9 @@ def direction_prompts(tokenizer, samples: list[dict], templates: dict[str, str])
     rows = []
     for sample, prompts in zip(samples, _by_sample(projection_prompts(tokenizer, samples, templates), samples)):
         question_only = build_messages(templates[sample["task_family"]], sample["question"], [])
-        rows += prompts + [{**prompts[0], "variant": "question_only", "ids": encode_messages(tokenizer, question_only)[1]}]
+        rows += prompts + [
+            {**prompts[0], "variant": "question_only", "ids": encode_messages(tokenizer, question_only)[1]}
+        ]
     return rows
 
 
@@ -160,7 +166,9 @@ def directions_from_states(prompts: list[dict], states: np.ndarray) -> dict[str,
     """:func:`steering_directions` from :func:`direction_prompts` rows and
     their states (len(prompts), n_layers, hidden)."""
     return _directions(
-        pa.array([prompt["sample_id"] for prompt in prompts], pa.string()), pa.array([prompt["variant"] for prompt in prompts], pa.string()), states
+        pa.array([prompt["sample_id"] for prompt in prompts], pa.string()),
+        pa.array([prompt["variant"] for prompt in prompts], pa.string()),
+        states,
     )
 
 
@@ -169,7 +177,9 @@ def _directions(sample_ids: pa.Array, variants: pa.Array, states: np.ndarray) ->
     and variants (each (rows,)) and their states (rows, n_layers, hidden):
     per sample, in order of first appearance, its first ``combined`` and
     ``question_only`` rows and its ``single_*`` rows in order."""
-    samples, first, sample_of = np.unique(sample_ids.to_numpy(zero_copy_only=False), return_index=True, return_inverse=True)
+    samples, first, sample_of = np.unique(
+        sample_ids.to_numpy(zero_copy_only=False), return_index=True, return_inverse=True
+    )
     rank = np.empty_like(first)
     rank[np.argsort(first)] = np.arange(first.size)
     sample_of = rank[sample_of]  # samples numbered in order of first appearance
@@ -190,7 +200,9 @@ def _directions(sample_ids: pa.Array, variants: pa.Array, states: np.ndarray) ->
         rows, counts = rows_of(kind)
         firsts[kind] = rows[np.cumsum(counts) - counts]
     rows, counts = rows_of("single")
-    return steering_directions(states[firsts["combined"]], np.split(states[rows], np.cumsum(counts)[:-1]), states[firsts["question_only"]])
+    return steering_directions(
+        states[firsts["combined"]], np.split(states[rows], np.cumsum(counts)[:-1]), states[firsts["question_only"]]
+    )
 
 
 def calibration_directions(
@@ -209,12 +221,20 @@ def calibration_directions(
     wanted = pa.array(list(calibration_ids), pa.string())
     missing = wanted.filter(pc.invert(pc.is_in(wanted, value_set=index.column("sample_id")))).to_pylist()
     if missing:
-        raise ValueError(f"{source}: no direction prompts for calibration samples {missing[:5]} (activations of other data?)")
-    position = pc.index_in(index.column("sample_id"), value_set=wanted)  # of each row's sample among calibration_ids; null: not one
+        raise ValueError(
+            f"{source}: no direction prompts for calibration samples {missing[:5]} (activations of other data?)"
+        )
+    position = pc.index_in(
+        index.column("sample_id"), value_set=wanted
+    )  # of each row's sample among calibration_ids; null: not one
     position = pc.fill_null(position, -1).to_numpy()
     rows = np.flatnonzero(position >= 0)
     rows = rows[np.argsort(position[rows], kind="stable")]
-    return _directions(index.column("sample_id").take(rows).combine_chunks(), index.column("variant").take(rows).combine_chunks(), states[rows])
+    return _directions(
+        index.column("sample_id").take(rows).combine_chunks(),
+        index.column("variant").take(rows).combine_chunks(),
+        states[rows],
+    )
 
 
 def save_directions(path, directions: dict[str, np.ndarray], calibration_ids: Sequence[str]) -> None:
@@ -278,13 +298,28 @@ def steering_results(
         parts.append(_steered_rows(overall, variants, "balance", overall.column("balance"), n_defined))
     if faithfulness_summary is not None:
         names = pc.unique(faithfulness_summary.column("model")).to_pylist()  # one per responder
-        known = [name for name in names if (steered := SteeredModel.parse_if_steered(name)) is not None and steered.variant.format() in variants]
+        known = [
+            name
+            for name in names
+            if (steered := SteeredModel.parse_if_steered(name)) is not None and steered.variant.format() in variants
+        ]
         mine = faithfulness_summary.filter(pc.is_in(faithfulness_summary.column("model"), pa.array(known, pa.string())))
-        parts.append(_steered_rows(mine, variants, "faithfulness", mine.column("faithfulness"), mine.column("n_scored"), mine.column("nan_rate")))
+        parts.append(
+            _steered_rows(
+                mine,
+                variants,
+                "faithfulness",
+                mine.column("faithfulness"),
+                mine.column("n_scored"),
+                mine.column("nan_rate"),
+            )
+        )
     return pa.concat_tables([STEERING_RESULT_SCHEMA.empty_table(), *parts])
 
 
-def _steered_rows(summary: pa.Table, variants: dict[str, tuple[str, float]], metric: str, value, n, nan_rate=None) -> pa.Table:
+def _steered_rows(
+    summary: pa.Table, variants: dict[str, tuple[str, float]], metric: str, value, n, nan_rate=None
+) -> pa.Table:
     """:data:`STEERING_RESULT_SCHEMA` rows of ``summary``'s rows (in its
     order), all of steered reruns, with their ``value`` and ``n`` columns
     (and ``nan_rate``; null without), each ``summary.num_rows`` long."""
@@ -305,7 +340,9 @@ def _steered_rows(summary: pa.Table, variants: dict[str, tuple[str, float]], met
         "n": n,
         "nan_rate": pa.nulls(summary.num_rows, pa.float64()) if nan_rate is None else nan_rate,
     }
-    return pa.table({field.name: pc.cast(columns[field.name], field.type) for field in STEERING_RESULT_SCHEMA}).cast(STEERING_RESULT_SCHEMA)
+    return pa.table({field.name: pc.cast(columns[field.name], field.type) for field in STEERING_RESULT_SCHEMA}).cast(
+        STEERING_RESULT_SCHEMA
+    )
 
 
 def table4(
@@ -349,8 +386,13 @@ def table4(
             elif any(f is None for f in found):
                 why = "no per-item values to pair"
             else:
-                best = best_by_paired_tests([f[0] for f in found], [f[1] for f in found], higher_is_better=HIGHER_IS_BETTER[metric],
-                                            proportion=metric == "accuracy", seed=seed)
+                best = best_by_paired_tests(
+                    [f[0] for f in found],
+                    [f[1] for f in found],
+                    higher_is_better=HIGHER_IS_BETTER[metric],
+                    proportion=metric == "accuracy",
+                    seed=seed,
+                )
                 if best is None:
                     why = "no variant beats every other in paired tests, Holm-corrected at 5%"
                 else:
@@ -364,7 +406,11 @@ def table4(
 
 
 def paired_results(
-    results: pa.Table, items: Mapping[tuple[str, str, str], tuple[list, np.ndarray]], *, n_resamples: int = 10_000, seed: int = 0
+    results: pa.Table,
+    items: Mapping[tuple[str, str, str], tuple[list, np.ndarray]],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
 ) -> pa.Table:
     """``results`` with the paired columns of
     :func:`conflictlab.paired.paired_columns`: each row compared
@@ -379,7 +425,11 @@ def paired_results(
         paired = dict.fromkeys(PAIRED_COLUMNS)
         if r["variant"] != BASE and mine is not None and base is not None:
             what = f"Table 4 {r['metric']} {r['conflict_type']} of {r['model']}: {r['variant']} against {BASE}"
-            paired.update(paired_columns(mine, base, proportion=r["metric"] == "accuracy", what=what, n_resamples=n_resamples, seed=seed))
+            paired.update(
+                paired_columns(
+                    mine, base, proportion=r["metric"] == "accuracy", what=what, n_resamples=n_resamples, seed=seed
+                )
+            )
         rows.append(paired)
     types = {"p_paired_text": pa.string(), "paired_test": pa.string(), "n_pairs": pa.int64()}
     for name in PAIRED_COLUMNS:
@@ -410,7 +460,9 @@ def with_marks(results: pa.Table, rows: list[dict]) -> pa.Table:
         for cell in row.values()
         if isinstance(cell, dict)
     }
-    keys = pc.binary_join_element_wise(*(results.column(c) for c in ("model", "variant", "metric", "conflict_type")), _KEY_SEPARATOR)
+    keys = pc.binary_join_element_wise(
+        *(results.column(c) for c in ("model", "variant", "metric", "conflict_type")), _KEY_SEPARATOR
+    )
     at = pc.index_in(keys, value_set=pa.array(list(marks), pa.string()))
     return results.append_column("mark", pc.fill_null(pa.array(list(marks.values()), pa.string()).take(at), ""))
 
@@ -427,7 +479,9 @@ def cell_items(
 
     kept = []
     if accuracy is not None:
-        kept.append(("accuracy", pl.from_arrow(accuracy.select(["model", "conflict_type", "sample_id", "correct"])), "correct"))
+        kept.append(
+            ("accuracy", pl.from_arrow(accuracy.select(["model", "conflict_type", "sample_id", "correct"])), "correct")
+        )
     if attributions is not None:
         frame = pl.from_arrow(attributions.select(["model", "conflict_type", "sample_id", "balance", "undefined"]))
         kept.append(("balance", frame.filter(~pl.col("undefined")), "balance"))
@@ -436,6 +490,11 @@ def cell_items(
         kept.append(("faithfulness", frame.filter(pl.col("faithfulness").is_not_null()), "faithfulness"))
     out = {}
     for metric, frame, value in kept:
-        for (model, conflict_type), group in frame.group_by("model", "conflict_type", maintain_order=True):  # one per cell
-            out[(model, metric, conflict_type)] = (group["sample_id"].to_list(), group[value].cast(pl.Float64).to_numpy())
+        for (model, conflict_type), group in frame.group_by(
+            "model", "conflict_type", maintain_order=True
+        ):  # one per cell
+            out[(model, metric, conflict_type)] = (
+                group["sample_id"].to_list(),
+                group[value].cast(pl.Float64).to_numpy(),
+            )
     return out

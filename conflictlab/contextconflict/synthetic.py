@@ -27,7 +27,7 @@ from conflictlab.contextconflict.pairs import STORED_DTYPE, activation_index, pa
 from conflictlab.contextconflict.prompts import build_messages, encode_messages
 from conflictlab.contextconflict.scoring import SKIP_SCHEMA, VALUE_SCHEMA, coalitions, response_sha256
 from conflictlab.contextconflict.steering import direction_prompts
-from conflictlab.fake_text import WordTokenizer, Words, chosen, scaled
+from conflictlab.fake_text import Words, WordTokenizer, chosen, scaled
 from conflictlab.judges.faithfulness import FAITHFULNESS_SCHEMA
 from conflictlab.lm.shards import RESPONSE_SCHEMA
 
@@ -52,14 +52,20 @@ class SubsetShape:
 
 # The shared sample's counts as seen (4 files per subset), its lengths' mean and spread.
 SUBSET_SHAPES: dict[tuple[str, str], SubsetShape] = {
-    ("ambiguity", ROOT_SUBSET): SubsetShape({2: 3, 3: 1}, (100, 5), (6, 2), "list", extras=("ambiguous_entity", "content_pid", "qid")),
+    ("ambiguity", ROOT_SUBSET): SubsetShape(
+        {2: 3, 3: 1}, (100, 5), (6, 2), "list", extras=("ambiguous_entity", "content_pid", "qid")
+    ),
     ("granularity", "ROAST-ABSA"): SubsetShape({5: 1, 6: 3}, (87, 14), (7, 1), "none"),
     ("granularity", "medical_qa"): SubsetShape({2: 2, 3: 2}, (230, 50), (173, 38), "none"),
     ("inferential", "entailment_bank"): SubsetShape({5: 1, 6: 3}, (30, 12), (12, 3), "text"),
-    ("inferential", "folio"): SubsetShape({5: 1, 7: 1, 8: 2}, (14, 6), (51, 10), "choice", choices=("True", "False", "Uncertain")),
+    ("inferential", "folio"): SubsetShape(
+        {5: 1, 7: 1, 8: 2}, (14, 6), (51, 10), "choice", choices=("True", "False", "Uncertain")
+    ),
     ("inferential", "medical_qa"): SubsetShape({2: 1, 4: 3}, (150, 60), (174, 60), "list_one", labels=True),
     ("misinformation", "cb_claim_evidence"): SubsetShape({2: 1}, (320, 90), (6, 1), "text", labels=True),
-    ("misinformation", "sci_data"): SubsetShape({3: 1, 4: 3}, (27, 6), (33, 8), "choice", choices=("Yes", "No"), labels=True),
+    ("misinformation", "sci_data"): SubsetShape(
+        {3: 1, 4: 3}, (27, 6), (33, 8), "choice", choices=("Yes", "No"), labels=True
+    ),
     ("perspective", "allsides"): SubsetShape({3: 1}, (750, 350), (35, 5), "none"),
     ("perspective", "perspectrum"): SubsetShape({6: 1}, (60, 15), (8, 4), "none"),
     ("temporal", ROOT_SUBSET): SubsetShape({6: 1}, (220, 110), (8, 2), "text"),
@@ -118,8 +124,9 @@ PLANTED = "planted"
 _WRONG = "<answer>insufficient information</answer>"
 
 
-def plant_responses(samples: pa.Table, templates: dict[str, str], *, model: str, correct_share: float = 0.5,
-                    seed: int = 0) -> tuple[pa.Table, np.ndarray]:
+def plant_responses(
+    samples: pa.Table, templates: dict[str, str], *, model: str, correct_share: float = 0.5, seed: int = 0
+) -> tuple[pa.Table, np.ndarray]:
     """One :data:`conflictlab.lm.shards.RESPONSE_SCHEMA` row per sample (rule
     ``generate``), in ``samples``' order, every status ``ok``.
 
@@ -138,9 +145,13 @@ def plant_responses(samples: pa.Table, templates: dict[str, str], *, model: str,
     correct = np.zeros(samples.num_rows, dtype=bool)
     correct[graded] = chosen(int(graded.sum()), correct_share, rng)
     rows = []
-    for sample, gold, right in zip(samples.select(["sample_id", "task_family", "question", "evidence"]).to_pylist(), golds, correct):
+    for sample, gold, right in zip(
+        samples.select(["sample_id", "task_family", "question", "evidence"]).to_pylist(), golds, correct
+    ):
         template = templates[sample["task_family"]]
-        prompt, prompt_ids = encode_messages(tokenizer, build_messages(template, sample["question"], sample["evidence"]))
+        prompt, prompt_ids = encode_messages(
+            tokenizer, build_messages(template, sample["question"], sample["evidence"])
+        )
         if gold is None:
             text = words.sized((60, 20), 3)
         elif right:
@@ -148,12 +159,26 @@ def plant_responses(samples: pa.Table, templates: dict[str, str], *, model: str,
         else:
             text = f"<answer>{words.sized((3, 1))}</answer>" if normalize(gold[0]) == ABSTAIN else _WRONG
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-        rows.append({
-            "sample_id": sample["sample_id"], "template": template, "prompt": prompt, "response": text, "response_token_ids": ids,
-            "reasoning": None, "n_prompt_tokens": len(prompt_ids), "n_response_tokens": len(ids), "finish_reason": "stop",
-            "backend": PLANTED, "model": model, "model_checksum": PLANTED, "decoding": json.dumps({PLANTED: True}), "seed": seed,
-            "status": "ok", "message": None,
-        })
+        rows.append(
+            {
+                "sample_id": sample["sample_id"],
+                "template": template,
+                "prompt": prompt,
+                "response": text,
+                "response_token_ids": ids,
+                "reasoning": None,
+                "n_prompt_tokens": len(prompt_ids),
+                "n_response_tokens": len(ids),
+                "finish_reason": "stop",
+                "backend": PLANTED,
+                "model": model,
+                "model_checksum": PLANTED,
+                "decoding": json.dumps({PLANTED: True}),
+                "seed": seed,
+                "status": "ok",
+                "message": None,
+            }
+        )
     return pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA), correct
 
 
@@ -177,8 +202,17 @@ PLANTED_TRUTH_SCHEMA = pa.schema(
 )
 
 
-def plant_values(samples: pa.Table, responses: pa.Table, *, scorer: str, balance: tuple[float, float] = (0.1, 0.9), seed: int = 0,
-                 exact_max_n: int = 10, n_permutations: int = 64, shapley_seed: int = 0) -> tuple[pa.Table, pa.Table, pa.Table]:
+def plant_values(
+    samples: pa.Table,
+    responses: pa.Table,
+    *,
+    scorer: str,
+    balance: tuple[float, float] = (0.1, 0.9),
+    seed: int = 0,
+    exact_max_n: int = 10,
+    n_permutations: int = 64,
+    shapley_seed: int = 0,
+) -> tuple[pa.Table, pa.Table, pa.Table]:
     """Coalition values of every sample with two or more pieces (rule
     ``shapley_values``): (values, skipped, truth) in the writer's
     :data:`~conflictlab.contextconflict.scoring.VALUE_SCHEMA` and
@@ -204,7 +238,9 @@ def plant_values(samples: pa.Table, responses: pa.Table, *, scorer: str, balance
             continue
         t, dominant, gain = float(rng.uniform(*balance)), int(rng.integers(n)), float(rng.uniform(1.0, 5.0))
         phi = planted_phi(n, t, dominant, gain)
-        masks, permutations = coalitions(n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=shapley_seed, sample_id=sample_id)
+        masks, permutations = coalitions(
+            n, exact_max_n=exact_max_n, n_permutations=n_permutations, seed=shapley_seed, sample_id=sample_id
+        )
         masks = np.asarray(masks, dtype=np.int64)
         bits = (masks[:, None] >> np.arange(n)) & 1
         values = -float(rng.uniform(20.0, 80.0)) + bits @ phi
@@ -218,8 +254,11 @@ def plant_values(samples: pa.Table, responses: pa.Table, *, scorer: str, balance
         columns["scorer"] += [scorer] * k
         columns["permutations"] += [permutations.tolist() if permutations is not None else None] + [None] * (k - 1)
         truth.append({"sample_id": sample_id, "balance": t, "dominant": dominant, "phi": phi.tolist()})
-    return (pa.table(columns, schema=VALUE_SCHEMA), pa.Table.from_pylist(skipped, schema=SKIP_SCHEMA),
-            pa.Table.from_pylist(truth, schema=PLANTED_TRUTH_SCHEMA))
+    return (
+        pa.table(columns, schema=VALUE_SCHEMA),
+        pa.Table.from_pylist(skipped, schema=SKIP_SCHEMA),
+        pa.Table.from_pylist(truth, schema=PLANTED_TRUTH_SCHEMA),
+    )
 
 
 def plant_causal(attributions: pa.Table, *, model: str) -> pa.Table:
@@ -233,16 +272,34 @@ def plant_causal(attributions: pa.Table, *, model: str) -> pa.Table:
     for row in attributions.filter(pc.invert(attributions.column("undefined"))).to_pylist():
         high, low = extreme_pieces(row["phi"])
         full = row["v_full"]
-        rows.append({
-            "sample_id": row["sample_id"], "model": model, "scorer": row["scorer"], "conflict_type": row["conflict_type"],
-            "high_piece": high + 1, "low_piece": low + 1, "ll_full": full, "ll_without_high": full - row["phi"][high],
-            "ll_without_low": full - row["phi"][low], "delta_high": row["phi"][high], "delta_low": row["phi"][low],
-        })
+        rows.append(
+            {
+                "sample_id": row["sample_id"],
+                "model": model,
+                "scorer": row["scorer"],
+                "conflict_type": row["conflict_type"],
+                "high_piece": high + 1,
+                "low_piece": low + 1,
+                "ll_full": full,
+                "ll_without_high": full - row["phi"][high],
+                "ll_without_low": full - row["phi"][low],
+                "delta_high": row["phi"][high],
+                "delta_low": row["phi"][low],
+            }
+        )
     return pa.Table.from_pylist(rows, schema=CAUSAL_SCHEMA)
 
 
-def plant_faithfulness(samples: pa.Table, responses: pa.Table, *, model: str, judge: str, supported_share: float = 0.75,
-                       statements: int = 4, seed: int = 0) -> pa.Table:
+def plant_faithfulness(
+    samples: pa.Table,
+    responses: pa.Table,
+    *,
+    model: str,
+    judge: str,
+    supported_share: float = 0.75,
+    statements: int = 4,
+    seed: int = 0,
+) -> pa.Table:
     """RAGAS Faithfulness rows (rule ``judge_faithfulness``,
     :data:`conflictlab.judges.faithfulness.FAITHFULNESS_SCHEMA`), one per
     response of ``model``: ``statements`` pseudo-statements each, of which
@@ -254,17 +311,33 @@ def plant_faithfulness(samples: pa.Table, responses: pa.Table, *, model: str, ju
     rows = []
     for sample_id in responses.column("sample_id").to_pylist():
         verdicts = chosen(statements, supported_share, rng).astype(int).tolist()
-        rows.append({
-            "sample_id": sample_id, "model": model, "conflict_type": type_of[sample_id], "judge": judge, "status": "ok",
-            "statements": [words.sized((8, 3)) for _ in range(statements)], "verdicts": verdicts,
-            "faithfulness": sum(verdicts) / statements,
-        })
+        rows.append(
+            {
+                "sample_id": sample_id,
+                "model": model,
+                "conflict_type": type_of[sample_id],
+                "judge": judge,
+                "status": "ok",
+                "statements": [words.sized((8, 3)) for _ in range(statements)],
+                "verdicts": verdicts,
+                "faithfulness": sum(verdicts) / statements,
+            }
+        )
     return pa.Table.from_pylist(rows, schema=FAITHFULNESS_SCHEMA)
 
 
-def plant_activations(samples: pa.Table, templates: dict[str, str], *, n_layers: int, hidden_size: int, separation: float = 4.0,
-                      from_layer: int | None = None, drop_last: int = 1, matched: bool = False,
-                      seed: int = 0) -> dict[str, tuple[np.ndarray, pa.Table]]:
+def plant_activations(
+    samples: pa.Table,
+    templates: dict[str, str],
+    *,
+    n_layers: int,
+    hidden_size: int,
+    separation: float = 4.0,
+    from_layer: int | None = None,
+    drop_last: int = 1,
+    matched: bool = False,
+    seed: int = 0,
+) -> dict[str, tuple[np.ndarray, pa.Table]]:
     """One type's last-token states (rule ``activations``): for each analysis
     (``pairs``, ``projection``, ``directions``) an array of shape (prompts,
     ``n_layers``, ``hidden_size``) in :data:`~conflictlab.contextconflict.pairs.STORED_DTYPE`

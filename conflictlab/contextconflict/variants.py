@@ -25,6 +25,7 @@ from conflictlab.wildcards import ALPHA_PATTERN, MODEL_NAME_PATTERN, format_alph
 METHODS = ("all_tokens", "first_generated", "cas")
 BASE = "base"
 
+
 @dataclass(frozen=True)
 class SteeringVariant:
     """``base`` or a steering method at strength ``alpha`` (> 0, finite)."""
@@ -58,8 +59,10 @@ class SteeringVariant:
         return BASE if self.method == BASE else f"{self.method}-a{format_alpha(self.alpha)}"
 
     @classmethod
-    def parse(cls, text: str) -> "SteeringVariant":
-        spelled(cls.PATTERN, text, "steering variant", f"{BASE} or <method>-a<alpha>, method one of {', '.join(METHODS)}")
+    def parse(cls, text: str) -> SteeringVariant:
+        spelled(
+            cls.PATTERN, text, "steering variant", f"{BASE} or <method>-a<alpha>, method one of {', '.join(METHODS)}"
+        )
         if text == BASE:
             return cls(BASE)
         method, alpha = text.split("-a", 1)
@@ -68,11 +71,13 @@ class SteeringVariant:
         except ValueError as error:
             raise ValueError(f"not a steering variant: {text!r} ({error})") from None
         if variant.format() != text:  # e.g. all_tokens-a1.50 or cas-a0: one value, one name
-            raise ValueError(f"not a steering variant: {text!r} (alpha {alpha!r} is spelled {format_alpha(float(alpha))!r})")
+            raise ValueError(
+                f"not a steering variant: {text!r} (alpha {alpha!r} is spelled {format_alpha(float(alpha))!r})"
+            )
         return variant
 
 
-def as_variant(variant: "SteeringVariant | str") -> SteeringVariant:
+def as_variant(variant: SteeringVariant | str) -> SteeringVariant:
     return variant if isinstance(variant, SteeringVariant) else SteeringVariant.parse(variant)
 
 
@@ -100,13 +105,13 @@ class SteeredModel:
         return f"{self.model}{self.SEPARATOR}{self.variant.format()}"
 
     @classmethod
-    def parse(cls, text: str) -> "SteeredModel":
+    def parse(cls, text: str) -> SteeredModel:
         spelled(cls.PATTERN, text, "steered rerun", "<model>@<variant>")
         model, variant = text.split(cls.SEPARATOR, 1)
         return cls(model, SteeringVariant.parse(variant))
 
     @classmethod
-    def parse_if_steered(cls, text: str) -> "SteeredModel | None":
+    def parse_if_steered(cls, text: str) -> SteeredModel | None:
         """A responding model's name read as a steered rerun; None for a
         registry model (a name without ``@``) and for a method's rerun."""
         if not isinstance(text, str) or cls.SEPARATOR not in text or MethodRun.parse_if_method(text) is not None:

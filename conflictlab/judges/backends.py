@@ -23,7 +23,8 @@ import json
 import logging
 import os
 from collections import defaultdict
-from typing import Iterator, Protocol, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -120,7 +121,7 @@ class HFJudge:
             )
         return encoded[0][:common], firsts
 
-    def _closed(self, request: JudgeRequest, state: "_FedTokens") -> str:
+    def _closed(self, request: JudgeRequest, state: _FedTokens) -> str:
         """Field by field: the argmax option after the reply so far, one
         forward of only the tokens not already in ``state``'s cache (a
         request's n verdicts cost one prompt pass; consecutive requests that
@@ -184,7 +185,9 @@ class GuidedJudge:
         for i, request in enumerate(requests):
             groups[json.dumps(request.schema(), sort_keys=True), reply_budget(request)].append(i)
         for (schema, max_new_tokens), members in groups.items():
-            texts = self.chat.complete_json([requests[i].conversation() for i in members], json.loads(schema), max_new_tokens=max_new_tokens)
+            texts = self.chat.complete_json(
+                [requests[i].conversation() for i in members], json.loads(schema), max_new_tokens=max_new_tokens
+            )
             for i, text in zip(members, texts):
                 replies[i] = text
         return replies
@@ -218,8 +221,12 @@ def judge_name(settings: dict) -> str:
 
 @contextlib.contextmanager
 def open_judge(
-    settings: dict, model_dir: str | os.PathLike | None, *, server_log: str | os.PathLike | None = None,
-    request_cache: str | os.PathLike | None = None, writer: str = "judge",
+    settings: dict,
+    model_dir: str | os.PathLike | None,
+    *,
+    server_log: str | os.PathLike | None = None,
+    request_cache: str | os.PathLike | None = None,
+    writer: str = "judge",
 ) -> Iterator[Judge]:
     """The judge ``settings`` configure (keys as in the ``judges`` config section).
 
@@ -244,7 +251,9 @@ def open_judge(
         from conflictlab.lm.server import serve_configured
 
         dtype, max_model_len, engine = _vllm_args(settings)
-        with serve_configured(model_dir, log_path=server_log, dtype=dtype, max_model_len=max_model_len, engine_args=engine) as endpoint:
+        with serve_configured(
+            model_dir, log_path=server_log, dtype=dtype, max_model_len=max_model_len, engine_args=engine
+        ) as endpoint:
             yield GuidedJudge(EndpointGuidedChat(endpoint), name=name)
     elif backend == "openai":
         from conflictlab.lm.endpoint import Endpoint, RequestCache
@@ -264,8 +273,13 @@ def _vllm_args(settings: dict) -> tuple[str, int, dict]:
 
 
 def judge_session(
-    settings: dict, model_dir: str | os.PathLike | None, *, cache_dir: str | os.PathLike, writer: str,
-    server_log: str | os.PathLike | None = None, request_cache: str | os.PathLike | None = None,
+    settings: dict,
+    model_dir: str | os.PathLike | None,
+    *,
+    cache_dir: str | os.PathLike,
+    writer: str,
+    server_log: str | os.PathLike | None = None,
+    request_cache: str | os.PathLike | None = None,
 ):
     """A :class:`conflictlab.judges.cache.JudgeSession` for the configured judge,
     its replies cached under ``cache_dir`` (this job's new replies:
@@ -273,5 +287,7 @@ def judge_session(
     from conflictlab.judges.cache import JudgeCache, JudgeSession
 
     cache = JudgeCache(cache_dir, judge=judge_name(settings), writer=writer)
-    opener = functools.partial(open_judge, settings, model_dir, server_log=server_log, request_cache=request_cache, writer=writer)
+    opener = functools.partial(
+        open_judge, settings, model_dir, server_log=server_log, request_cache=request_cache, writer=writer
+    )
     return JudgeSession(opener, cache)

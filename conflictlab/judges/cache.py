@@ -29,8 +29,8 @@ import contextlib
 import hashlib
 import logging
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -96,7 +96,9 @@ class JudgeCache:
         return path
 
 
-def cached_replies(requests: Sequence[JudgeRequest], ask: Callable[[list[JudgeRequest]], list[str]], cache: JudgeCache) -> tuple[list[str], int]:
+def cached_replies(
+    requests: Sequence[JudgeRequest], ask: Callable[[list[JudgeRequest]], list[str]], cache: JudgeCache
+) -> tuple[list[str], int]:
     """The reply to every request: from ``cache`` where stored, else from
     ``ask`` (called once, on the distinct missing requests), stored and saved.
     Returns (replies in request order, number of requests sent to the judge)."""
@@ -109,7 +111,13 @@ def cached_replies(requests: Sequence[JudgeRequest], ask: Callable[[list[JudgeRe
         for request, reply in zip(asked, ask(asked), strict=True):
             cache.put(request, reply)
         cache.save()
-    log.info("judge %s: %d requests, %d sent to the judge, %d from the cache", cache.judge, len(requests), len(missing), len(requests) - len(missing))
+    log.info(
+        "judge %s: %d requests, %d sent to the judge, %d from the cache",
+        cache.judge,
+        len(requests),
+        len(missing),
+        len(requests) - len(missing),
+    )
     return [cache.get(request) for request in requests], len(missing)
 
 
@@ -139,7 +147,7 @@ class JudgeSession:
         self.calls += sent
         return replies
 
-    def __enter__(self) -> "JudgeSession":
+    def __enter__(self) -> JudgeSession:
         return self
 
     def __exit__(self, *exc) -> None:

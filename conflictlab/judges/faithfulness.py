@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -150,14 +150,22 @@ def faithfulness_rows(
         items += [(model, s, by_id[s["sample_id"]]) for s in samples]
     unjudged = {i: _unjudged_status(response) for i, (_, _, response) in enumerate(items)}
     asked = [i for i in range(len(items)) if unjudged[i] is None]
-    step1 = ask([statements_request(items[i][1]["question"], items[i][2]["response"], max_new_tokens=max_statement_tokens) for i in asked])
+    step1 = ask(
+        [
+            statements_request(items[i][1]["question"], items[i][2]["response"], max_new_tokens=max_statement_tokens)
+            for i in asked
+        ]
+    )
     replies = dict(zip(asked, step1))
     statements = {i: parse_statements(replies[i]) for i in asked}
     judged = [i for i in asked if statements[i]]
     requests = [verdict_request("\n".join(items[i][1]["evidence"]), statements[i]) for i in judged]
     # An unreadable verdict (a guided reply cut short) makes the response's
     # score unknown rather than lower.
-    verdicts = {i: [-1 if c is None else int(c) for c in read_choices(r, reply)] for i, r, reply in zip(judged, requests, ask(requests))}
+    verdicts = {
+        i: [-1 if c is None else int(c) for c in read_choices(r, reply)]
+        for i, r, reply in zip(judged, requests, ask(requests))
+    }
     rows = []
     for i, (model, sample, _) in enumerate(items):
         found = statements.get(i)
@@ -211,10 +219,14 @@ def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int
     faithfulness = pc.fill_null(rows.column("faithfulness"), math.nan).to_numpy(zero_copy_only=False)
     scored = pc.is_valid(rows.column("faithfulness")).to_numpy(zero_copy_only=False)
     status = rows.column("status").to_numpy(zero_copy_only=False)
-    keys = rows.select(["model", "conflict_type"]).append_column("row", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+    keys = rows.select(["model", "conflict_type"]).append_column(
+        "row", pa.array(np.arange(rows.num_rows, dtype=np.int64))
+    )
     groups = group_in_order(keys, ["model", "conflict_type"], [("row", "list")])
     out = []
-    for model, conflict_type, members in zip(*(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))):  # per (model, type)
+    for model, conflict_type, members in zip(
+        *(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))
+    ):  # per (model, type)
         members = np.asarray(members, dtype=np.int64)
         scores = faithfulness[members[scored[members]]]
         mean, low, high = mean_interval(scores, bounds=(0.0, 1.0))
@@ -253,10 +265,19 @@ def faithfulness_notes(results: pa.Table) -> list[str]:
     Faithfulness cells' NaN rates (responses without a score), by type."""
     notes = []
     faithfulness = results.filter(pc.equal(results.column("metric"), "faithfulness"))
-    rows = faithfulness.select(["model", "variant", "conflict_type", "nan_rate"]).to_pylist()  # one per (model, method, type)
+    rows = faithfulness.select(
+        ["model", "variant", "conflict_type", "nan_rate"]
+    ).to_pylist()  # one per (model, method, type)
     for model, variant in dict.fromkeys((r["model"], r["variant"]) for r in rows):
-        cells = [f"{r['conflict_type']} {100 * r['nan_rate']:.0f}%" for r in rows if (r["model"], r["variant"]) == (model, variant)]
-        notes.append(f"{model}@{variant}, Fth NaN rate (not generated, empty, refusal, truncated, unparseable or no statement): " + ", ".join(cells))
+        cells = [
+            f"{r['conflict_type']} {100 * r['nan_rate']:.0f}%"
+            for r in rows
+            if (r["model"], r["variant"]) == (model, variant)
+        ]
+        notes.append(
+            f"{model}@{variant}, Fth NaN rate (not generated, empty, refusal, truncated, unparseable or no statement): "
+            + ", ".join(cells)
+        )
     return notes
 
 

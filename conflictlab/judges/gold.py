@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -38,8 +38,8 @@ from conflictlab.judges.prompts.equivalence import equivalence_request
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.prompts.ragas import verdict_request
 from conflictlab.judges.ratings import cohen_kappa_interval, rating_balance
-from conflictlab.stats import cluster_bootstrap_weights, percentile_interval, proportion_interval
 from conflictlab.judges.requests import JudgeRequest, read_choices
+from conflictlab.stats import cluster_bootstrap_weights, percentile_interval, proportion_interval
 
 
 def _no_error(item: dict) -> str | None:
@@ -158,7 +158,13 @@ def judge_gold(
             raise ValueError(f"gold item {item.get('id')!r}: {error}")
     requests = [kinds[item["kind"]].request(item) for item in items]
     rows = [
-        {"id": item["id"], "kind": item["kind"], "judge": judge, "gold": kinds[item["kind"]].labels(item), "judged": read_choices(request, reply)}
+        {
+            "id": item["id"],
+            "kind": item["kind"],
+            "judge": judge,
+            "gold": kinds[item["kind"]].labels(item),
+            "judged": read_choices(request, reply),
+        }
         for item, request, reply in zip(items, requests, ask(requests))
     ]
     return pa.Table.from_pylist(rows, schema=GOLD_SCHEMA)
@@ -216,17 +222,28 @@ def gold_agreement(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) 
             agreement = (float(agrees.mean()) if n_labels else math.nan, math.nan, math.nan)
         kept = readable.to_numpy(zero_copy_only=False)
         kappa = (
-            cohen_kappa_interval(gold.filter(readable).to_pylist(), answer.filter(readable).to_pylist(), clusters=items[kept].tolist(),
-                                 n_resamples=n_resamples, seed=seed)
-            if n_readable else (math.nan,) * 3
+            cohen_kappa_interval(
+                gold.filter(readable).to_pylist(),
+                answer.filter(readable).to_pylist(),
+                clusters=items[kept].tolist(),
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            if n_readable
+            else (math.nan,) * 3
         )
         mae = None
         if kind == "rating":
             # items the judge rated in full: per item, its Balance against the gold ratings' (tens of items)
             complete = members.filter(pa.array(_unparseable_per_item(members.column("judged")) == 0))
             gaps = [
-                abs(rating_balance([int(x) for x in judge_ratings])[1] - rating_balance([int(x) for x in gold_ratings])[1])
-                for judge_ratings, gold_ratings in zip(complete.column("judged").to_pylist(), complete.column("gold").to_pylist())
+                abs(
+                    rating_balance([int(x) for x in judge_ratings])[1]
+                    - rating_balance([int(x) for x in gold_ratings])[1]
+                )
+                for judge_ratings, gold_ratings in zip(
+                    complete.column("judged").to_pylist(), complete.column("gold").to_pylist()
+                )
             ]
             gaps = [g for g in gaps if not math.isnan(g)]  # every rating 1 on either side: Balance undefined
             mae = 100 * float(np.mean(gaps)) if gaps else None
@@ -237,7 +254,10 @@ def gold_agreement(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) 
                 "n_items": members.num_rows,
                 "n_labels": n_labels,
                 "n_unparseable": n_labels - n_readable,
-                **{name: None if math.isnan(v) else v for name, v in zip(("agreement", "agreement_low", "agreement_high"), agreement)},
+                **{
+                    name: None if math.isnan(v) else v
+                    for name, v in zip(("agreement", "agreement_low", "agreement_high"), agreement)
+                },
                 **{name: None if math.isnan(v) else v for name, v in zip(("kappa", "kappa_low", "kappa_high"), kappa)},
                 "balance_mae": mae,
             }
@@ -257,14 +277,18 @@ def _paired_labels(judged: pa.Table) -> tuple[pa.Array, pa.Array, np.ndarray]:
     first min(len(gold), len(judged)) labels of each; and each pair's item
     (row of ``judged``), shape (pairs,)."""
     gold, answer = (judged.column(name).combine_chunks() for name in ("gold", "judged"))
-    kept = np.minimum(pc.list_value_length(gold).to_numpy(zero_copy_only=False), pc.list_value_length(answer).to_numpy(zero_copy_only=False))
+    kept = np.minimum(
+        pc.list_value_length(gold).to_numpy(zero_copy_only=False),
+        pc.list_value_length(answer).to_numpy(zero_copy_only=False),
+    )
 
     def first_kept(lists: pa.Array) -> pa.Array:
         parents = pc.list_parent_indices(lists).to_numpy()
-        starts = lists.offsets.to_numpy()[:-1] - lists.offsets[0].as_py()  # each list's first entry in the flattened values
+        starts = (
+            lists.offsets.to_numpy()[:-1] - lists.offsets[0].as_py()
+        )  # each list's first entry in the flattened values
         position = np.arange(parents.size) - starts[parents]
         return pc.list_flatten(lists).filter(pa.array(position < kept[parents]))
 
     items = np.repeat(np.arange(len(kept)), kept)
     return first_kept(gold), first_kept(answer), items
-

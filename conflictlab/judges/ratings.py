@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -93,7 +93,14 @@ def shapley_ratings(phi: Sequence[float]) -> list[int]:
     return [int(math.floor(round(2.0 * r, 9) + 0.5)) + 1 for r in relative]
 
 
-def judge_rating_rows(samples: Sequence[dict], responses: Sequence[dict], ask: Callable[[list[JudgeRequest]], list[str]], *, model: str, judge: str) -> pa.Table:
+def judge_rating_rows(
+    samples: Sequence[dict],
+    responses: Sequence[dict],
+    ask: Callable[[list[JudgeRequest]], list[str]],
+    *,
+    model: str,
+    judge: str,
+) -> pa.Table:
     """One :data:`RATING_SCHEMA` row per sample; ``ask`` maps requests to replies."""
     by_id = {r["sample_id"]: r for r in responses}
     missing = [s["sample_id"] for s in samples if s["sample_id"] not in by_id]
@@ -117,7 +124,15 @@ def judge_rating_rows(samples: Sequence[dict], responses: Sequence[dict], ask: C
         else:
             shares, value = rating_balance(found)
             defined = not math.isnan(value)
-            rows.append({**row, "status": "ok", "ratings": found, "shares": shares.tolist() if defined else None, "balance": value if defined else None})
+            rows.append(
+                {
+                    **row,
+                    "status": "ok",
+                    "ratings": found,
+                    "shares": shares.tolist() if defined else None,
+                    "balance": value if defined else None,
+                }
+            )
     return pa.Table.from_pylist(rows, schema=RATING_SCHEMA)
 
 
@@ -137,7 +152,9 @@ def cohen_kappa(a: Sequence, b: Sequence, *, weights: str | None = None, labels:
     return float(_kappas(codes_a[None, :], codes_b[None, :], weight)[0])
 
 
-def _kappa_codes(a: Sequence, b: Sequence, *, weights: str | None, labels: Sequence | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _kappa_codes(
+    a: Sequence, b: Sequence, *, weights: str | None, labels: Sequence | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``a`` and ``b`` as label positions (shape (m,) each, int64) and the
     disagreement weights (shape (k, k)) of :func:`cohen_kappa`."""
     a, b = np.asarray(a), np.asarray(b)
@@ -165,7 +182,9 @@ def _kappa_codes(a: Sequence, b: Sequence, *, weights: str | None, labels: Seque
     return codes[: a.size], codes[a.size :], weight
 
 
-def _kappas(codes_a: np.ndarray, codes_b: np.ndarray, weight: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+def _kappas(
+    codes_a: np.ndarray, codes_b: np.ndarray, weight: np.ndarray, counts: np.ndarray | None = None
+) -> np.ndarray:
     """κ of each row of label positions ``codes_a``, ``codes_b`` (shape (R, m))
     under disagreement ``weight`` (shape (k, k)), each pair counted
     ``counts`` times (shape (R, m); None: once): shape (R,), NaN where the
@@ -188,8 +207,15 @@ MIN_N_KAPPA = 100
 
 
 def cohen_kappa_interval(
-    a: Sequence, b: Sequence, *, clusters: Sequence | None = None, weights: str | None = None, labels: Sequence | None = None,
-    n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0,
+    a: Sequence,
+    b: Sequence,
+    *,
+    clusters: Sequence | None = None,
+    weights: str | None = None,
+    labels: Sequence | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> tuple[float, float, float]:
     """:func:`cohen_kappa` of ``a`` and ``b`` (shape (m,) each) and its
     percentile-bootstrap interval, resampling units: ``clusters`` (shape
@@ -206,7 +232,9 @@ def cohen_kappa_interval(
         return kappa, math.nan, math.nan
     counts = cluster_bootstrap_weights(units, n_resamples=n_resamples, seed=seed)  # (R, m)
     shape = counts.shape
-    low, high = percentile_interval(_kappas(np.broadcast_to(codes_a, shape), np.broadcast_to(codes_b, shape), weight, counts), confidence=confidence)
+    low, high = percentile_interval(
+        _kappas(np.broadcast_to(codes_a, shape), np.broadcast_to(codes_b, shape), weight, counts), confidence=confidence
+    )
     return kappa, low, high
 
 
@@ -224,7 +252,9 @@ def _attribution_rows(ratings: pa.Table, attributions: pa.Table) -> np.ndarray:
     """Per row of ``ratings``, the row of ``attributions`` with its (model,
     sample_id), the last one where several; -1 where none. Shape (ratings rows,)."""
     keys = ["model", "sample_id"]
-    right = attributions.select(keys).append_column("attribution", pa.array(np.arange(attributions.num_rows, dtype=np.int64)))
+    right = attributions.select(keys).append_column(
+        "attribution", pa.array(np.arange(attributions.num_rows, dtype=np.int64))
+    )
     right = right.group_by(keys, use_threads=False).aggregate([("attribution", "max")])
     left = ratings.select(keys).append_column("rating", pa.array(np.arange(ratings.num_rows, dtype=np.int64)))
     joined = left.join(right, keys=keys, join_type="inner")
@@ -237,7 +267,9 @@ def _paired(ratings: pa.Table, attributions: pa.Table) -> tuple[pa.Table, pa.Tab
     """(judge rows, attribution rows), row i of each the same sample rated by
     both, same model, in ``ratings``' order."""
     found = _attribution_rows(ratings, attributions)
-    chosen = np.flatnonzero(pc.and_(pc.equal(ratings.column("status"), "ok"), pa.array(found >= 0)).to_numpy(zero_copy_only=False))
+    chosen = np.flatnonzero(
+        pc.and_(pc.equal(ratings.column("status"), "ok"), pa.array(found >= 0)).to_numpy(zero_copy_only=False)
+    )
     return ratings.take(chosen), attributions.take(found[chosen])
 
 
@@ -274,7 +306,9 @@ def agreement_table(ratings: pa.Table, attributions: pa.Table, *, scorer: str) -
     # per-sample estimators, one call per rated sample
     phi = attributed.column("phi").to_pylist()
     shapley = pa.array([shapley_ratings(values) for values in phi], pa.list_(pa.int64()))
-    rho = np.array([spearman_rho(j, values) for j, values in zip(judged.column("ratings").to_pylist(), phi)], dtype=float)
+    rho = np.array(
+        [spearman_rho(j, values) for j, values in zip(judged.column("ratings").to_pylist(), phi)], dtype=float
+    )
     types = judged.column("conflict_type").to_numpy(zero_copy_only=False)
     sizes = pc.list_value_length(judged.column("ratings")).to_numpy(zero_copy_only=False)
     everything = np.ones(judged.num_rows, dtype=bool)
@@ -306,8 +340,19 @@ def agreement_table(ratings: pa.Table, attributions: pa.Table, *, scorer: str) -
             }
         )
     rows += [
-        {"comparison": c, "conflict_type": "all", "n_evidence": "all", "kappa": None, "kappa_linear": None, "kappa_quadratic": None,
-         "n_pieces": 0, "n_samples": 0, "mean_spearman": None, "n_spearman": 0, "note": HUMAN_NOTE}
+        {
+            "comparison": c,
+            "conflict_type": "all",
+            "n_evidence": "all",
+            "kappa": None,
+            "kappa_linear": None,
+            "kappa_quadratic": None,
+            "n_pieces": 0,
+            "n_samples": 0,
+            "mean_spearman": None,
+            "n_spearman": 0,
+            "note": HUMAN_NOTE,
+        }
         for c in HUMAN_COMPARISONS
     ]
     return pa.Table.from_pylist([_none_for_nan(r) for r in rows], schema=AGREEMENT_SCHEMA)
@@ -339,7 +384,9 @@ def _evidence_counts(sizes: Sequence[int]) -> str:
     return "; ".join(f"n={size}: {count}" for size, count in sorted(Counter(sizes).items()))
 
 
-def judge_balance_table(ratings: pa.Table, attributions: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
+def judge_balance_table(
+    ratings: pa.Table, attributions: pa.Table, *, n_resamples: int = 2000, seed: int = 0
+) -> pa.Table:
     """Table 7: mean Balance (%) from the judge's ratings per model and type
     and the Shapley Balance beside it, both over the same samples (those
     where both are defined), each with its Student-t 95% CI
@@ -356,13 +403,21 @@ def judge_balance_table(ratings: pa.Table, attributions: pa.Table, *, n_resample
     has_attribution = found >= 0
     shapley = np.full(ratings.num_rows, math.nan)
     shapley_defined = np.zeros(ratings.num_rows, dtype=bool)
-    shapley[has_attribution] = attributions.column("balance").take(found[has_attribution]).to_numpy(zero_copy_only=False)
-    shapley_defined[has_attribution] = pc.invert(attributions.column("undefined").take(found[has_attribution])).to_numpy(zero_copy_only=False)
+    shapley[has_attribution] = (
+        attributions.column("balance").take(found[has_attribution]).to_numpy(zero_copy_only=False)
+    )
+    shapley_defined[has_attribution] = pc.invert(
+        attributions.column("undefined").take(found[has_attribution])
+    ).to_numpy(zero_copy_only=False)
     sizes = pc.fill_null(pc.list_value_length(ratings.column("ratings")), 0).to_numpy(zero_copy_only=False)
-    keys = ratings.select(["model", "conflict_type"]).append_column("row", pa.array(np.arange(ratings.num_rows, dtype=np.int64)))
+    keys = ratings.select(["model", "conflict_type"]).append_column(
+        "row", pa.array(np.arange(ratings.num_rows, dtype=np.int64))
+    )
     groups = group_in_order(keys, ["model", "conflict_type"], [("row", "list")])
     rows = []
-    for model, conflict_type, members in zip(*(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))):  # per (model, type)
+    for model, conflict_type, members in zip(
+        *(groups.column(name).to_pylist() for name in ("model", "conflict_type", "row_list"))
+    ):  # per (model, type)
         members = np.asarray(members, dtype=np.int64)
         defined = members[rated[members] & ~np.isnan(judge[members])]
         both = defined[shapley_defined[defined]]

@@ -66,7 +66,15 @@ class JudgeRequest:
     def key(self) -> str:
         """Hash of everything that determines the reply (template, inputs, shape)."""
         payload = json.dumps(
-            [self.template, self.messages, self.fields, self.options, self.reply_schema, self.prefix, self.max_new_tokens],
+            [
+                self.template,
+                self.messages,
+                self.fields,
+                self.options,
+                self.reply_schema,
+                self.prefix,
+                self.max_new_tokens,
+            ],
             ensure_ascii=False,
         )
         return hashlib.sha256(payload.encode()).hexdigest()

@@ -11,7 +11,7 @@ parsed, and the rows built, exactly as a real judge's are.
 from __future__ import annotations
 
 import json
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -40,8 +40,14 @@ def _wrong(request: JudgeRequest, label: str) -> str:
     return options[(options.index(label) + 1) % len(options)]
 
 
-def plant_gold(items: list[dict], *, kinds: Mapping[str, GoldKind], judge: str = PLANTED, agreement: float | Mapping[str, float] = 0.8,
-               seed: int = 0) -> pa.Table:
+def plant_gold(
+    items: list[dict],
+    *,
+    kinds: Mapping[str, GoldKind],
+    judge: str = PLANTED,
+    agreement: float | Mapping[str, float] = 0.8,
+    seed: int = 0,
+) -> pa.Table:
     """Rule judge_gold's table (``GOLD_SCHEMA``, one row per item in order)
     for the gold ``items`` (as :func:`~conflictlab.judges.gold.read_gold`
     gives them), every label judged.
@@ -64,14 +70,17 @@ def plant_gold(items: list[dict], *, kinds: Mapping[str, GoldKind], judge: str =
         agrees.update({k: mask[start:end].tolist() for k, start, end in zip(members, offsets, offsets[1:])})
 
     def ask(requests: list[JudgeRequest]) -> list[str]:
-        return [_reply(request, [gold if agree else _wrong(request, gold) for gold, agree in zip(labels[k], agrees[k])])
-                for k, request in enumerate(requests)]
+        return [
+            _reply(request, [gold if agree else _wrong(request, gold) for gold, agree in zip(labels[k], agrees[k])])
+            for k, request in enumerate(requests)
+        ]
 
     return judge_gold(items, ask, judge=judge, kinds=kinds)
 
 
-def plant_ratings(samples: pa.Table, responses: pa.Table, *, model: str, judge: str = PLANTED, even_share: float = 0.5,
-                  seed: int = 0) -> tuple[pa.Table, np.ndarray]:
+def plant_ratings(
+    samples: pa.Table, responses: pa.Table, *, model: str, judge: str = PLANTED, even_share: float = 0.5, seed: int = 0
+) -> tuple[pa.Table, np.ndarray]:
     """Rule judge_ratings' rows of one (model, type) (``RATING_SCHEMA``, one
     per sample in order) and the planted mask (shape (samples,)): True where
     the sample is rated evenly.
@@ -92,8 +101,14 @@ def plant_ratings(samples: pa.Table, responses: pa.Table, *, model: str, judge: 
 
     def ask(requests: list[JudgeRequest]) -> list[str]:
         # one request per rated sample, in sample order (judge_rating_rows)
-        return [_reply(request, [EVEN_RATING] * len(request.fields) if next(replies)
-                       else [ONE_PIECE_RATINGS[0], *[ONE_PIECE_RATINGS[1]] * (len(request.fields) - 1)])
-                for request in requests]
+        return [
+            _reply(
+                request,
+                [EVEN_RATING] * len(request.fields)
+                if next(replies)
+                else [ONE_PIECE_RATINGS[0], *[ONE_PIECE_RATINGS[1]] * (len(request.fields) - 1)],
+            )
+            for request in requests
+        ]
 
     return judge_rating_rows(samples.to_pylist(), responses.to_pylist(), ask, model=model, judge=judge), even

@@ -25,7 +25,9 @@ from __future__ import annotations
 NAME = "sdpa_cpu_grouped"
 
 
-def grouped_sdpa_forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None, **kwargs):
+def grouped_sdpa_forward(
+    module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None, **kwargs
+):
     """An ``AttentionInterface`` function: query (batch, heads, q_len, head_dim),
     key and value (batch, kv_heads, kv_len, head_dim); returns the output as
     (batch, q_len, heads, head_dim) and no attention weights, like ``sdpa``."""
@@ -43,9 +45,13 @@ def grouped_sdpa_forward(module, query, key, value, attention_mask, dropout: flo
         or kwargs.get("output_attentions", False)
     )
     if plain:
-        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs)
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs
+        )
     # With a mask transformers calls the kernel with is_causal=False too: the mask carries causality.
-    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask, scale=scaling, enable_gqa=True)
+    out = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attention_mask, scale=scaling, enable_gqa=True
+    )
     return out.transpose(1, 2).contiguous(), None
 
 

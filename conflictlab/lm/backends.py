@@ -11,7 +11,12 @@ BACKENDS = ("hf", "vllm", "served", "openai")
 
 
 def generation_backend(
-    model_dir: str | os.PathLike, settings: dict, *, limit: int, stack: contextlib.ExitStack | None = None, server_log: str | os.PathLike | None = None
+    model_dir: str | os.PathLike,
+    settings: dict,
+    *,
+    limit: int,
+    stack: contextlib.ExitStack | None = None,
+    server_log: str | os.PathLike | None = None,
 ) -> Backend:
     """The backend ``settings["backend"]`` names, for a context of ``limit`` tokens.
 
@@ -55,16 +60,18 @@ def generation_backend(
         dtype = settings.get("dtype")
         endpoint = stack.enter_context(
             serve_configured(
-                model_dir, log_path=server_log, max_model_len=limit, engine_args=settings.get("vllm"),
+                model_dir,
+                log_path=server_log,
+                max_model_len=limit,
+                engine_args=settings.get("vllm"),
                 dtype=vllm_dtype(dtype),
             )
         )
         return ChatBackend(stack.enter_context(EndpointClient(endpoint)))
     if name == "openai":
-        from conflictlab.lm.endpoint import Endpoint
-
         from transformers import AutoTokenizer
 
+        from conflictlab.lm.endpoint import Endpoint
         from conflictlab.lm.loading import folder_eos_ids
 
         endpoint = settings.get("endpoint")

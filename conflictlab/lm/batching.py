@@ -13,8 +13,9 @@ again, down to one row; the halved limits stay for the rest of the job.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence, TypeVar
+from typing import TypeVar
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ The markers are single special tokens, so the split is done on token ids.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 CHANNEL, MESSAGE, END, RETURN, START = "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|start|>"
 # Where a final message's text begins: a prompt ending in it (after the chat
@@ -32,7 +32,7 @@ class HarmonyTokens:
     final: tuple[int, ...]
 
     @classmethod
-    def of(cls, tokenizer) -> "HarmonyTokens | None":
+    def of(cls, tokenizer) -> HarmonyTokens | None:
         """The tokenizer's harmony ids, or None when it has no such markers."""
         vocab = tokenizer.get_vocab()
         if not all(marker in vocab for marker in (CHANNEL, MESSAGE, END, RETURN, START)):
@@ -74,9 +74,7 @@ def final_message(
 NO_FINAL_CHANNEL = "no_final_channel"  # status of a completion cut inside its analysis
 
 
-def separate_final_channel(
-    rows: list[dict], tokens: HarmonyTokens, decode: Callable[[list[int]], str]
-) -> list[dict]:
+def separate_final_channel(rows: list[dict], tokens: HarmonyTokens, decode: Callable[[list[int]], str]) -> list[dict]:
     """Response rows (``RESPONSE_SCHEMA``) with ``response`` and
     ``response_token_ids`` cut to the final channel and the rest decoded into
     ``reasoning``. A completion that ended before its final channel (the token
@@ -89,8 +87,12 @@ def separate_final_channel(
         final, final_ids, reasoning = final_message(row["response_token_ids"], tokens, decode)
         row = {**row, "reasoning": reasoning}
         if final is None:
-            row.update(response=None, response_token_ids=None, status=NO_FINAL_CHANNEL,
-                       message="generation ended before the final channel (raise max_new_tokens)")
+            row.update(
+                response=None,
+                response_token_ids=None,
+                status=NO_FINAL_CHANNEL,
+                message="generation ended before the final channel (raise max_new_tokens)",
+            )
         else:
             row.update(response=final, response_token_ids=final_ids)
         out.append(row)

@@ -31,8 +31,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from conflictlab.lm.endpoint import Endpoint, EndpointClient, RequestCache
 from conflictlab.lm.generation import Completion, DecodingParams
@@ -109,21 +109,33 @@ class ChatBackend:
             **extra,
         }
 
-    def generate(self, prompts: Sequence[Conversation], params: DecodingParams, *, rows: Sequence[str] | None = None) -> list[Completion]:
+    def generate(
+        self, prompts: Sequence[Conversation], params: DecodingParams, *, rows: Sequence[str] | None = None
+    ) -> list[Completion]:
         """One completion per conversation (``prompts``: message lists)."""
         rows = list(rows) if rows is not None else [str(i) for i in range(len(prompts))]
         bodies = [self._body(conversation, params.max_new_tokens, params.seed) for conversation in prompts]
-        return [_completion(reply, self.endpoint) for reply in self.client.post_many("/chat/completions", bodies, rows=rows)]
+        return [
+            _completion(reply, self.endpoint) for reply in self.client.post_many("/chat/completions", bodies, rows=rows)
+        ]
 
     def read_choices(
-        self, prompts: Sequence[Conversation], options: Sequence[str], *, rows: Sequence[str], seed: int = 0,
+        self,
+        prompts: Sequence[Conversation],
+        options: Sequence[str],
+        *,
+        rows: Sequence[str],
+        seed: int = 0,
         max_new_tokens: int = CHOICE_REPLY_TOKENS,
     ) -> list[ChoiceReadOut]:
         """The closed read-out of every conversation over ``options`` (single
         letters): one request each, its logprobs and its text."""
         extra = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if self.endpoint.logprobs else {}
         bodies = [self._body(conversation, max_new_tokens, seed, **extra) for conversation in prompts]
-        return [_choice(reply, options, self.endpoint) for reply in self.client.post_many("/chat/completions", bodies, rows=list(rows))]
+        return [
+            _choice(reply, options, self.endpoint)
+            for reply in self.client.post_many("/chat/completions", bodies, rows=list(rows))
+        ]
 
 
 def _first_choice(reply: dict, endpoint: Endpoint) -> dict:
@@ -148,8 +160,11 @@ def _completion(reply: dict, endpoint: Endpoint) -> Completion:
     text, reason = _text_and_reason(choice)
     usage = reply.get("usage") or {}
     return Completion(
-        token_ids=[], text=text, finish_reason=reason,
-        n_prompt_tokens=usage.get("prompt_tokens"), n_tokens=usage.get("completion_tokens"),
+        token_ids=[],
+        text=text,
+        finish_reason=reason,
+        n_prompt_tokens=usage.get("prompt_tokens"),
+        n_tokens=usage.get("completion_tokens"),
     )
 
 
@@ -174,8 +189,12 @@ def _choice(reply: dict, options: Sequence[str], endpoint: Endpoint) -> ChoiceRe
         return ChoiceReadOut(tuple([MISSING_LOGPROB] * len(options)), READ_OUT_NONE, None, reason)
     listed = _first_token_logprobs(choice)
     if any(option in listed for option in options):
-        return ChoiceReadOut(tuple(listed.get(option, MISSING_LOGPROB) for option in options), READ_OUT_LOGPROBS, text, reason)
+        return ChoiceReadOut(
+            tuple(listed.get(option, MISSING_LOGPROB) for option in options), READ_OUT_LOGPROBS, text, reason
+        )
     index = parse_choice(text, options)
     if index is None:
         return ChoiceReadOut(tuple([MISSING_LOGPROB] * len(options)), READ_OUT_NONE, text, reason)
-    return ChoiceReadOut(tuple(0.0 if i == index else MISSING_LOGPROB for i in range(len(options))), READ_OUT_GENERATION, text, reason)
+    return ChoiceReadOut(
+        tuple(0.0 if i == index else MISSING_LOGPROB for i in range(len(options))), READ_OUT_GENERATION, text, reason
+    )

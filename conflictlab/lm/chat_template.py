@@ -14,7 +14,7 @@ the same keywords as ``chat_template_kwargs`` with every request.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 # Keywords every chat-template rendering receives (see the module docstring).
 CHAT_TEMPLATE_KWARGS: Mapping[str, object] = {"enable_thinking": False}
@@ -27,8 +27,10 @@ def render_chat(tokenizer, conversation: Sequence[Mapping[str, str]], *, tokeniz
     token ids as a list of ints (``tokenize=True``; a tokenizer that returns
     a mapping gives its ``input_ids``)."""
     if not tokenize:
-        return tokenizer.apply_chat_template(list(conversation), tokenize=False, add_generation_prompt=True,
-                                             **CHAT_TEMPLATE_KWARGS)
-    ids = tokenizer.apply_chat_template(list(conversation), tokenize=True, add_generation_prompt=True, return_dict=False,
-                                        **CHAT_TEMPLATE_KWARGS)
+        return tokenizer.apply_chat_template(
+            list(conversation), tokenize=False, add_generation_prompt=True, **CHAT_TEMPLATE_KWARGS
+        )
+    ids = tokenizer.apply_chat_template(
+        list(conversation), tokenize=True, add_generation_prompt=True, return_dict=False, **CHAT_TEMPLATE_KWARGS
+    )
     return list(ids["input_ids"] if hasattr(ids, "keys") else ids)

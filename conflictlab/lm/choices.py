@@ -11,7 +11,7 @@ read-out under CAD or AdaCAD (:mod:`conflictlab.lm.methods`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -46,7 +46,10 @@ def _last_position_logits(lm: LoadedModel, prompts: Sequence[Sequence[int]]):
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
     with torch.inference_mode():
         return lm.model(
-            input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), position_ids=positions.to(lm.device), logits_to_keep=1
+            input_ids=ids.to(lm.device),
+            attention_mask=mask.to(lm.device),
+            position_ids=positions.to(lm.device),
+            logits_to_keep=1,
         ).logits[:, -1]
 
 
@@ -137,10 +140,14 @@ def choice_logits_under(
         with_context = _last_position_logits(lm, [prompts[i] for i in batch])
         without_context = _last_position_logits(lm, [context_free[i] for i in batch])
         per_method = [
-            contrast_logits(m, with_context, without_context, floor=ADACAD_SHORT_ANSWER_FLOOR)[0] if m.contrastive else with_context.float()
+            contrast_logits(m, with_context, without_context, floor=ADACAD_SHORT_ANSWER_FLOOR)[0]
+            if m.contrastive
+            else with_context.float()
             for m in methods
         ]
-        return torch.stack([logits[:, select] for logits in per_method], dim=1).double().cpu().numpy()  # (batch, methods, options)
+        return (
+            torch.stack([logits[:, select] for logits in per_method], dim=1).double().cpu().numpy()
+        )  # (batch, methods, options)
 
     rows = np.array(map_batches([len(p) for p in prompts], run, BatchPolicy(batch_size=batch_size)), dtype=np.float64)
     rows = rows.reshape(len(prompts), len(methods), len(token_ids))
@@ -162,13 +169,20 @@ def option_loglikelihoods(lm: LoadedModel, prompt: Sequence[int], options: Seque
     # still apply the window); a sliding layer's cache cannot be cropped.
     cache = DynamicCache()
     with torch.inference_mode():
-        out = lm.model(input_ids=torch.tensor([list(prompt)], device=lm.device), past_key_values=cache, use_cache=True, logits_to_keep=1)
+        out = lm.model(
+            input_ids=torch.tensor([list(prompt)], device=lm.device),
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
         scores = []
         for option in options:
             total = float(first[option[0]])
             if len(option) > 1:
-                rest = lm.model(input_ids=torch.tensor([list(option[:-1])], device=lm.device), past_key_values=cache, use_cache=True)
+                rest = lm.model(
+                    input_ids=torch.tensor([list(option[:-1])], device=lm.device), past_key_values=cache, use_cache=True
+                )
                 logprobs = torch.log_softmax(rest.logits[0].float(), dim=-1)
                 total += float(logprobs[torch.arange(len(option) - 1), torch.tensor(list(option[1:]))].sum())
                 cache.crop(len(prompt))

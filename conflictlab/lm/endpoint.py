@@ -37,10 +37,10 @@ import random
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import httpx
 import pyarrow as pa
@@ -115,7 +115,11 @@ class Endpoint:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"endpoint {name} must be a positive number, got {value!r}")
-        if isinstance(self.reasoning_tokens, bool) or not isinstance(self.reasoning_tokens, int) or self.reasoning_tokens < 0:
+        if (
+            isinstance(self.reasoning_tokens, bool)
+            or not isinstance(self.reasoning_tokens, int)
+            or self.reasoning_tokens < 0
+        ):
             raise ValueError(f"endpoint reasoning_tokens must be an integer >= 0, got {self.reasoning_tokens!r}")
         for name in ("backoff_s", "max_backoff_s"):
             value = getattr(self, name)
@@ -124,10 +128,12 @@ class Endpoint:
         if self.extra_body is not None and not isinstance(self.extra_body, Mapping):
             raise ValueError(f"endpoint extra_body must be a mapping of body fields, got {self.extra_body!r}")
         if self.token_limit_param not in ("max_tokens", "max_completion_tokens"):
-            raise ValueError(f"endpoint token_limit_param must be 'max_tokens' or 'max_completion_tokens', got {self.token_limit_param!r}")
+            raise ValueError(
+                f"endpoint token_limit_param must be 'max_tokens' or 'max_completion_tokens', got {self.token_limit_param!r}"
+            )
 
     @classmethod
-    def from_settings(cls, settings: Mapping) -> "Endpoint":
+    def from_settings(cls, settings: Mapping) -> Endpoint:
         """An endpoint from a config mapping (``base_url``, ``model`` and any
         other field above). ValueError naming an unknown or missing key, or a
         limit that is not positive."""
@@ -147,7 +153,9 @@ class Endpoint:
             return None
         key = os.environ.get(self.api_key_env)
         if not key:
-            raise KeyError(f"endpoint {self.base_url}: environment variable {self.api_key_env} (the API key) is not set or empty")
+            raise KeyError(
+                f"endpoint {self.base_url}: environment variable {self.api_key_env} (the API key) is not set or empty"
+            )
         return key
 
     def decoding_fields(self, max_new_tokens: int, seed: int) -> dict:
@@ -211,7 +219,9 @@ class RequestCache:
                     except (ValueError, KeyError, TypeError):
                         skipped += 1
         if skipped:
-            log.warning("request cache %s: skipped %d unreadable line(s) (a writer killed mid-line)", self.folder, skipped)
+            log.warning(
+                "request cache %s: skipped %d unreadable line(s) (a writer killed mid-line)", self.folder, skipped
+            )
         self.skipped = skipped
 
     @staticmethod
@@ -293,7 +303,14 @@ class RateLimiter:
     decision is taken under a lock, the sleep outside it.
     """
 
-    def __init__(self, requests_per_minute: float | None, tokens_per_minute: float | None, *, clock=time.monotonic, sleep=time.sleep):
+    def __init__(
+        self,
+        requests_per_minute: float | None,
+        tokens_per_minute: float | None,
+        *,
+        clock=time.monotonic,
+        sleep=time.sleep,
+    ):
         self.rpm, self.tpm = requests_per_minute, tokens_per_minute
         self.clock, self.sleep = clock, sleep
         self._lock = threading.Lock()
@@ -420,7 +437,7 @@ class EndpointClient:
         with _CLIENTS_LOCK:
             _CLIENTS.append(self)
 
-    def __enter__(self) -> "EndpointClient":
+    def __enter__(self) -> EndpointClient:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -493,7 +510,12 @@ class EndpointClient:
             exc = state.outcome.exception()
             log.info(
                 "endpoint %s: %s on row %r, attempt %d of %d; retrying in %.2f s",
-                url, self._describe(exc), row, state.attempt_number, self.endpoint.max_attempts, state.upcoming_sleep,
+                url,
+                self._describe(exc),
+                row,
+                state.attempt_number,
+                self.endpoint.max_attempts,
+                state.upcoming_sleep,
             )
 
         def sleep(seconds: float) -> None:
@@ -521,7 +543,10 @@ class EndpointClient:
             raise EndpointError(
                 f"endpoint {url}: {self._describe(exc)} on row {row!r} after {attempts} attempt(s)"
                 + (f": {detail}" if detail else ""),
-                url=url, status=status, row=row, attempts=attempts,
+                url=url,
+                status=status,
+                row=row,
+                attempts=attempts,
             ) from None
         except BaseException:
             self.stats.add(failed=1)
@@ -587,7 +612,16 @@ USAGE_SCHEMA = pa.schema(
         pa.field("model", pa.string()),
         *(
             pa.field(name, pa.int64())
-            for name in ("requests", "cache_hits", "sent", "answered", "retries", "failed", "prompt_tokens", "completion_tokens")
+            for name in (
+                "requests",
+                "cache_hits",
+                "sent",
+                "answered",
+                "retries",
+                "failed",
+                "prompt_tokens",
+                "completion_tokens",
+            )
         ),
         pa.field("waited_s", pa.float64()),
     ]

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from conflictlab.lm.batching import BatchPolicy, batches, map_batches, pad_batch
 from conflictlab.lm.loading import LoadedModel
@@ -72,7 +73,9 @@ def decoding_params(settings: dict, *, max_new_tokens: int | None = None) -> Dec
 
 @dataclass
 class Completion:
-    token_ids: list[int]  # generated tokens, without the stop token (empty from a chat endpoint, whose tokenizer is not ours)
+    token_ids: list[
+        int
+    ]  # generated tokens, without the stop token (empty from a chat endpoint, whose tokenizer is not ours)
     text: str | None  # None when the endpoint refused or filtered the reply
     finish_reason: str  # "stop" | "length"; from a chat endpoint also "refusal" | "content_filter"
     n_prompt_tokens: int | None = None  # the endpoint's counts (chat endpoints); None: count the token ids
@@ -146,7 +149,9 @@ class HFBackend:
 
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         return map_batches(
-            [len(p) for p in prompts], lambda batch: self._generate_batch([prompts[i] for i in batch], params), self.policy
+            [len(p) for p in prompts],
+            lambda batch: self._generate_batch([prompts[i] for i in batch], params),
+            self.policy,
         )
 
     def generate_contrastive(
@@ -189,7 +194,9 @@ class HFBackend:
         pairs = BatchPolicy(batch_size=max(1, self.policy.batch_size // 2))
         return map_batches(
             [max(len(p), len(q)) for p, q in zip(prompts, context_free)],
-            lambda batch: self._decode_contrastive([prompts[i] for i in batch], [context_free[i] for i in batch], params, contrast),
+            lambda batch: self._decode_contrastive(
+                [prompts[i] for i in batch], [context_free[i] for i in batch], params, contrast
+            ),
             pairs,
         )
 
@@ -215,7 +222,12 @@ class HFBackend:
         with torch.inference_mode():
             for _ in range(params.max_new_tokens):
                 logits = lm.model(
-                    input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1
+                    input_ids=ids,
+                    attention_mask=mask,
+                    position_ids=positions,
+                    past_key_values=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
                 ).logits[:, -1]
                 scores = contrast(logits[:k], logits[k:])
                 if penalty is not None:
@@ -236,7 +248,9 @@ class HFBackend:
             completions.append(Completion(tokens, lm.tokenizer.decode(tokens, skip_special_tokens=True), reason))
         return completions
 
-    def generate_variants(self, prompts: Sequence[Sequence[int]], steerings: Sequence[Sequence], params: DecodingParams) -> list[list[Completion]]:
+    def generate_variants(
+        self, prompts: Sequence[Sequence[int]], steerings: Sequence[Sequence], params: DecodingParams
+    ) -> list[list[Completion]]:
         """Completions of every prompt under each of several steering variants.
 
         ``steerings[v][i]``: prompt i's :class:`~conflictlab.lm.steering.Steering`
@@ -263,9 +277,16 @@ class HFBackend:
                 positions = (head_mask.long().cumsum(-1) - 1).masked_fill(head_mask == 0, 0)
                 prefix = DynamicCache(config=lm.model.config)
                 with torch.inference_mode():
-                    lm.model.get_decoder()(input_ids=head, attention_mask=head_mask, position_ids=positions, past_key_values=prefix, use_cache=True)
+                    lm.model.get_decoder()(
+                        input_ids=head,
+                        attention_mask=head_mask,
+                        position_ids=positions,
+                        past_key_values=prefix,
+                        use_cache=True,
+                    )
             per_variant = [
-                self._decode(ids, mask, params, [variant[i] for i in batch], cache=copy.deepcopy(prefix)) for variant in steerings
+                self._decode(ids, mask, params, [variant[i] for i in batch], cache=copy.deepcopy(prefix))
+                for variant in steerings
             ]
             return [list(row) for row in zip(*per_variant)]
 
@@ -359,7 +380,12 @@ class OpenAIBackend:
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         # Requests group prompts of similar length (longest first), as the
         # in-process backends batch them; the groups then go out concurrently.
-        groups = [chunk for chunk, _ in batches([len(p) for p in prompts], lambda chunk: None, BatchPolicy(batch_size=self.prompts_per_request))]
+        groups = [
+            chunk
+            for chunk, _ in batches(
+                [len(p) for p in prompts], lambda chunk: None, BatchPolicy(batch_size=self.prompts_per_request)
+            )
+        ]
         bodies = [
             {
                 "model": self.endpoint.model,
@@ -373,12 +399,17 @@ class OpenAIBackend:
             }
             for group in groups
         ]
-        rows = [f"prompt {group[0]}" if len(group) == 1 else f"{len(group)} prompts from prompt {group[0]}" for group in groups]
+        rows = [
+            f"prompt {group[0]}" if len(group) == 1 else f"{len(group)} prompts from prompt {group[0]}"
+            for group in groups
+        ]
         results: list = [None] * len(prompts)
         for group, response in zip(groups, self.client.post_many("/completions", bodies, rows=rows)):
             choices = sorted(response["choices"], key=lambda c: c["index"])
             if len(choices) != len(group):
-                raise RuntimeError(f"endpoint {self.endpoint.base_url}: {len(choices)} completions for {len(group)} prompts")
+                raise RuntimeError(
+                    f"endpoint {self.endpoint.base_url}: {len(choices)} completions for {len(group)} prompts"
+                )
             for i, choice in zip(group, choices):
                 results[i] = self._completion(choice)
         return results

@@ -21,7 +21,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from conflictlab.lm.chat_template import render_chat
 from conflictlab.lm.endpoint import Endpoint, EndpointClient, RequestCache
@@ -32,7 +33,9 @@ Conversation = Sequence[dict]  # [{"role": ..., "content": ...}, ...]
 class GuidedChat(Protocol):
     name: str
 
-    def complete_json(self, conversations: Sequence[Conversation], schema: dict, *, max_new_tokens: int) -> list[str]: ...
+    def complete_json(
+        self, conversations: Sequence[Conversation], schema: dict, *, max_new_tokens: int
+    ) -> list[str]: ...
 
 
 class VLLMGuidedChat:
@@ -40,7 +43,15 @@ class VLLMGuidedChat:
 
     name = "vllm"
 
-    def __init__(self, model_dir: str | os.PathLike, *, dtype: str = "bfloat16", max_model_len: int | None = None, seed: int = 0, **engine_args):
+    def __init__(
+        self,
+        model_dir: str | os.PathLike,
+        *,
+        dtype: str = "bfloat16",
+        max_model_len: int | None = None,
+        seed: int = 0,
+        **engine_args,
+    ):
         from vllm import LLM
 
         self.seed = seed
@@ -52,7 +63,10 @@ class VLLMGuidedChat:
         from vllm.sampling_params import StructuredOutputsParams
 
         sampling = SamplingParams(
-            temperature=0.0, max_tokens=max_new_tokens, seed=self.seed, structured_outputs=StructuredOutputsParams(json=schema)
+            temperature=0.0,
+            max_tokens=max_new_tokens,
+            seed=self.seed,
+            structured_outputs=StructuredOutputsParams(json=schema),
         )
         prompts = [{"prompt_token_ids": chat_token_ids(self.tokenizer, c)} for c in conversations]
         return [output.outputs[0].text for output in self.llm.generate(prompts, sampling, use_tqdm=False)]
@@ -76,7 +90,9 @@ class EndpointGuidedChat:
 
     name = "openai"
 
-    def __init__(self, endpoint: Endpoint, *, seed: int = 0, concurrency: int | None = None, cache: RequestCache | None = None):
+    def __init__(
+        self, endpoint: Endpoint, *, seed: int = 0, concurrency: int | None = None, cache: RequestCache | None = None
+    ):
         if concurrency is not None:
             endpoint = dataclasses.replace(endpoint, concurrency=concurrency)
         self.endpoint = endpoint
@@ -84,7 +100,10 @@ class EndpointGuidedChat:
         self.client = EndpointClient(endpoint, cache=cache)
 
     def complete_json(self, conversations: Sequence[Conversation], schema: dict, *, max_new_tokens: int) -> list[str]:
-        response_format = {"type": "json_schema", "json_schema": {"name": "judgement", "schema": schema, "strict": True}}
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": "judgement", "schema": schema, "strict": True},
+        }
         bodies = [
             {
                 "model": self.endpoint.model,
@@ -94,14 +113,18 @@ class EndpointGuidedChat:
             }
             for conversation in conversations
         ]
-        replies = self.client.post_many("/chat/completions", bodies, rows=[f"conversation {i}" for i in range(len(bodies))])
+        replies = self.client.post_many(
+            "/chat/completions", bodies, rows=[f"conversation {i}" for i in range(len(bodies))]
+        )
         return [self._content(reply) for reply in replies]
 
     def _content(self, reply: dict) -> str:
         try:
             return reply["choices"][0]["message"]["content"] or ""
         except (KeyError, IndexError, TypeError):
-            raise RuntimeError(f"endpoint {self.endpoint.base_url}: no message in reply {json.dumps(reply)[:500]}") from None
+            raise RuntimeError(
+                f"endpoint {self.endpoint.base_url}: no message in reply {json.dumps(reply)[:500]}"
+            ) from None
 
     def close(self) -> None:
         self.client.close()

@@ -10,8 +10,8 @@ layer comes from the same pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -56,8 +56,8 @@ def hidden_states(
     # Forward hooks on the decoder layers rather than output_hidden_states:
     # transformers returns the last entry after the final norm, which is not
     # the residual stream. All layers are still read from one pass.
-    captured: dict[int, "torch.Tensor"] = {}
-    picked_index: dict[str, "torch.Tensor"] = {}
+    captured: dict[int, torch.Tensor] = {}
+    picked_index: dict[str, torch.Tensor] = {}
 
     def capture(layer_index):
         def hook(module, inputs, output):

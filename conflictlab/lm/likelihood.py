@@ -15,7 +15,7 @@ pieces; it uses the same head.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -102,12 +102,16 @@ def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     for name in ("logit_scale", "logits_scaling"):
         if getattr(config, name, None) not in (None, 1, 1.0):
-            raise ValueError(f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; only final_logit_softcapping is applied")
+            raise ValueError(
+                f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; only final_logit_softcapping is applied"
+            )
     cap = getattr(config, "final_logit_softcapping", None)
     head = model.get_output_embeddings()
     if not isinstance(head, PackedLinear):
         if head.weight.device.type == "meta":
-            raise ValueError("token_logprobs: the LM head is offloaded (its weight is on the meta device); keep it on a device")
+            raise ValueError(
+                "token_logprobs: the LM head is offloaded (its weight is on the meta device); keep it on a device"
+            )
         hidden, targets = hidden.to(head.weight.device), targets.to(head.weight.device)
     on_gpu = hidden.device.type == "cuda"
     row_tile = row_tile or (4096 if on_gpu else 512)
@@ -120,7 +124,12 @@ def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab
             return
         weight, bias = head.weight, head.bias
         for v in range(0, weight.shape[0], vocab_tile):
-            yield v, torch.nn.functional.linear(block, weight[v : v + vocab_tile], None if bias is None else bias[v : v + vocab_tile])
+            yield (
+                v,
+                torch.nn.functional.linear(
+                    block, weight[v : v + vocab_tile], None if bias is None else bias[v : v + vocab_tile]
+                ),
+            )
 
     out = torch.empty(hidden.shape[0], device=hidden.device)
     with torch.inference_mode():

@@ -175,7 +175,7 @@ class Method:
         return f"{CAD}-a{format_alpha(self.alpha)}" if self.kind == CAD else self.kind
 
     @classmethod
-    def parse(cls, text: str) -> "Method":
+    def parse(cls, text: str) -> Method:
         spelled(cls.PATTERN, text, "method", f"one of {GREEDY}, {CAD}-a<alpha>, {ADACAD}, {', '.join(PROMPTING)}")
         if not text.startswith(f"{CAD}-a"):
             return cls(text)
@@ -189,7 +189,7 @@ class Method:
         return method
 
 
-def as_method(method: "Method | str") -> Method:
+def as_method(method: Method | str) -> Method:
     return method if isinstance(method, Method) else Method.parse(method)
 
 
@@ -216,7 +216,7 @@ class MethodRun:
         return f"{self.model}{self.SEPARATOR}{self.method.format()}"
 
     @classmethod
-    def parse(cls, text: str) -> "MethodRun":
+    def parse(cls, text: str) -> MethodRun:
         spelled(cls.PATTERN, text, "method rerun", "<model>@<method>")
         model, method = text.split(cls.SEPARATOR, 1)
         try:
@@ -225,13 +225,13 @@ class MethodRun:
             raise ValueError(f"not a method rerun: {text!r} ({error})") from None
 
     @classmethod
-    def parse_if_method(cls, text: str) -> "MethodRun | None":
+    def parse_if_method(cls, text: str) -> MethodRun | None:
         """A responding model's name read as a method's rerun; None for
         anything else (a registry model, a steered rerun)."""
         return cls.parse(text) if isinstance(text, str) and re.fullmatch(cls.PATTERN, text) else None
 
 
-def check_method_backend(method: "Method | str", backend: str) -> Method:
+def check_method_backend(method: Method | str, backend: str) -> Method:
     """``method`` parsed, or ValueError when ``backend`` (a name of
     :data:`conflictlab.lm.backends.BACKENDS`) cannot run it; for the workflow
     to call when it reads its config, before any job."""
@@ -334,7 +334,9 @@ def contrast_option_logits(with_context: np.ndarray, without_context: np.ndarray
     with_context = np.asarray(with_context, dtype=np.float64)
     without_context = np.asarray(without_context, dtype=np.float64)
     if with_context.shape != without_context.shape or with_context.ndim != 2:
-        raise ValueError(f"option logits of shapes {with_context.shape} and {without_context.shape}; need two equal (n, options)")
+        raise ValueError(
+            f"option logits of shapes {with_context.shape} and {without_context.shape}; need two equal (n, options)"
+        )
     alpha = np.asarray(alpha, dtype=np.float64)
     if alpha.ndim == 1:
         alpha = alpha[:, None]

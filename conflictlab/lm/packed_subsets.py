@@ -36,8 +36,9 @@ for the other (:data:`conflictlab.lm.subsets.ROW_WIDTH`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -79,13 +80,13 @@ class _Row:
 
 @dataclass
 class _Job:
-    games: Sequence["Game"]
+    games: Sequence[Game]
     wanted: set[int]
     visit: set[int]
     parents: set[int]  # nodes whose piece KV a child needs
 
     @property
-    def head(self) -> "Game":
+    def head(self) -> Game:
         return self.games[0]
 
     def stored_tokens(self) -> int:
@@ -101,7 +102,7 @@ class _Job:
         return self.head.piece(mask.bit_length() - 1, bin(mask).count("1"))
 
 
-def make_job(games: Sequence["Game"], masks, walk_plan) -> _Job:
+def make_job(games: Sequence[Game], masks, walk_plan) -> _Job:
     head = games[0]
     if any((g.prefix, g.pieces, g.suffix) != (head.prefix, head.pieces, head.suffix) for g in games):
         raise ValueError("values_shared: the games differ in more than their response")
@@ -121,12 +122,14 @@ def _parent(mask: int) -> int:
 class PackedRunner:
     """One run of the packed path for :meth:`SubsetScorer.score` (see the module docstring)."""
 
-    def __init__(self, scorer: "SubsetScorer", row_width: int, kv_budget: int):
+    def __init__(self, scorer: SubsetScorer, row_width: int, kv_budget: int):
         import torch
 
         self.scorer, self.model, self.torch = scorer, scorer.model, torch
         self.row_width, self.kv_budget = row_width, kv_budget
-        config = self.model.config.get_text_config() if hasattr(self.model.config, "get_text_config") else self.model.config
+        config = (
+            self.model.config.get_text_config() if hasattr(self.model.config, "get_text_config") else self.model.config
+        )
         self.layer_types = list(getattr(config, "layer_types", None) or [])
         self.window = getattr(config, "sliding_window", None)
         self.eager = getattr(config, "_attn_implementation", "sdpa") == "eager"
@@ -161,11 +164,19 @@ class PackedRunner:
             for j in group:
                 job = jobs[j]
                 # siblings next to each other, so that a row holds their parent's context once
-                nodes = [0] if depth == 0 else sorted((m for m in job.visit if bin(m).count("1") == depth), key=lambda m: (_parent(m), m))
+                nodes = (
+                    [0]
+                    if depth == 0
+                    else sorted((m for m in job.visit if bin(m).count("1") == depth), key=lambda m: (_parent(m), m))
+                )
                 for m in nodes:
                     parent = None if m == 0 else _parent(m)
                     start = 0 if parent is None else len(chains[j, parent])
-                    tails = [(g, job.head.suffix + game.response[:-1]) for g, game in enumerate(job.games)] if m in job.wanted else []
+                    tails = (
+                        [(g, job.head.suffix + game.response[:-1]) for g, game in enumerate(job.games)]
+                        if m in job.wanted
+                        else []
+                    )
                     units.append(_Unit(j, m, parent, job.piece(m), start, tails, offsets.get((j, m))))
             if not units:
                 break
@@ -264,11 +275,16 @@ class PackedRunner:
         if past:
             index = torch.from_numpy(gather).to(device)
             for i, (keys, values) in enumerate(self.store):
-                cache.update(keys[:, index.to(keys.device)].transpose(0, 1), values[:, index.to(keys.device)].transpose(0, 1), i)
+                cache.update(
+                    keys[:, index.to(keys.device)].transpose(0, 1), values[:, index.to(keys.device)].transpose(0, 1), i
+                )
         with torch.inference_mode():
             out = self.model.get_decoder()(
-                input_ids=torch.from_numpy(ids).to(device), position_ids=torch.from_numpy(pos).to(device),
-                attention_mask=mask, past_key_values=cache, use_cache=True,
+                input_ids=torch.from_numpy(ids).to(device),
+                position_ids=torch.from_numpy(pos).to(device),
+                attention_mask=mask,
+                past_key_values=cache,
+                use_cache=True,
             )
         cache = out.past_key_values
         if store_dest:
@@ -284,7 +300,9 @@ class PackedRunner:
         h = hidden[torch.tensor(pred_rows, device=hidden.device), torch.tensor(pred_cols, device=hidden.device)]
         logprobs = token_logprobs(self.model, h, torch.tensor(targets, dtype=torch.long, device=hidden.device))
         index = torch.tensor(tail_of, device=logprobs.device)
-        sums = torch.zeros(len(tails), dtype=torch.float64, device=logprobs.device).index_add_(0, index, logprobs.double())
+        sums = torch.zeros(len(tails), dtype=torch.float64, device=logprobs.device).index_add_(
+            0, index, logprobs.double()
+        )
         counts = torch.bincount(index, minlength=len(tails)).double()
         for (j, g, node), value in zip(tails, (sums / counts).tolist()):
             results[j][g][node] = value
@@ -308,7 +326,10 @@ class PackedRunner:
             masks["sliding_attention"] = full & near[:, None]
         if self.eager:
             dtype = next(self.model.parameters()).dtype
-            masks = {k: torch.zeros(m.shape, dtype=dtype, device=m.device).masked_fill(~m, torch.finfo(dtype).min) for k, m in masks.items()}
+            masks = {
+                k: torch.zeros(m.shape, dtype=dtype, device=m.device).masked_fill(~m, torch.finfo(dtype).min)
+                for k, m in masks.items()
+            }
         return masks if len(masks) > 1 else masks["full_attention"]
 
     def _store(self, cache, past: int, rows, cols, dest) -> None:
@@ -317,7 +338,9 @@ class PackedRunner:
             keys, values = layer.keys[:, :, past:], layer.values[:, :, past:]
             if len(self.store) <= i:
                 shape = (keys.shape[1], self.total, keys.shape[3])
-                self.store.append((keys.new_empty(shape), values.new_empty((values.shape[1], self.total, values.shape[3]))))
+                self.store.append(
+                    (keys.new_empty(shape), values.new_empty((values.shape[1], self.total, values.shape[3])))
+                )
             r = torch.tensor(rows, device=keys.device)
             c = torch.tensor(cols, device=keys.device)
             d = torch.tensor(dest, device=keys.device)

@@ -32,8 +32,8 @@ import json
 import math
 import os
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 HEADROOM = 0.2
 USABLE = 0.9
@@ -46,8 +46,23 @@ DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 # and their scales) stays as stored.
 CAST_DTYPES = {"F64", "F32", "F16", "BF16"}
 STORED_BYTES = {
-    "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "F4": 0.5,
-    "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1,
+    "F64": 8,
+    "F32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "F8_E8M0": 1,
+    "F4": 0.5,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U64": 8,
+    "U32": 4,
+    "U16": 2,
+    "U8": 1,
+    "BOOL": 1,
 }
 
 
@@ -95,7 +110,12 @@ def weight_bytes(model_dir: str | os.PathLike, dtype: str) -> int:
 
 
 def gpus_needed(
-    model_dir: str | os.PathLike, gpu_memory_gb: float, dtype: str, *, headroom: float = HEADROOM, usable: float = USABLE
+    model_dir: str | os.PathLike,
+    gpu_memory_gb: float,
+    dtype: str,
+    *,
+    headroom: float = HEADROOM,
+    usable: float = USABLE,
 ) -> int:
     """The fewest GPUs of ``gpu_memory_gb`` GB (10^9 bytes) each that hold the
     model in ``dtype`` with ``headroom`` (a fraction of the weights) within
@@ -104,7 +124,9 @@ def gpus_needed(
     return max(1, math.ceil(need / (gpu_memory_gb * GB * usable)))
 
 
-def gpus_to_use(model_dir: str | os.PathLike, dtype: str, requested: int | None, *, visible: int, gpu_memory_gb: float) -> int:
+def gpus_to_use(
+    model_dir: str | os.PathLike, dtype: str, requested: int | None, *, visible: int, gpu_memory_gb: float
+) -> int:
     """GPUs :func:`conflictlab.lm.loading.load` spreads a model over:
     ``requested`` (a job's GPUs), or for None the fewest that hold it.
     ValueError when that is fewer than :func:`gpus_needed` or more than the
@@ -154,8 +176,16 @@ def check_tensor_parallel(model_dir: str | os.PathLike, size: int, *, dtype: str
     if heads % size == 0 and size >= needed:
         return
     fit = smallest_tensor_parallel(needed, heads)
-    reason = f"does not divide its {heads} attention heads" if heads % size else f"is below the {needed} GPUs of {gpu_memory_gb:.0f} GB it needs in {dtype}"
-    remedy = f"request {fit} GPUs (models.<name>.gpus, or generation.tensor_parallel_size)" if fit else "no tensor-parallel size holds it"
+    reason = (
+        f"does not divide its {heads} attention heads"
+        if heads % size
+        else f"is below the {needed} GPUs of {gpu_memory_gb:.0f} GB it needs in {dtype}"
+    )
+    remedy = (
+        f"request {fit} GPUs (models.<name>.gpus, or generation.tensor_parallel_size)"
+        if fit
+        else "no tensor-parallel size holds it"
+    )
     raise ValueError(f"{model_dir}: a tensor-parallel size of {size} {reason}; {remedy}")
 
 

@@ -47,7 +47,7 @@ class ModelSource:
     location: str
 
     @classmethod
-    def parse(cls, text: str) -> "ModelSource":
+    def parse(cls, text: str) -> ModelSource:
         kind, sep, location = text.partition(":")
         if not sep or kind not in ("hf", "path", "gguf-package", "random") or not location:
             raise ValueError(
@@ -92,7 +92,7 @@ def package_version(module: str) -> str:
         raise ModuleNotFoundError(f"no installed distribution provides the module {module!r}") from None
 
 
-def resolved_revision(parsed: "ModelSource", model, *, revision: str | None = None) -> str | None:
+def resolved_revision(parsed: ModelSource, model, *, revision: str | None = None) -> str | None:
     """What a prepared folder was built from, per source kind: an hf source's
     hub commit (the snapshot huggingface_hub resolved, as the loaded config
     records it; a pinned 40-hex ``revision`` must be that commit), a
@@ -119,9 +119,7 @@ def locate_gguf(location: str, workdir: Path) -> Path:
     module, _, filename = location.partition("/")
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            f"model source gguf-package:{location}: Python package {module!r} is not installed"
-        )
+        raise ModuleNotFoundError(f"model source gguf-package:{location}: Python package {module!r} is not installed")
     for folder in spec.submodule_search_locations:
         for candidate in (Path(folder) / filename, Path(folder) / "data" / filename):
             if candidate.is_file():
@@ -156,7 +154,9 @@ def _load_pretrained(location: str, dtype: str, revision: str | None = None):
     return model, tokenizer
 
 
-def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: str = "bfloat16", revision: str | None = None) -> dict:
+def prepare_model(
+    name: str, source: str, out_dir: str | os.PathLike, *, dtype: str = "bfloat16", revision: str | None = None
+) -> dict:
     """Write model ``name`` from ``source`` into ``out_dir``; return its manifest.
 
     ``revision`` (hf sources only) is the hub commit, branch or tag to
@@ -171,9 +171,13 @@ def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: 
         raise ValueError(f"model {name!r}: dtype {dtype!r} is not one of {_DTYPES}")
     parsed = ModelSource.parse(source)
     if parsed.kind == "random":
-        raise ValueError(f"model {name!r}: a random: source is built from its model's prepared folder (prepare_random_model)")
+        raise ValueError(
+            f"model {name!r}: a random: source is built from its model's prepared folder (prepare_random_model)"
+        )
     if revision is not None and parsed.kind != "hf":
-        raise ValueError(f"model {name!r}: a revision applies to hf: sources only (got {source!r}; a path or package is pinned by its own version)")
+        raise ValueError(
+            f"model {name!r}: a revision applies to hf: sources only (got {source!r}; a path or package is pinned by its own version)"
+        )
     with tempfile.TemporaryDirectory(prefix="conflictlab-model-") as work:
         source_sha256 = None
         if parsed.kind == "gguf-package":
@@ -187,7 +191,11 @@ def prepare_model(name: str, source: str, out_dir: str | os.PathLike, *, dtype: 
             model, tokenizer = _load_pretrained(location, dtype, revision)
 
         fields = {
-            "name": name, "source": str(parsed), "source_sha256": source_sha256, "dtype": dtype, "revision": revision,
+            "name": name,
+            "source": str(parsed),
+            "source_sha256": source_sha256,
+            "dtype": dtype,
+            "revision": revision,
             "source_revision": resolved_revision(parsed, model, revision=revision),
         }
         return save_model_folder(model, tokenizer, out_dir, fields)
@@ -295,5 +303,12 @@ def prepare_random_model(
     if (Path(like) / "generation_config.json").is_file():  # the original's stop tokens
         model.generation_config = GenerationConfig.from_pretrained(like)
     tokenizer = AutoTokenizer.from_pretrained(like)
-    fields = {"name": name, "source": f"random-init like {read_manifest(like)['source']}", "source_sha256": None, "dtype": "float32", "revision": None, "seed": seed}
+    fields = {
+        "name": name,
+        "source": f"random-init like {read_manifest(like)['source']}",
+        "source_sha256": None,
+        "dtype": "float32",
+        "revision": None,
+        "seed": seed,
+    }
     return save_model_folder(model, tokenizer, out_dir, fields)

@@ -19,8 +19,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from conflictlab.lm.chat_template import CHAT_TEMPLATE_KWARGS
 from conflictlab.lm.endpoint import Endpoint
@@ -57,31 +57,53 @@ def serve_vllm(
     """
     host, port = "127.0.0.1", free_port()
     command = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(model_dir), "--served-model-name", served_name,
-        "--host", host, "--port", str(port),
-        "--max-model-len", str(max_model_len), "--gpu-memory-utilization", str(gpu_memory_utilization),
-        "--dtype", dtype,
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model_dir),
+        "--served-model-name",
+        served_name,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--max-model-len",
+        str(max_model_len),
+        "--gpu-memory-utilization",
+        str(gpu_memory_utilization),
+        "--dtype",
+        dtype,
         # the server's defaults for what a request leaves out: vLLM's, not the model's generation_config
-        "--generation-config", "vllm",
+        "--generation-config",
+        "vllm",
         *extra_args,
     ]
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(command) + "\n")
         log.flush()
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     base_url = f"http://{host}:{port}/v1"
     try:
         _wait_until_ready(process, base_url, startup_timeout_s, log_path)
         # the server renders each conversation with the model's template: the same keywords as ours
-        yield Endpoint(base_url=base_url, model=served_name, extra_body={"chat_template_kwargs": dict(CHAT_TEMPLATE_KWARGS)})
+        yield Endpoint(
+            base_url=base_url, model=served_name, extra_body={"chat_template_kwargs": dict(CHAT_TEMPLATE_KWARGS)}
+        )
     finally:
         _stop(process)
 
 
 def serve_configured(
-    model_dir: str | os.PathLike, *, log_path: str | os.PathLike, dtype: str, max_model_len: int, engine_args: Mapping | None = None
+    model_dir: str | os.PathLike,
+    *,
+    log_path: str | os.PathLike,
+    dtype: str,
+    max_model_len: int,
+    engine_args: Mapping | None = None,
 ) -> contextlib.AbstractContextManager[Endpoint]:
     """:func:`serve_vllm` with a config's extra engine arguments (a ``vllm``
     mapping): ``gpu_memory_utilization`` (default 0.2, the share of RAM on a
@@ -89,7 +111,11 @@ def serve_configured(
     engine = dict(engine_args or {})
     memory = engine.pop("gpu_memory_utilization", 0.2)
     return serve_vllm(
-        model_dir, log_path=log_path, dtype=dtype, max_model_len=max_model_len, gpu_memory_utilization=memory,
+        model_dir,
+        log_path=log_path,
+        dtype=dtype,
+        max_model_len=max_model_len,
+        gpu_memory_utilization=memory,
         extra_args=tuple(server_flag(name, value) for name, value in engine.items()),
     )
 

@@ -15,9 +15,9 @@ import json
 import logging
 import os
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -84,7 +84,11 @@ class GenerationJob:
 
     def shard_name(self, index: int, requests: Sequence[Request]) -> str:
         digest = hashlib.sha256()
-        digest.update(json.dumps([self.model_checksum, self.backend, self.params.to_json(), self.extra_key], sort_keys=True).encode())
+        digest.update(
+            json.dumps(
+                [self.model_checksum, self.backend, self.params.to_json(), self.extra_key], sort_keys=True
+            ).encode()
+        )
         for r in requests:
             payload = str(r.prompt_ids) if r.messages is None else r.prompt
             digest.update(r.sample_id.encode() + b"\0" + payload.encode() + b"\0" + r.status.encode())
@@ -209,5 +213,3 @@ def finish_shards(shard_dir: str | os.PathLike) -> None:
         with contextlib.suppress(OSError):  # not empty: another job's shards
             parent.rmdir()
         break
-
-

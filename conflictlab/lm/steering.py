@@ -146,7 +146,9 @@ def steering_hooks(model, steerings, log: InjectionLog | None = None):
 
     handles = [model.register_forward_pre_hook(before_forward, with_kwargs=True)]
     try:
-        handles += [decoder_layers[layer].register_forward_hook(after_layer(layer)) for layer in sorted(set(first) | set(later))]
+        handles += [
+            decoder_layers[layer].register_forward_hook(after_layer(layer)) for layer in sorted(set(first) | set(later))
+        ]
         yield log
     finally:
         for handle in handles:

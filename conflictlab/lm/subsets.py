@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from conflictlab.lm.batching import BatchPolicy, batches, pad_batch
 from conflictlab.lm.likelihood import response_means
@@ -245,15 +245,20 @@ class SubsetScorer:
         scored = [(j, r) for j, r in enumerate(rows) if r.scored]
         self.stats.head_positions += len(scored) * len(game.response)
         means = response_means(
-            self.model, out.last_hidden_state, [j for j, _ in scored],
-            [r.piece_len + len(game.suffix) for _, r in scored], game.response,
+            self.model,
+            out.last_hidden_state,
+            [j for j, _ in scored],
+            [r.piece_len + len(game.suffix) for _, r in scored],
+            game.response,
         )
         return {r.mask: m for (_, r), m in zip(scored, means)}, out.past_key_values
 
     def _run_rows(self, cache, rows: list[_Row], game: Game):
         """Rows in order, in forwards within the token budget; yields (chunk, values, cache)."""
         run = lambda idx: self._forward_rows(cache, [rows[i] for i in idx], game)  # noqa: E731
-        for idx, (values, new_cache) in batches([len(r.tokens) for r in rows], run, self.policy, order=range(len(rows))):
+        for idx, (values, new_cache) in batches(
+            [len(r.tokens) for r in rows], run, self.policy, order=range(len(rows))
+        ):
             yield [rows[i] for i in idx], values, new_cache
 
     # -- the depth-first walk ---------------------------------------------
@@ -280,7 +285,9 @@ class SubsetScorer:
         first_row = game.prefix + (tail if 0 in wanted else [])
         cache = DynamicCache()
         with torch.inference_mode():
-            out = self.model.get_decoder()(input_ids=torch.tensor([first_row], device=self.device), past_key_values=cache, use_cache=True)
+            out = self.model.get_decoder()(
+                input_ids=torch.tensor([first_row], device=self.device), past_key_values=cache, use_cache=True
+            )
         self.stats.forwards += 1
         self.stats.tokens_forwarded += len(first_row)
         results: dict[int, float] = {}
@@ -289,7 +296,9 @@ class SubsetScorer:
             start = len(game.prefix) + len(game.suffix)
             results[0] = response_means(self.model, out.last_hidden_state, [0], [start], game.response)[0]
 
-        stack = [(0, _fork(out.past_key_values, keep=len(game.prefix)), len(game.prefix), 0)]  # (mask, cache, cache length, depth)
+        stack = [
+            (0, _fork(out.past_key_values, keep=len(game.prefix)), len(game.prefix), 0)
+        ]  # (mask, cache, cache length, depth)
         while stack:
             mask, node_cache, node_len, depth = stack.pop()
             first = mask.bit_length()  # children add pieces after the last one in S
@@ -310,10 +319,16 @@ class SubsetScorer:
                     if r.mask.bit_length() < game.n and any(
                         (r.mask | 1 << i) in visit for i in range(r.mask.bit_length(), game.n)
                     ):
-                        children.append((r.mask, _fork(batch_cache, rows=slice(j, j + 1), keep=node_len + r.piece_len), node_len + r.piece_len, depth + 1))
+                        children.append(
+                            (
+                                r.mask,
+                                _fork(batch_cache, rows=slice(j, j + 1), keep=node_len + r.piece_len),
+                                node_len + r.piece_len,
+                                depth + 1,
+                            )
+                        )
             stack.extend(reversed(children))
         return {m: results[m] for m in sorted(wanted)}
-
 
     # -- several responses to one context ------------------------------------
     def _score_tails(self, cache, games: Sequence[Game]) -> list[float]:
@@ -327,7 +342,9 @@ class SubsetScorer:
         def run(idx: list[int]):
             ids, _ = pad_batch([tails[g] for g in idx], games[idx[0]].response[-1], side="right")
             with torch.inference_mode():
-                out = self.model.get_decoder()(input_ids=ids.to(self.device), past_key_values=_fork(cache, repeat=len(idx)), use_cache=True)
+                out = self.model.get_decoder()(
+                    input_ids=ids.to(self.device), past_key_values=_fork(cache, repeat=len(idx)), use_cache=True
+                )
             self.stats.forwards += 1
             self.stats.tokens_forwarded += sum(len(tails[g]) for g in idx)
             self.stats.tokens_padded += sum(ids.shape[1] - len(tails[g]) for g in idx)
@@ -374,7 +391,9 @@ class SubsetScorer:
 
         root = DynamicCache()
         with torch.inference_mode():
-            self.model.get_decoder()(input_ids=torch.tensor([head.prefix], device=self.device), past_key_values=root, use_cache=True)
+            self.model.get_decoder()(
+                input_ids=torch.tensor([head.prefix], device=self.device), past_key_values=root, use_cache=True
+            )
         self.stats.forwards += 1
         self.stats.tokens_forwarded += len(head.prefix)
         record(0, root)
@@ -474,5 +493,3 @@ def reference_values(model, game: Game, masks: Iterable[int] | None = None) -> d
         target = torch.tensor(game.response, device=device)
         values[mask] = float(logprobs[start - 1 : len(ids) - 1].gather(1, target[:, None]).mean())
     return values
-
-

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 from conflictlab.lm.generation import Completion, DecodingParams, strip_stop
 from conflictlab.lm.loading import folder_eos_ids
@@ -56,7 +56,7 @@ class VLLMBackend:
         self._use(llm, model_dir)
 
     @classmethod
-    def on_engine(cls, llm, model_dir: str | os.PathLike) -> "VLLMBackend":
+    def on_engine(cls, llm, model_dir: str | os.PathLike) -> VLLMBackend:
         """Generation on an engine already running on ``model_dir`` (a vLLM
         judge's, say): one engine start, minutes on a CPU, serves both."""
         backend = cls.__new__(cls)
@@ -72,7 +72,10 @@ class VLLMBackend:
 
         # explicit parameters: vLLM applies a model's generation_config only to requests without them
         sampling = SamplingParams(
-            temperature=0.0, max_tokens=params.max_new_tokens, seed=params.seed, repetition_penalty=params.repetition_penalty
+            temperature=0.0,
+            max_tokens=params.max_new_tokens,
+            seed=params.seed,
+            repetition_penalty=params.repetition_penalty,
         )
         outputs = self.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], sampling, use_tqdm=True)
         completions = []

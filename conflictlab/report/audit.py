@@ -39,7 +39,19 @@ def _number(text: str) -> float:
         return math.nan
 
 
-DENOMINATORS = {"n", "n_items", "n_scored", "n_samples", "n_pairs", "n_records", "n_judged", "n_shapley", "n_behaviour", "n_recall", "n_grounding"}
+DENOMINATORS = {
+    "n",
+    "n_items",
+    "n_scored",
+    "n_samples",
+    "n_pairs",
+    "n_records",
+    "n_judged",
+    "n_shapley",
+    "n_behaviour",
+    "n_recall",
+    "n_grounding",
+}
 
 
 def _is_n(column: str) -> bool:
@@ -53,11 +65,17 @@ def n_column(columns: list[str], value: str, low: str) -> str | None:
         if stem and name in columns:
             return name
     # n_recall for answer_recall, n_behaviour for expected_behaviour: the longest match
-    suffixes = [c for c in columns if c.startswith("n_") and value.endswith(c[2:]) and value[: -len(c[2:])] in ("", *(f"{p}_" for p in value.split("_")))]
+    suffixes = [
+        c
+        for c in columns
+        if c.startswith("n_")
+        and value.endswith(c[2:])
+        and value[: -len(c[2:])] in ("", *(f"{p}_" for p in value.split("_")))
+    ]
     if suffixes:
         return max(suffixes, key=len)
     left = [c for c in columns[: columns.index(value)] if _is_n(c)]
-    right = [c for c in columns[columns.index(value):] if _is_n(c)]
+    right = [c for c in columns[columns.index(value) :] if _is_n(c)]
     return left[-1] if left else right[0] if right else None
 
 
@@ -96,7 +114,9 @@ def audit_rows(name: str, columns: list[str], rows: list[dict[str, str]]) -> lis
             if n < 2:
                 problems.append(f"{name}, line {line}: finite interval of {value} on {n_name} = {n:g}")
             if hi - lo <= 0:
-                problems.append(f"{name}, line {line}: zero-width interval of {value} [{lo:g}, {hi:g}] (no spread is no interval)")
+                problems.append(
+                    f"{name}, line {line}: zero-width interval of {value} [{lo:g}, {hi:g}] (no spread is no interval)"
+                )
     for column in filter(is_p_column, columns):
         for line, row in enumerate(rows, start=2):
             if _number(row[column]) == 0:

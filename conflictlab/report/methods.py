@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -39,7 +39,9 @@ ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is buil
 METHOD_CELL_SCHEMA = pa.schema(
     [
         pa.field("model", pa.string(), nullable=False),
-        pa.field("method", pa.string(), nullable=False),  # base | a steering variant | a decoding/prompting method (file-name spelling)
+        pa.field(
+            "method", pa.string(), nullable=False
+        ),  # base | a steering variant | a decoding/prompting method (file-name spelling)
         pa.field("benchmark", pa.string(), nullable=False),
         pa.field("metric", pa.string(), nullable=False),  # the column header, e.g. "Acc (reasoning)"
         pa.field("value", pa.float64()),
@@ -91,16 +93,26 @@ def method_cell(
     the percentile bootstrap, which undercovered at small n, was dropped."""
     values = np.asarray(values, dtype=float)
     if len(sample_ids) != values.size:
-        raise ValueError(f"{benchmark} {metric} of {model}@{method}: {values.size} values but {len(sample_ids)} sample ids")
+        raise ValueError(
+            f"{benchmark} {metric} of {model}@{method}: {values.size} values but {len(sample_ids)} sample ids"
+        )
     if proportion:
         value, low, high = proportion_ci(values)
     else:
         value, low, high = mean_interval(values)
     return {
-        "model": model, "method": method, "benchmark": benchmark, "metric": metric,
-        "value": value, "ci_low": low, "ci_high": high, "n": int(values.size),
-        "samples": samples_key(sample_ids), "higher_is_better": higher_is_better,
-        "interval": "clopper-pearson" if proportion else "student-t", "shown": True,
+        "model": model,
+        "method": method,
+        "benchmark": benchmark,
+        "metric": metric,
+        "value": value,
+        "ci_low": low,
+        "ci_high": high,
+        "n": int(values.size),
+        "samples": samples_key(sample_ids),
+        "higher_is_better": higher_is_better,
+        "interval": "clopper-pearson" if proportion else "student-t",
+        "shown": True,
         ITEMS: (list(sample_ids), values),
     }
 
@@ -126,8 +138,12 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
         direction = group[0]["higher_is_better"]
         if direction is not None and len(group) > 1 and all(c["n"] >= min_n for c in group):
             best = best_by_paired_tests(
-                [c[ITEMS][0] for c in group], [c[ITEMS][1] for c in group], higher_is_better=direction,
-                proportion=group[0]["interval"] == "clopper-pearson", n_resamples=min(n_resamples, 2000), seed=seed,
+                [c[ITEMS][0] for c in group],
+                [c[ITEMS][1] for c in group],
+                higher_is_better=direction,
+                proportion=group[0]["interval"] == "clopper-pearson",
+                n_resamples=min(n_resamples, 2000),
+                seed=seed,
             )
             if best is not None:
                 out[len(out) - len(group) + best]["best"] = True
@@ -138,11 +154,19 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
 
 def _paired_cell(cell: dict, reference: dict, *, n_resamples: int, seed: int) -> dict:
     what = f"{cell['benchmark']} {cell['metric']} of {cell['model']}: {cell['method']} against {reference['method']}"
-    return paired_columns(cell[ITEMS], reference[ITEMS], proportion=cell["interval"] == "clopper-pearson", what=what,
-                          n_resamples=n_resamples, seed=seed)
+    return paired_columns(
+        cell[ITEMS],
+        reference[ITEMS],
+        proportion=cell["interval"] == "clopper-pearson",
+        what=what,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
-def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tuple[list[dict], list[tuple[str, str]], list[str]]:
+def methods_table(
+    cells: pa.Table, *, methods: Sequence[str], min_n: int
+) -> tuple[list[dict], list[tuple[str, str]], list[str]]:
     """Rows, columns and notes of the methods table.
 
     ``methods``: the row order within each model block (a method without
@@ -176,9 +200,15 @@ def methods_table(cells: pa.Table, *, methods: Sequence[str], min_n: int) -> tup
             if why:
                 unmarked.setdefault(why, []).append(f"{model} {header}")
             for row, cell, mark, method in zip(block, found, marks, present):
-                row[key] = None if cell is None else {
-                    **{k: nan_to_none(cell[k]) for k in ("value", "ci_low", "ci_high")}, "n": cell["n"], "mark": mark
-                }
+                row[key] = (
+                    None
+                    if cell is None
+                    else {
+                        **{k: nan_to_none(cell[k]) for k in ("value", "ci_low", "ci_high")},
+                        "n": cell["n"],
+                        "mark": mark,
+                    }
+                )
                 if cell is None:
                     missing.setdefault((model, benchmark), {}).setdefault(method, []).append(header)
         rows += block
@@ -208,12 +238,28 @@ def methods_figure(cells: pa.Table, *, methods: Sequence[str], title: str):
         for k, model in enumerate(models):
             offset = (k - (len(models) - 1) / 2) * 0.15
             for y, method in enumerate(shown):
-                cell = next((r for r in rows if (r["model"], r["method"], r["benchmark"], r["metric"]) == (model, method, benchmark, metric)), None)
+                cell = next(
+                    (
+                        r
+                        for r in rows
+                        if (r["model"], r["method"], r["benchmark"], r["metric"]) == (model, method, benchmark, metric)
+                    ),
+                    None,
+                )
                 if cell is None or cell["value"] is None or math.isnan(cell["value"]):
                     continue
                 low, high = cell["ci_low"], cell["ci_high"]
                 err = None if low is None or math.isnan(low) else [[cell["value"] - low], [high - cell["value"]]]
-                ax.errorbar(cell["value"], y + offset, xerr=err, fmt="o", color=colours[k % len(colours)], ms=4, capsize=2, label=model)
+                ax.errorbar(
+                    cell["value"],
+                    y + offset,
+                    xerr=err,
+                    fmt="o",
+                    color=colours[k % len(colours)],
+                    ms=4,
+                    capsize=2,
+                    label=model,
+                )
                 if method == "base":
                     ax.axvline(cell["value"], color=colours[k % len(colours)], ls="--", lw=0.8)
         ax.set_yticks(range(len(shown)), shown)

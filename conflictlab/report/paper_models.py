@@ -14,7 +14,7 @@ size or variant suffix never matches loosely: ``Llama-3.1-8B`` is not
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from conflictlab.run_config import conflicts_judge
 
@@ -72,7 +72,7 @@ def spellings(model: str, source: str | None) -> list[str]:
         names += [repo.rsplit("/", 1)[-1], *PAPER_MODEL_NAMES.get(repo.lower(), ())]
     elif source and source.startswith("hosted:"):
         # a snapshot date, 2024-08-06 (OpenAI) or 20250929 (Anthropic), names no other model
-        hosted = re.sub(r"-\d{4}-?\d{2}-?\d{2}$", "", source[len("hosted:"):])
+        hosted = re.sub(r"-\d{4}-?\d{2}-?\d{2}$", "", source[len("hosted:") :])
         # A config name that extends the id names a variant of that model
         # (gemini-2.5-flash-thinking calls gemini-2.5-flash with thinking on):
         # the bare id is then another configuration's name, not this one's.
@@ -105,5 +105,8 @@ def instruments(config: Mapping) -> dict[str, list[str]]:
     :class:`conflictlab.report.reproduction.Instrument` role: ``judge``
     (config ``judges``: ContextConflict's rows), ``conflicts judge`` (the
     CONFLICTS judge, ``conflicts.judge`` over ``judges``) and ``scorer``."""
-    return {"judge": [config["judges"]["model"]], "conflicts judge": [conflicts_judge(config)["model"]],
-            "scorer": list(config["scorers"])}
+    return {
+        "judge": [config["judges"]["model"]],
+        "conflicts judge": [conflicts_judge(config)["model"]],
+        "scorer": list(config["scorers"]),
+    }

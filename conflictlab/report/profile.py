@@ -44,8 +44,8 @@ import base64
 import html
 import io
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -66,38 +66,72 @@ class Benchmark:
 
 
 BENCHMARKS = (
-    Benchmark("contextconflict", "ContextConflict", "generators",
-              "Reasoning accuracy, Balance of evidence use and RAGAS Faithfulness of the generated responses"),
-    Benchmark("arbitration", "Evidence arbitration (text vs numbers)", "arbitration.models",
-              "A/B answers when a text summary and a numeric series (or a stale window, an unreliable source, a tool) disagree"),
-    Benchmark("conflicts", "CONFLICTS", "conflicts.models",
-              "Task 1: predicting the conflict type of a query's search results; Task 2: cited answers under four strategies"),
-    Benchmark("conflictbank", "ConflictBank", "conflictbank.models",
-              "A-D answers with conflicting evidence: memorization ratio MR, original (OAR) and conflicting (CAR) answer rates"),
+    Benchmark(
+        "contextconflict",
+        "ContextConflict",
+        "generators",
+        "Reasoning accuracy, Balance of evidence use and RAGAS Faithfulness of the generated responses",
+    ),
+    Benchmark(
+        "arbitration",
+        "Evidence arbitration (text vs numbers)",
+        "arbitration.models",
+        "A/B answers when a text summary and a numeric series (or a stale window, an unreliable source, a tool) disagree",
+    ),
+    Benchmark(
+        "conflicts",
+        "CONFLICTS",
+        "conflicts.models",
+        "Task 1: predicting the conflict type of a query's search results; Task 2: cited answers under four strategies",
+    ),
+    Benchmark(
+        "conflictbank",
+        "ConflictBank",
+        "conflictbank.models",
+        "A-D answers with conflicting evidence: memorization ratio MR, original (OAR) and conflicting (CAR) answer rates",
+    ),
 )
 BENCHMARK_BY_KEY = {b.key: b for b in BENCHMARKS}
 
 # Each section of the page: (benchmark, section key) -> (title, source table and how it is read).
 SECTIONS = {
-    ("contextconflict", "accuracy"): ("Accuracy by reasoning type",
-                                      "results/tables/accuracy.csv, rows level = type; Clopper-Pearson 95% interval"),
-    ("contextconflict", "balance"): ("Balance by summarization type (0 = even use of the evidence, 100 = one piece)",
-                                     "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, Student-t 95% interval"),
-    ("contextconflict", "faithfulness"): ("Faithfulness by type (judged responses)",
-                                          "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, Student-t 95% interval"),
-    ("arbitration", "modality"): ("Text vs numbers (modality setting, the two disagree)",
-                                  "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances"),
-    ("arbitration", "settings"): ("Accuracy under conflict by setting",
-                                  "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances"),
-    ("conflicts", "task1"): ("Task 1: conflict-type prediction",
-                             "results/tables/conflicts_table4.csv, rows source = this run; Clopper-Pearson 95% interval"),
-    ("conflicts", "task2"): ("Task 2: expected behaviour and answer recall per strategy",
-                             "results/tables/conflicts_table5.csv, rows source = this run; Clopper-Pearson 95% intervals; n = n_behaviour, n_recall"),
-    ("conflicts", "categories"): ("Task 2: expected behaviour by category and strategy",
-                                  "results/tables/conflicts_table6.csv, rows source = this run; Clopper-Pearson 95% interval; n = n_<strategy>"),
-    ("conflictbank", "kinds"): ("MR, OAR and CAR by conflict kind (conflicting evidence alone)",
-                                "results/tables/conflictbank_mr.csv, settings misinformation, temporal, semantic, on the scored subset; "
-                                "Clopper-Pearson 95% intervals, MR's over n = n_mr, OAR's and CAR's over n = n_scored"),
+    ("contextconflict", "accuracy"): (
+        "Accuracy by reasoning type",
+        "results/tables/accuracy.csv, rows level = type; Clopper-Pearson 95% interval",
+    ),
+    ("contextconflict", "balance"): (
+        "Balance by summarization type (0 = even use of the evidence, 100 = one piece)",
+        "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, Student-t 95% interval",
+    ),
+    ("contextconflict", "faithfulness"): (
+        "Faithfulness by type (judged responses)",
+        "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, Student-t 95% interval",
+    ),
+    ("arbitration", "modality"): (
+        "Text vs numbers (modality setting, the two disagree)",
+        "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances",
+    ),
+    ("arbitration", "settings"): (
+        "Accuracy under conflict by setting",
+        "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances",
+    ),
+    ("conflicts", "task1"): (
+        "Task 1: conflict-type prediction",
+        "results/tables/conflicts_table4.csv, rows source = this run; Clopper-Pearson 95% interval",
+    ),
+    ("conflicts", "task2"): (
+        "Task 2: expected behaviour and answer recall per strategy",
+        "results/tables/conflicts_table5.csv, rows source = this run; Clopper-Pearson 95% intervals; n = n_behaviour, n_recall",
+    ),
+    ("conflicts", "categories"): (
+        "Task 2: expected behaviour by category and strategy",
+        "results/tables/conflicts_table6.csv, rows source = this run; Clopper-Pearson 95% interval; n = n_<strategy>",
+    ),
+    ("conflictbank", "kinds"): (
+        "MR, OAR and CAR by conflict kind (conflicting evidence alone)",
+        "results/tables/conflictbank_mr.csv, settings misinformation, temporal, semantic, on the scored subset; "
+        "Clopper-Pearson 95% intervals, MR's over n = n_mr, OAR's and CAR's over n = n_scored",
+    ),
 }
 
 # The cells each figure panel plots (the benchmark's headline), by key.
@@ -164,8 +198,18 @@ def _cell(benchmark, section, key, label, model, value, low, high, n, *, paper_k
     value, low, high = _number(value), _number(low), _number(high)
     if n is None or n < MIN_N_INTERVAL or low is None or high is None:
         low = high = None
-    return {"benchmark": benchmark, "section": section, "key": key, "paper_key": paper_key or key, "label": label,
-            "model": model, "value": value, "low": low, "high": high, "n": n}
+    return {
+        "benchmark": benchmark,
+        "section": section,
+        "key": key,
+        "paper_key": paper_key or key,
+        "label": label,
+        "model": model,
+        "value": value,
+        "low": low,
+        "high": high,
+        "n": n,
+    }
 
 
 # --------------------------------------------------------------------------
@@ -188,16 +232,49 @@ def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, mod
     cells = []
     for r in _rows(accuracy):
         if r["model"] in models and r["level"] == "type":
-            cells.append(_cell("contextconflict", "accuracy", f"accuracy/{r['conflict_type']}", r["conflict_type"], r["model"],
-                               r["accuracy"], r["ci_low"], r["ci_high"], r["n"]))
+            cells.append(
+                _cell(
+                    "contextconflict",
+                    "accuracy",
+                    f"accuracy/{r['conflict_type']}",
+                    r["conflict_type"],
+                    r["model"],
+                    r["accuracy"],
+                    r["ci_low"],
+                    r["ci_high"],
+                    r["n"],
+                )
+            )
     for r in _rows(balance):
         if r["model"] in models and r["group"] == "all":
-            cells.append(_cell("contextconflict", "balance", f"balance/{r['scorer']}/{r['conflict_type']}",
-                               f"{r['conflict_type']} (scorer {r['scorer']})", r["model"], r["balance"], r["ci_low"], r["ci_high"], r["n"]))
+            cells.append(
+                _cell(
+                    "contextconflict",
+                    "balance",
+                    f"balance/{r['scorer']}/{r['conflict_type']}",
+                    f"{r['conflict_type']} (scorer {r['scorer']})",
+                    r["model"],
+                    r["balance"],
+                    r["ci_low"],
+                    r["ci_high"],
+                    r["n"],
+                )
+            )
     for r in _rows(faithfulness):
         if r["model"] in models:
-            cells.append(_cell("contextconflict", "faithfulness", f"faithfulness/{r['conflict_type']}", r["conflict_type"], r["model"],
-                               r["faithfulness"], r["ci_low"], r["ci_high"], r["n_scored"]))
+            cells.append(
+                _cell(
+                    "contextconflict",
+                    "faithfulness",
+                    f"faithfulness/{r['conflict_type']}",
+                    r["conflict_type"],
+                    r["model"],
+                    r["faithfulness"],
+                    r["ci_low"],
+                    r["ci_high"],
+                    r["n_scored"],
+                )
+            )
     return cells
 
 
@@ -213,22 +290,65 @@ def arbitration_cells(orders=None, *, models: Sequence[str]) -> list[dict]:
     for model in dict.fromkeys(r["model"] for r in rows):
         mine = {(r["setting"], r["aligned_source"]): r for r in rows if r["model"] == model}
         if any(setting == "modality" for setting, _ in mine):
-            none = {"accuracy": None, "accuracy_low": None, "accuracy_high": None, "n_pairs": 0}  # a source not run: n = 0
-            for source, label in (("numbers", "accuracy when the numbers are right"), ("text", "accuracy when the text is right")):
+            none = {
+                "accuracy": None,
+                "accuracy_low": None,
+                "accuracy_high": None,
+                "n_pairs": 0,
+            }  # a source not run: n = 0
+            for source, label in (
+                ("numbers", "accuracy when the numbers are right"),
+                ("text", "accuracy when the text is right"),
+            ):
                 r = mine.get(("modality", source), none)
-                cells.append(_cell("arbitration", "modality", f"modality/{source}_right", label, model,
-                                   r["accuracy"], r["accuracy_low"], r["accuracy_high"], r["n_pairs"]))
+                cells.append(
+                    _cell(
+                        "arbitration",
+                        "modality",
+                        f"modality/{source}_right",
+                        label,
+                        model,
+                        r["accuracy"],
+                        r["accuracy_low"],
+                        r["accuracy_high"],
+                        r["n_pairs"],
+                    )
+                )
             r = mine["modality", "all"]
-            cells.append(_cell("arbitration", "modality", "modality/follows_numbers", "answers following the numbers", model,
-                               r["follows_numbers"], r["follows_numbers_low"], r["follows_numbers_high"], r["n_pairs"]))
+            cells.append(
+                _cell(
+                    "arbitration",
+                    "modality",
+                    "modality/follows_numbers",
+                    "answers following the numbers",
+                    model,
+                    r["follows_numbers"],
+                    r["follows_numbers_low"],
+                    r["follows_numbers_high"],
+                    r["n_pairs"],
+                )
+            )
         for (setting, source), r in mine.items():
             if source == "all":
-                cells.append(_cell("arbitration", "settings", f"settings/{setting}", ARBITRATION_SETTINGS.get(setting, setting), model,
-                                   r["accuracy"], r["accuracy_low"], r["accuracy_high"], r["n_pairs"]))
+                cells.append(
+                    _cell(
+                        "arbitration",
+                        "settings",
+                        f"settings/{setting}",
+                        ARBITRATION_SETTINGS.get(setting, setting),
+                        model,
+                        r["accuracy"],
+                        r["accuracy_low"],
+                        r["accuracy_high"],
+                        r["n_pairs"],
+                    )
+                )
     return cells
 
 
-def conflicts_cells(table4=None, table5=None, table6=None, *, models: Sequence[str], source: str = THIS_RUN) -> list[dict]:
+def conflicts_cells(
+    table4=None, table5=None, table6=None, *, models: Sequence[str], source: str = THIS_RUN
+) -> list[dict]:
     """CONFLICTS Task 1 accuracy per read-out, Task 2 expected behaviour and
     answer recall per strategy, expected behaviour per category and
     strategy: the rows of ``source`` (``this run`` or ``paper``) of
@@ -239,23 +359,69 @@ def conflicts_cells(table4=None, table5=None, table6=None, *, models: Sequence[s
     for r in _rows(table4):
         if r["source"] == source and r["model"] in models:
             readout = r.get("readout") or ""
-            cell = _cell("conflicts", "task1", f"task1/{readout}" if readout else "task1",
-                         f"type-prediction accuracy ({readout})" if readout else "type-prediction accuracy",
-                         r["model"], r["accuracy"], r["ci_low"], r["ci_high"], r["n"], paper_key="task1")
+            cell = _cell(
+                "conflicts",
+                "task1",
+                f"task1/{readout}" if readout else "task1",
+                f"type-prediction accuracy ({readout})" if readout else "type-prediction accuracy",
+                r["model"],
+                r["accuracy"],
+                r["ci_low"],
+                r["ci_high"],
+                r["n"],
+                paper_key="task1",
+            )
             cells.append({**cell, "origin": f"{PAPER_TABLES['table4']}, row '{r['model']}'"})
     for r in _rows(table5):
         if r["source"] == source and r["model"] in models:
             s, origin = r["strategy"], f"{PAPER_TABLES['table5']}, row '{r['model']}', {r['strategy']}"
-            cells.append({**_cell("conflicts", "task2", f"behaviour/{s}", f"expected behaviour, {s}", r["model"],
-                                  r["expected_behaviour"], r["eb_low"], r["eb_high"], r["n_behaviour"]), "origin": origin})
-            cells.append({**_cell("conflicts", "task2", f"recall/{s}", f"answer recall, {s}", r["model"],
-                                  r["answer_recall"], r["ar_low"], r["ar_high"], r["n_recall"]), "origin": origin})
+            cells.append(
+                {
+                    **_cell(
+                        "conflicts",
+                        "task2",
+                        f"behaviour/{s}",
+                        f"expected behaviour, {s}",
+                        r["model"],
+                        r["expected_behaviour"],
+                        r["eb_low"],
+                        r["eb_high"],
+                        r["n_behaviour"],
+                    ),
+                    "origin": origin,
+                }
+            )
+            cells.append(
+                {
+                    **_cell(
+                        "conflicts",
+                        "task2",
+                        f"recall/{s}",
+                        f"answer recall, {s}",
+                        r["model"],
+                        r["answer_recall"],
+                        r["ar_low"],
+                        r["ar_high"],
+                        r["n_recall"],
+                    ),
+                    "origin": origin,
+                }
+            )
     for r in _rows(table6):
         if r["source"] == source and r["model"] in models:
             # the strategy columns: each has its bounds and its n beside it
             for s in [c for c in r if f"{c}_low" in r and f"n_{c}" in r]:
-                cell = _cell("conflicts", "categories", f"category/{r['category']}/{s}", f"{r['category']}: {s}", r["model"],
-                             r[s], r[f"{s}_low"], r[f"{s}_high"], r[f"n_{s}"])
+                cell = _cell(
+                    "conflicts",
+                    "categories",
+                    f"category/{r['category']}/{s}",
+                    f"{r['category']}: {s}",
+                    r["model"],
+                    r[s],
+                    r[f"{s}_low"],
+                    r[f"{s}_high"],
+                    r[f"n_{s}"],
+                )
                 cells.append({**cell, "origin": f"{PAPER_TABLES['table6']}, row '{r['model']}', {r['category']}, {s}"})
     return cells
 
@@ -269,8 +435,19 @@ def conflictbank_cells(table=None, *, models: Sequence[str]) -> list[dict]:
         for rate, name, n in CONFLICTBANK_RATES:
             for r in rows:
                 if r["setting"] == kind:
-                    cells.append(_cell("conflictbank", "kinds", f"{kind}/{rate}", f"{name}, {kind}", r["model"],
-                                       r[rate], r[f"{rate}_low"], r[f"{rate}_high"], r[n]))
+                    cells.append(
+                        _cell(
+                            "conflictbank",
+                            "kinds",
+                            f"{kind}/{rate}",
+                            f"{name}, {kind}",
+                            r["model"],
+                            r[rate],
+                            r[f"{rate}_low"],
+                            r[f"{rate}_high"],
+                            r[n],
+                        )
+                    )
     return cells
 
 
@@ -291,7 +468,9 @@ def paper_names(*tables) -> list[str]:
 # Figure
 
 
-def profile_figure(model: str, cells: Sequence[dict], model_lists: Mapping[str, Sequence[str]], paper: Sequence[dict] = ()):
+def profile_figure(
+    model: str, cells: Sequence[dict], model_lists: Mapping[str, Sequence[str]], paper: Sequence[dict] = ()
+):
     """One panel per benchmark: its headline cells (:data:`HEADLINE`)
     per model, in %, with their intervals; ``model`` in red with its n, the
     others in grey tones, the paper's numbers (where any) as open stars."""
@@ -300,15 +479,24 @@ def profile_figure(model: str, cells: Sequence[dict], model_lists: Mapping[str, 
     fig, axes = panel_grid(len(BENCHMARKS), width=4.6, height=3.6, ncols=2, sharey=False)
     for ax, bench in zip(axes, BENCHMARKS):
         models = list(model_lists.get(bench.key, ()))
-        shown = [c for c in cells if c["benchmark"] == bench.key and HEADLINE[bench.key](c["key"]) and c["model"] in models]
+        shown = [
+            c for c in cells if c["benchmark"] == bench.key and HEADLINE[bench.key](c["key"]) and c["model"] in models
+        ]
         keys = list(dict.fromkeys(c["key"] for c in shown))
         labels = {c["key"]: c["label"] for c in shown}
         paper_keys = {c["key"]: c["paper_key"] for c in shown}
         title = bench.title if model in models else f"{bench.title}\n(not run for this model)"
         ax.set_title(title, fontsize=9, color="black" if model in models else "dimgrey")
         if not keys:
-            ax.text(0.5, 0.5, "not configured in this run" if not models else "no numbers in its tables",
-                    ha="center", va="center", transform=ax.transAxes, color="dimgrey")
+            ax.text(
+                0.5,
+                0.5,
+                "not configured in this run" if not models else "no numbers in its tables",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                color="dimgrey",
+            )
             ax.set_xticks([])
             ax.set_yticks([])
             continue
@@ -323,35 +511,63 @@ def profile_figure(model: str, cells: Sequence[dict], model_lists: Mapping[str, 
             if not points:
                 continue
             ys = [100 * c["value"] for c in points]
-            errors = [[100 * (c["value"] - c["low"]) if c["low"] is not None else 0.0 for c in points],
-                      [100 * (c["high"] - c["value"]) if c["high"] is not None else 0.0 for c in points]]
+            errors = [
+                [100 * (c["value"] - c["low"]) if c["low"] is not None else 0.0 for c in points],
+                [100 * (c["high"] - c["value"]) if c["high"] is not None else 0.0 for c in points],
+            ]
             this = name == model
-            ax.errorbar(xs, ys, yerr=errors, fmt="o" if this else "s", markersize=6 if this else 4, capsize=2,
-                        color="tab:red" if this else greys[i % len(greys)], zorder=3 if this else 2,
-                        label=f"{name} (this page)" if this else name)
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=errors,
+                fmt="o" if this else "s",
+                markersize=6 if this else 4,
+                capsize=2,
+                color="tab:red" if this else greys[i % len(greys)],
+                zorder=3 if this else 2,
+                label=f"{name} (this page)" if this else name,
+            )
             if this:
                 for x, y, c in zip(xs, ys, points):
-                    ax.annotate(f"n={c['n']}", (x, y), textcoords="offset points", xytext=(5, -2), fontsize=6, color="tab:red")
+                    ax.annotate(
+                        f"n={c['n']}", (x, y), textcoords="offset points", xytext=(5, -2), fontsize=6, color="tab:red"
+                    )
         published = {c["paper_key"]: c for c in paper if c["benchmark"] == bench.key and c["value"] is not None}
         stars = [(j, 100 * published[paper_keys[k]]["value"]) for j, k in enumerate(keys) if paper_keys[k] in published]
         if stars:
-            ax.scatter([x + 0.3 for x, _ in stars], [y for _, y in stars], marker="*", s=80, facecolors="none", edgecolors="tab:red",
-                       zorder=4, label=f"paper ({next(iter(published.values()))['model']})")
+            ax.scatter(
+                [x + 0.3 for x, _ in stars],
+                [y for _, y in stars],
+                marker="*",
+                s=80,
+                facecolors="none",
+                edgecolors="tab:red",
+                zorder=4,
+                label=f"paper ({next(iter(published.values()))['model']})",
+            )
         ax.set_xticks(range(len(keys)), [_tick(labels[k]) for k in keys], rotation=30, ha="right", fontsize=7)
         ax.set_xlim(-0.6, len(keys) - 0.4)
         ax.set_ylim(-8, 135)  # the band above 100 holds the legend
         ax.set_yticks(range(0, 101, 20))
         ax.set_ylabel("%")
         ax.legend(fontsize=6, loc="upper center", ncol=2, frameon=False)
-    fig.suptitle(f"Conflict profile of {model}: headline numbers per benchmark, 95% intervals (none at n < 2)", fontsize=10)
+    fig.suptitle(
+        f"Conflict profile of {model}: headline numbers per benchmark, 95% intervals (none at n < 2)", fontsize=10
+    )
     fig.tight_layout()
     return fig
 
 
 def _tick(label: str) -> str:
     """A shorter axis label of a page row."""
-    for long, short in (("type-prediction accuracy", "Task 1"), ("expected behaviour", "behaviour"), ("accuracy when the ", "acc., "),
-                        (" are right", " right"), (" is right", " right"), ("answers following the", "follows")):
+    for long, short in (
+        ("type-prediction accuracy", "Task 1"),
+        ("expected behaviour", "behaviour"),
+        ("accuracy when the ", "acc., "),
+        (" are right", " right"),
+        (" is right", " right"),
+        ("answers following the", "follows"),
+    ):
         label = label.replace(long, short)
     return label
 
@@ -400,17 +616,25 @@ def _section_table(model: str, models: Sequence[str], cells: Sequence[dict], pap
     by = {(c["key"], c["model"]): c for c in cells}
     published = {c["paper_key"]: c for c in paper}
     with_paper = any(paper_keys[k] in published for k in keys)
-    head = ["<th></th>"] + [f'<th class="this">{html.escape(m)} (this page)</th>' if m == model else f"<th>{html.escape(m)}</th>" for m in models]
+    head = ["<th></th>"] + [
+        f'<th class="this">{html.escape(m)} (this page)</th>' if m == model else f"<th>{html.escape(m)}</th>"
+        for m in models
+    ]
     if with_paper:
         head += [f'<th class="paper">paper: {html.escape(paper[0]["model"])}</th>', "<th>paper's source</th>"]
     lines = ["<table>", "<tr>" + "".join(head) + "</tr>"]
     for key in keys:
         row = [f"<td>{html.escape(labels[key])}</td>"]
-        row += [("<td class=\"this\">" if m == model else "<td>") + html.escape(format_cell(by.get((key, m)))) + "</td>" for m in models]
+        row += [
+            ('<td class="this">' if m == model else "<td>") + html.escape(format_cell(by.get((key, m)))) + "</td>"
+            for m in models
+        ]
         if with_paper:
             mine = published.get(paper_keys[key])
-            row += [f'<td class="paper">{html.escape(format_cell(mine)) if mine else "–"}</td>',
-                    f'<td class="origin">{html.escape(mine["origin"]) if mine else ""}</td>']
+            row += [
+                f'<td class="paper">{html.escape(format_cell(mine)) if mine else "–"}</td>',
+                f'<td class="origin">{html.escape(mine["origin"]) if mine else ""}</td>',
+            ]
         lines.append("<tr>" + "".join(row) + "</tr>")
     lines.append("</table>")
     return "\n".join(lines)
@@ -428,9 +652,22 @@ def _methods_section(model: str, methods: Sequence[dict]) -> str:
     lines = ["<table>", "<tr><th>method</th>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>"]
     for method in rows:
         cells = [by.get((method, c)) for c in columns]
-        shown = [format_cell(None if r is None else {"value": _number(r["value"]), "low": _number(r["ci_low"]), "high": _number(r["ci_high"]),
-                                                     "n": _count(r["n"])}) for r in cells]
-        lines.append(f"<tr><td>{html.escape(method)}</td>" + "".join(f"<td>{html.escape(v)}</td>" for v in shown) + "</tr>")
+        shown = [
+            format_cell(
+                None
+                if r is None
+                else {
+                    "value": _number(r["value"]),
+                    "low": _number(r["ci_low"]),
+                    "high": _number(r["ci_high"]),
+                    "n": _count(r["n"]),
+                }
+            )
+            for r in cells
+        ]
+        lines.append(
+            f"<tr><td>{html.escape(method)}</td>" + "".join(f"<td>{html.escape(v)}</td>" for v in shown) + "</tr>"
+        )
     lines.append("</table>")
     return "\n".join(lines)
 
@@ -438,8 +675,10 @@ def _methods_section(model: str, methods: Sequence[dict]) -> str:
 def _verdict_section(model: str, verdicts: Sequence[dict]) -> list[str]:
     """The reproduction report's rows of ``model`` (``our_model``), with their verdicts, as on results/reproduction.html."""
     mine = [r for r in verdicts if r.get("our_model") == model]
-    out = ["<h2>Reproduction verdicts</h2>",
-           '<p class="source">Source: results/reproduction.csv (results/reproduction.html explains the verdicts).</p>']
+    out = [
+        "<h2>Reproduction verdicts</h2>",
+        '<p class="source">Source: results/reproduction.csv (results/reproduction.html explains the verdicts).</p>',
+    ]
     if not mine:
         return out + [f'<p class="note">No paper row is of {html.escape(model)} in this run.</p>']
     out.append(f"<p><b>{html.escape(reproduction.summary_line(mine))}.</b></p>")
@@ -474,12 +713,16 @@ def render_page(
     """
     everyone = profile_models(model_lists)
     if model not in everyone:
-        raise ValueError(f"{model!r} is in no benchmark's model list ({', '.join(b.config_key for b in BENCHMARKS)}); "
-                         f"pages exist for: {', '.join(everyone) or 'none'}")
+        raise ValueError(
+            f"{model!r} is in no benchmark's model list ({', '.join(b.config_key for b in BENCHMARKS)}); "
+            f"pages exist for: {', '.join(everyone) or 'none'}"
+        )
     configured = dict(configured or {b.key: bool(model_lists.get(b.key)) for b in BENCHMARKS})
     out = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>Conflict profile: {html.escape(model)}</title>", f"<style>{_STYLE}</style></head><body>",
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Conflict profile: {html.escape(model)}</title>",
+        f"<style>{_STYLE}</style></head><body>",
         f"<h1>Conflict profile: {html.escape(model)}</h1>",
         '<p class="note">Every number in % with its 95% interval in brackets and its n: Clopper-Pearson intervals for '
         f"proportions, Student-t for means (Balance, Faithfulness; none at n &lt; {MIN_N_MEAN}); no "
@@ -492,25 +735,37 @@ def render_page(
     out.append(f"<p><b>Benchmarks run for this model:</b> {html.escape(', '.join(ran))}.</p>")
     if paper:
         origins = sorted({c["origin"].split(", row")[0] for c in paper})
-        out.append(f"<p><b>Published numbers:</b> the paper's numbers of {html.escape(paper_name or '')} (columns "
-                   f"“paper”) from {html.escape(', '.join(origins))}, as typed into conflictlab.conflicts.tables. "
-                   "This repository holds no published numbers of it for the other benchmarks.</p>")
+        out.append(
+            f"<p><b>Published numbers:</b> the paper's numbers of {html.escape(paper_name or '')} (columns "
+            f"“paper”) from {html.escape(', '.join(origins))}, as typed into conflictlab.conflicts.tables. "
+            "This repository holds no published numbers of it for the other benchmarks.</p>"
+        )
     else:
-        known = f" (it holds them for {html.escape(', '.join(paper_models))}, CONFLICTS Tables 4-6)" if paper_models else ""
-        out.append(f"<p><b>Published numbers:</b> none for this model: this repository holds no published numbers of "
-                   f"{html.escape(model)} for any of the four benchmarks{known}.</p>")
+        known = (
+            f" (it holds them for {html.escape(', '.join(paper_models))}, CONFLICTS Tables 4-6)" if paper_models else ""
+        )
+        out.append(
+            f"<p><b>Published numbers:</b> none for this model: this repository holds no published numbers of "
+            f"{html.escape(model)} for any of the four benchmarks{known}.</p>"
+        )
     if png:
-        out.append(f'<figure><img alt="conflict profile of {html.escape(model)}" src="data:image/png;base64,'
-                   f'{base64.b64encode(png).decode("ascii")}"><figcaption class="note">One panel per benchmark: its headline numbers '
-                   "per model (this page's model in red, with its n), 95% intervals; open stars: the paper's numbers of this model.</figcaption></figure>")
+        out.append(
+            f'<figure><img alt="conflict profile of {html.escape(model)}" src="data:image/png;base64,'
+            f'{base64.b64encode(png).decode("ascii")}"><figcaption class="note">One panel per benchmark: its headline numbers '
+            "per model (this page's model in red, with its n), 95% intervals; open stars: the paper's numbers of this model.</figcaption></figure>"
+        )
     for bench in BENCHMARKS:
         models = list(model_lists.get(bench.key, ()))
         out.append(f"<h2>{html.escape(bench.title)}</h2>")
         out.append(f'<p class="note">{html.escape(bench.what)}.</p>')
         if model not in models:
-            out.append(f'<p class="notrun">Not run for this model (add it to <code>{html.escape(bench.config_key)}</code>).</p>')
+            out.append(
+                f'<p class="notrun">Not run for this model (add it to <code>{html.escape(bench.config_key)}</code>).</p>'
+            )
         if not configured.get(bench.key):
-            out.append(f'<p class="note">No model runs this benchmark in this configuration (<code>{html.escape(bench.config_key)}</code> is empty).</p>')
+            out.append(
+                f'<p class="note">No model runs this benchmark in this configuration (<code>{html.escape(bench.config_key)}</code> is empty).</p>'
+            )
             continue
         mine = [c for c in cells if c["benchmark"] == bench.key and c["model"] in models]
         sections = [s for (b, s) in SECTIONS if b == bench.key]
@@ -521,11 +776,20 @@ def render_page(
             title, source = SECTIONS[(bench.key, section)]
             out.append(f"<h3>{html.escape(title)}</h3>")
             out.append(f'<p class="source">Source: {html.escape(source)}.</p>')
-            out.append(_section_table(model, models, section_cells, [c for c in paper if c["benchmark"] == bench.key and c["section"] == section]))
+            out.append(
+                _section_table(
+                    model,
+                    models,
+                    section_cells,
+                    [c for c in paper if c["benchmark"] == bench.key and c["section"] == section],
+                )
+            )
         if not mine:
             out.append('<p class="note">Its tables hold no numbers of these models.</p>')
         if not any(c["benchmark"] == bench.key for c in paper):
-            out.append(f'<p class="note">Paper: no published numbers of {html.escape(model)} for {html.escape(bench.title)} in this repository.</p>')
+            out.append(
+                f'<p class="note">Paper: no published numbers of {html.escape(model)} for {html.escape(bench.title)} in this repository.</p>'
+            )
     if verdicts is not None:
         out += _verdict_section(model, verdicts)
     if methods is not None:

@@ -36,14 +36,20 @@ import csv
 import html
 import io
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 from conflictlab.report import verdicts as V
 from conflictlab.report.paper_models import paper_model_name
 from conflictlab.stats import MIN_N_INTERVAL
 
-EQUIVALENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, EQUAL = V.EQUIVALENT, V.DIFFERS, V.INCONCLUSIVE, V.NOT_COMPARABLE, V.EQUAL
+EQUIVALENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, EQUAL = (
+    V.EQUIVALENT,
+    V.DIFFERS,
+    V.INCONCLUSIVE,
+    V.NOT_COMPARABLE,
+    V.EQUAL,
+)
 VERDICTS = V.VERDICTS
 COUNT = "count"
 # The equivalence margin per unit where config gives none (config.yaml ``reproduction.margins``; docs/reproduction.md).
@@ -252,7 +258,9 @@ def for_unreleased_human_labels(why: str) -> bool:
 NO_NUMBER = "no number in the paper's text copy"
 
 
-def _config_reasons(number: PaperNumber, model_lists, sources, instruments, margins) -> tuple[list[str], dict, str | None]:
+def _config_reasons(
+    number: PaperNumber, model_lists, sources, instruments, margins
+) -> tuple[list[str], dict, str | None]:
     """What this config alone decides about ``number``: the reasons it cannot be compared, the table filters
     (its model and instrument), and our model's name."""
     reasons = []
@@ -279,19 +287,43 @@ def _config_reasons(number: PaperNumber, model_lists, sources, instruments, marg
         chosen = next((m for m in candidates if wanted and paper_model_name(m, sources.get(m), [wanted])), None)
         if chosen is None:
             chosen = candidates[0] if candidates else None
-            reasons.append(f"different {role}: the paper's is {wanted}; this run's is {chosen or 'none'}" if wanted
-                           else f"unknown {role}: the paper names none; this run's is {chosen or 'none'}")
+            reasons.append(
+                f"different {role}: the paper's is {wanted}; this run's is {chosen or 'none'}"
+                if wanted
+                else f"unknown {role}: the paper names none; this run's is {chosen or 'none'}"
+            )
         if ours.instrument_column and chosen:
             filters[ours.instrument_column] = chosen
     return reasons, filters, found
 
 
 def _base_row(number: PaperNumber) -> dict:
-    return {"paper": number.paper, "key": number.id, "table": number.table or "", "metric": number.metric,
-            "model": number.model, "setting": number.setting, "value": number.value, "unit": number.unit,
-            "paper_n": number.paper_n, "source": number.source, "note": number.note, "our_model": None, "ours": None,
-            "low": None, "high": None, "n": None, "our_n": None, "our_source": None, "kind": None, "margin": None,
-            "difference": None, "difference_low": None, "difference_high": None, "_estimate": None}
+    return {
+        "paper": number.paper,
+        "key": number.id,
+        "table": number.table or "",
+        "metric": number.metric,
+        "model": number.model,
+        "setting": number.setting,
+        "value": number.value,
+        "unit": number.unit,
+        "paper_n": number.paper_n,
+        "source": number.source,
+        "note": number.note,
+        "our_model": None,
+        "ours": None,
+        "low": None,
+        "high": None,
+        "n": None,
+        "our_n": None,
+        "our_source": None,
+        "kind": None,
+        "margin": None,
+        "difference": None,
+        "difference_low": None,
+        "difference_high": None,
+        "_estimate": None,
+    }
 
 
 def _done(row: dict, verdict: str, reasons: Sequence[str]) -> dict:
@@ -329,12 +361,16 @@ def compare(
     ours = number.ours
     if ours is None:
         if not reasons:
-            raise ValueError(f"{number.paper}: '{number.metric}' of {number.model}: a paper number without ours needs a caveat")
+            raise ValueError(
+                f"{number.paper}: '{number.metric}' of {number.model}: a paper number without ours needs a caveat"
+            )
         return _done(row, NOT_COMPARABLE, reasons)
     if isinstance(ours, Derived):
         return _compare_derived(number, row, reasons, compared or {}, registry or {}, margins)
     row["our_model"] = found
-    row["our_source"] = f"results/tables/{ours.table}.csv: {ours.column}" + "".join(f", {k} = {v}" for k, v in filters.items())
+    row["our_source"] = f"results/tables/{ours.table}.csv: {ours.column}" + "".join(
+        f", {k} = {v}" for k, v in filters.items()
+    )
     if "model absent" not in " ".join(reasons):
         rows = tables.get(ours.table)
         if rows is None:
@@ -351,8 +387,15 @@ def compare(
         row.update(difference=verdict.difference, difference_low=verdict.low, difference_high=verdict.high)
         return _done(row, verdict.verdict, [verdict.why])
     if row["low"] is None:
-        return _done(row, NOT_COMPARABLE, [f"no interval (n = {row['n']} < {MIN_N_INTERVAL})"
-                                           if (row["n"] or 0) < MIN_N_INTERVAL else "no interval in the table"])
+        return _done(
+            row,
+            NOT_COMPARABLE,
+            [
+                f"no interval (n = {row['n']} < {MIN_N_INTERVAL})"
+                if (row["n"] or 0) < MIN_N_INTERVAL
+                else "no interval in the table"
+            ],
+        )
     row["_estimate"] = _our_estimate(row, ours.scale)
     paper, notes = _paper_estimate(number, row["_estimate"], number.value)
     return _decide(row, [V.Term(1, row["_estimate"], paper)], number, margins[number.unit], notes)
@@ -383,7 +426,8 @@ def _paper_estimate(number: PaperNumber, ours: V.Estimate, value: float) -> tupl
     n = number.paper_n
     if n is None or n < MIN_N_INTERVAL:
         return V.Estimate(value, V.EXACT, scale=ours.scale), [
-            "the paper's n is not known: its sampling error could not be formed (the interval is ours, widened by its rounding)"]
+            "the paper's n is not known: its sampling error could not be formed (the interval is ours, widened by its rounding)"
+        ]
     if ours.kind == V.PROPORTION:
         return V.Estimate(value, V.PROPORTION, n=n, scale=ours.scale), []
     if number.paper_sd is not None:
@@ -391,22 +435,37 @@ def _paper_estimate(number: PaperNumber, ours: V.Estimate, value: float) -> tupl
     # a faithful rerun has the paper's spread: our SD at the paper's n stands in for the SD it does not print
     se = ours.se * math.sqrt(ours.n / n)
     return V.Estimate(value, V.MEAN, n=n, se=se, df=ours.df, scale=ours.scale), [
-        f"the paper prints no SD: its sampling error is formed from this run's SD at the paper's n ({n:,})"]
+        f"the paper prints no SD: its sampling error is formed from this run's SD at the paper's n ({n:,})"
+    ]
 
 
-def _decide(row: dict, terms: Sequence[V.Term], number: PaperNumber, margin: float, notes: Sequence[str],
-            point: float | None = None) -> dict:
+def _decide(
+    row: dict,
+    terms: Sequence[V.Term],
+    number: PaperNumber,
+    margin: float,
+    notes: Sequence[str],
+    point: float | None = None,
+) -> dict:
     verdict = V.decide(terms, margin, round_by(number), point)
     row.update(margin=margin, difference=verdict.difference, difference_low=verdict.low, difference_high=verdict.high)
     return _done(row, verdict.verdict, [*notes, verdict.why])
 
 
-def _compare_derived(number: PaperNumber, row: dict, reasons: list[str], compared: Mapping[str, Mapping],
-                     registry: Mapping[str, PaperNumber], margins: Mapping[str, float]) -> dict:
+def _compare_derived(
+    number: PaperNumber,
+    row: dict,
+    reasons: list[str],
+    compared: Mapping[str, Mapping],
+    registry: Mapping[str, PaperNumber],
+    margins: Mapping[str, float],
+) -> dict:
     """A difference of two of our rows (``Derived.of``) against the paper's printed difference."""
     derived = number.ours
     if derived.op != "difference" or len(derived.of) != 2:
-        raise ValueError(f"{number.paper}: {number.id}: a derived row is a difference of two rows, got {derived.op} of {derived.of}")
+        raise ValueError(
+            f"{number.paper}: {number.id}: a derived row is a difference of two rows, got {derived.op} of {derived.of}"
+        )
     arms = [compared.get(key) for key in derived.of]
     for key, arm in zip(derived.of, arms):
         if arm is None:
@@ -524,11 +583,22 @@ def evaluate_claims(claims: Sequence[Claim], context: ClaimContext) -> list[dict
             except KeyError as missing:
                 result = ClaimCheck(NOT_COMPARABLE, why=f"missing in this run's results: {missing.args[0]}")
             if result.status not in CLAIM_STATUSES:
-                raise ValueError(f"{claim.paper}: claim {claim.key}: status {result.status!r} is none of {CLAIM_STATUSES}")
+                raise ValueError(
+                    f"{claim.paper}: claim {claim.key}: status {result.status!r} is none of {CLAIM_STATUSES}"
+                )
         numbers = "; ".join(f"{label} = {_number(value)}" for label, value in result.numbers.items())
-        out.append({"paper": claim.paper, "key": claim.key, "quote": claim.quote, "section": claim.section,
-                    "page": claim.page or "", "status": result.status, "numbers": numbers,
-                    "why": "" if result.status == HOLDS else result.why})
+        out.append(
+            {
+                "paper": claim.paper,
+                "key": claim.key,
+                "quote": claim.quote,
+                "section": claim.section,
+                "page": claim.page or "",
+                "status": result.status,
+                "numbers": numbers,
+                "why": "" if result.status == HOLDS else result.why,
+            }
+        )
     return out
 
 
@@ -556,8 +626,9 @@ def _planned(number: PaperNumber, caps: Mapping[str, tuple[str, int | None]]) ->
     return f"≤ {cap} per group ({key})", None
 
 
-def _plan_power(number: PaperNumber, registry: Mapping[str, PaperNumber], n: int | None,
-                margins: Mapping[str, float]) -> tuple[float | None, str]:
+def _plan_power(
+    number: PaperNumber, registry: Mapping[str, PaperNumber], n: int | None, margins: Mapping[str, float]
+) -> tuple[float | None, str]:
     """The chance of ``equivalent`` for a faithful rerun at our planned ``n``, or None and why not."""
     if number.unit == COUNT:
         return None, "a count: equal or differs"
@@ -623,10 +694,24 @@ def plan(
                 elif not arm["comparable"]:
                     reasons.append(f"from {key}: {arm['why_not']}")
         our_n, n = _planned(number if not isinstance(ours, Derived) else _arm(numbers, number), caps)
-        power, note = (None, "not comparable") if reasons else _plan_power(number, _for_paper(numbers, number.paper), n, margins)
-        row = {"what": "row", "paper": number.paper, "key": number.id, "table": number.table or "", "metric": number.metric,
-               "model": number.model, "setting": number.setting, "comparable": not reasons, "why_not": "; ".join(reasons),
-               "paper_n": number.paper_n, "our_n": our_n, "power": power, "power_note": note}
+        power, note = (
+            (None, "not comparable") if reasons else _plan_power(number, _for_paper(numbers, number.paper), n, margins)
+        )
+        row = {
+            "what": "row",
+            "paper": number.paper,
+            "key": number.id,
+            "table": number.table or "",
+            "metric": number.metric,
+            "model": number.model,
+            "setting": number.setting,
+            "comparable": not reasons,
+            "why_not": "; ".join(reasons),
+            "paper_n": number.paper_n,
+            "our_n": our_n,
+            "power": power,
+            "power_note": note,
+        }
         by_key[(number.paper, number.id)] = row
         out.append(row)
     for claim in claims:
@@ -636,12 +721,29 @@ def plan(
             ok, why = None, "unknown before the run: the claim does not list the rows it reads (Claim.reads)"
         else:
             used = [by_key.get((claim.paper, key)) for key in claim.reads]
-            why = "; ".join(f"row {key}: " + (r["why_not"] if r else "not in the registry")
-                            for key, r in zip(claim.reads, used) if not (r and r["comparable"]))
+            why = "; ".join(
+                f"row {key}: " + (r["why_not"] if r else "not in the registry")
+                for key, r in zip(claim.reads, used)
+                if not (r and r["comparable"])
+            )
             ok = not why
-        out.append({"what": "claim", "paper": claim.paper, "key": claim.key, "table": claim.section, "metric": claim.quote,
-                    "model": None, "setting": "", "comparable": ok, "why_not": why, "paper_n": None, "our_n": "",
-                    "power": None, "power_note": ""})
+        out.append(
+            {
+                "what": "claim",
+                "paper": claim.paper,
+                "key": claim.key,
+                "table": claim.section,
+                "metric": claim.quote,
+                "model": None,
+                "setting": "",
+                "comparable": ok,
+                "why_not": why,
+                "paper_n": None,
+                "our_n": "",
+                "power": None,
+                "power_note": "",
+            }
+        )
     return out
 
 
@@ -659,10 +761,12 @@ def plan_summary(rows: Sequence[Mapping]) -> list[str]:
         counted = [r for r in mine if r["what"] == "row" and not for_unreleased_human_labels(r["why_not"])]
         share = sum(r["comparable"] for r in counted)
         claims = [r for r in mine if r["what"] == "claim"]
-        lines.append(f"{paper or 'all papers'}: comparable share: {share} of {len(counted)} rows "
-                     f"({100 * share / max(1, len(counted)):.0f}%; excluding rows not comparable for unreleased human labels); "
-                     f"claims checkable: {sum(r['comparable'] is True for r in claims)} of {len(claims)}"
-                     f" ({sum(r['comparable'] is None for r in claims)} unknown before the run)")
+        lines.append(
+            f"{paper or 'all papers'}: comparable share: {share} of {len(counted)} rows "
+            f"({100 * share / max(1, len(counted)):.0f}%; excluding rows not comparable for unreleased human labels); "
+            f"claims checkable: {sum(r['comparable'] is True for r in claims)} of {len(claims)}"
+            f" ({sum(r['comparable'] is None for r in claims)} unknown before the run)"
+        )
     return lines
 
 
@@ -706,8 +810,10 @@ def format_difference(row: Mapping) -> str:
     d = _decimals(row["unit"])
     if row["unit"] == COUNT:
         return f"{row['difference']:+,.0f}"
-    return (f"{row['difference']:+.{d}f} [{row['difference_low']:.{d}f}, {row['difference_high']:.{d}f}]"
-            f" (±{row['margin']:g})")
+    return (
+        f"{row['difference']:+.{d}f} [{row['difference_low']:.{d}f}, {row['difference_high']:.{d}f}]"
+        f" (±{row['margin']:g})"
+    )
 
 
 def _n(value) -> str:
@@ -719,7 +825,12 @@ COLUMNS: tuple[tuple[str, Callable[[Mapping], str]], ...] = (
     ("metric", lambda r: r["metric"]),
     ("model (paper's name)", lambda r: r["model"] or "–"),
     ("setting", lambda r: r["setting"]),
-    ("paper", lambda r: format_value(r["value"], r["unit"]) + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")),
+    (
+        "paper",
+        lambda r: (
+            format_value(r["value"], r["unit"]) + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")
+        ),
+    ),
     ("paper n", lambda r: _n(r["paper_n"])),
     ("this run [95% CI]", format_ours),
     ("our n", lambda r: _n(r["our_n"])),
@@ -731,12 +842,48 @@ COLUMNS: tuple[tuple[str, Callable[[Mapping], str]], ...] = (
 )
 CLAIM_COLUMNS = ("section", "page", "quote", "status", "numbers", "why")
 # The CSV outputs' columns (results/reproduction.csv, results/reproduction_claims.csv, results/reproduction_plan.csv).
-CSV_COLUMNS = ("paper", "table", "key", "metric", "model", "setting", "unit", "value", "paper_n", "our_model", "ours", "low",
-               "high", "our_n", "kind", "difference", "difference_low", "difference_high", "margin", "verdict", "why", "note",
-               "source", "our_source")
+CSV_COLUMNS = (
+    "paper",
+    "table",
+    "key",
+    "metric",
+    "model",
+    "setting",
+    "unit",
+    "value",
+    "paper_n",
+    "our_model",
+    "ours",
+    "low",
+    "high",
+    "our_n",
+    "kind",
+    "difference",
+    "difference_low",
+    "difference_high",
+    "margin",
+    "verdict",
+    "why",
+    "note",
+    "source",
+    "our_source",
+)
 CLAIM_CSV_COLUMNS = ("paper", "key", "section", "page", "quote", "status", "numbers", "why")
-PLAN_CSV_COLUMNS = ("what", "paper", "key", "table", "metric", "model", "setting", "comparable", "why_not", "paper_n", "our_n",
-                    "power", "power_note")
+PLAN_CSV_COLUMNS = (
+    "what",
+    "paper",
+    "key",
+    "table",
+    "metric",
+    "model",
+    "setting",
+    "comparable",
+    "why_not",
+    "paper_n",
+    "our_n",
+    "power",
+    "power_note",
+)
 
 
 def csv_text(rows: Sequence[Mapping], columns: Sequence[str]) -> str:
@@ -758,10 +905,15 @@ def counts(rows: Sequence[Mapping]) -> dict[str, int]:
 
 
 def summary_line(rows: Sequence[Mapping], claims: Sequence[Mapping] = ()) -> str:
-    """"k of N rows equivalent, m differ, …; c of C claims hold" for one paper's rows and claims."""
+    """ "k of N rows equivalent, m differ, …; c of C claims hold" for one paper's rows and claims."""
     c = counts(rows)
-    parts = [f"{c[EQUIVALENT]} of {len(rows)} rows equivalent", f"{c[EQUAL]} equal (counts)", f"{c[DIFFERS]} differ",
-             f"{c[INCONCLUSIVE]} inconclusive (underpowered: {c['underpowered']})", f"{c[NOT_COMPARABLE]} not comparable"]
+    parts = [
+        f"{c[EQUIVALENT]} of {len(rows)} rows equivalent",
+        f"{c[EQUAL]} equal (counts)",
+        f"{c[DIFFERS]} differ",
+        f"{c[INCONCLUSIVE]} inconclusive (underpowered: {c['underpowered']})",
+        f"{c[NOT_COMPARABLE]} not comparable",
+    ]
     held = sum(r["status"] == HOLDS for r in claims)
     return ", ".join(parts) + f"; {held} of {len(claims)} claims hold, {sum(r['status'] == FAILS for r in claims)} fail"
 
@@ -783,8 +935,11 @@ def _md_cell(text: str) -> str:
 
 
 def _md_table(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
-    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
-            *("| " + " | ".join(_md_cell(c) for c in line) + " |" for line in body)]
+    return [
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *("| " + " | ".join(_md_cell(c) for c in line) + " |" for line in body),
+    ]
 
 
 def _groups(rows: Sequence[Mapping]) -> dict[str, list[Mapping]]:
@@ -803,13 +958,33 @@ def _sections(papers, rows, claims, exclusions):
         yield paper, summary_line(mine, said), _groups(mine), said, [e for e in exclusions if e.paper == paper.key]
 
 
-def render_markdown(papers: Sequence[Paper], rows: Sequence[Mapping], *, run: str, claims: Sequence[Mapping] = (),
-                    exclusions: Sequence[Exclusion] = ()) -> str:
+def render_markdown(
+    papers: Sequence[Paper],
+    rows: Sequence[Mapping],
+    *,
+    run: str,
+    claims: Sequence[Mapping] = (),
+    exclusions: Sequence[Exclusion] = (),
+) -> str:
     """The report as Markdown. ``rows``: :func:`compare_all`'s; ``claims``: :func:`evaluate_claims`'s;
     ``exclusions``: the papers' exclusion lists; ``run``: one line on this run's models and judge."""
-    out = ["# Reproduction report: the papers' numbers and claims beside this run's", "", INTRO, "", f"This run: {run}", ""]
+    out = [
+        "# Reproduction report: the papers' numbers and claims beside this run's",
+        "",
+        INTRO,
+        "",
+        f"This run: {run}",
+        "",
+    ]
     for paper, line, groups, said, excluded in _sections(papers, rows, claims, exclusions):
-        out += ["", f"## {paper.title}", "", f"**{line}.**", "", f"Text copy: `../shared/papers/{paper.file}`. {paper.note}"]
+        out += [
+            "",
+            f"## {paper.title}",
+            "",
+            f"**{line}.**",
+            "",
+            f"Text copy: `../shared/papers/{paper.file}`. {paper.note}",
+        ]
         for table, mine in groups.items():
             out += ["", f"### {table}", ""]
             out += _md_table([h for h, _ in COLUMNS], [[cell(r) for _, cell in COLUMNS] for r in mine])
@@ -848,23 +1023,43 @@ def verdict_table_html(rows: Sequence[Mapping], columns=COLUMNS) -> str:
     return _html_table(head, [[cell(r) for _, cell in columns] for r in rows], head.index("verdict"))
 
 
-def render_html(papers: Sequence[Paper], rows: Sequence[Mapping], *, run: str, claims: Sequence[Mapping] = (),
-                exclusions: Sequence[Exclusion] = ()) -> str:
+def render_html(
+    papers: Sequence[Paper],
+    rows: Sequence[Mapping],
+    *,
+    run: str,
+    claims: Sequence[Mapping] = (),
+    exclusions: Sequence[Exclusion] = (),
+) -> str:
     """The report as one self-contained HTML page (the same content as :func:`render_markdown`)."""
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>Reproduction report</title>",
-           f"<style>{_STYLE}</style></head><body>",
-           "<h1>Reproduction report: the papers' numbers and claims beside this run's</h1>",
-           f'<p class="note">{html.escape(INTRO)}</p>', f"<p><b>This run:</b> {html.escape(run)}</p>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>Reproduction report</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        "<h1>Reproduction report: the papers' numbers and claims beside this run's</h1>",
+        f'<p class="note">{html.escape(INTRO)}</p>',
+        f"<p><b>This run:</b> {html.escape(run)}</p>",
+    ]
     for paper, line, groups, said, excluded in _sections(papers, rows, claims, exclusions):
-        out += [f"<h2>{html.escape(paper.title)}</h2>", f"<p><b>{html.escape(line)}.</b></p>",
-                f'<p class="note">Text copy: <code>../shared/papers/{html.escape(paper.file)}</code>. {html.escape(paper.note)}</p>']
+        out += [
+            f"<h2>{html.escape(paper.title)}</h2>",
+            f"<p><b>{html.escape(line)}.</b></p>",
+            f'<p class="note">Text copy: <code>../shared/papers/{html.escape(paper.file)}</code>. {html.escape(paper.note)}</p>',
+        ]
         for table, mine in groups.items():
             out += [f"<h3>{html.escape(table)}</h3>", verdict_table_html(mine)]
         if said:
-            out += ["<h3>Claims</h3>",
-                    _html_table(CLAIM_COLUMNS, [[c[k] for k in CLAIM_COLUMNS] for c in said], CLAIM_COLUMNS.index("status"))]
+            out += [
+                "<h3>Claims</h3>",
+                _html_table(
+                    CLAIM_COLUMNS, [[c[k] for k in CLAIM_COLUMNS] for c in said], CLAIM_COLUMNS.index("status")
+                ),
+            ]
         if excluded:
-            out += ["<h3>Numbers that are no row</h3>",
-                    _html_table(("what", "source", "reason"), [[e.what, e.source, e.reason] for e in excluded])]
+            out += [
+                "<h3>Numbers that are no row</h3>",
+                _html_table(("what", "source", "reason"), [[e.what, e.source, e.reason] for e in excluded]),
+            ]
     out.append("</body></html>")
     return "\n".join(out) + "\n"

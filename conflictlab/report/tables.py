@@ -6,7 +6,7 @@ import csv
 import io
 import math
 import os
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
@@ -44,7 +44,12 @@ def is_p_column(name: str) -> bool:
 
 
 def format_estimate(
-    value: float | None, low: float | None = None, high: float | None = None, *, scale: float = 100.0, decimals: int = 1,
+    value: float | None,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    scale: float = 100.0,
+    decimals: int = 1,
     n: int | None = None,
 ) -> str:
     """``62.5 [48.1, 75.2]``: the estimate and its interval, times ``scale``;
@@ -107,7 +112,9 @@ def markdown(
             if c in intervals:
                 low, high = intervals[c]
                 n = row[counts[c]] if counts.get(c) else None
-                cells.append(format_estimate(row[c], row[low], row[high], scale=scale.get(c, 1.0), decimals=digits[c], n=n))
+                cells.append(
+                    format_estimate(row[c], row[low], row[high], scale=scale.get(c, 1.0), decimals=digits[c], n=n)
+                )
             else:
                 cells.append(_cell(row[c], scale=scale.get(c, 1.0), decimals=digits[c], p_value=is_p_column(c)))
         lines.append("| " + " | ".join(cells) + " |")
@@ -116,7 +123,9 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
-def write_markdown_and_csv(table: pa.Table, md_path: str | os.PathLike, csv_path: str | os.PathLike, *, caption: str, **display) -> None:
+def write_markdown_and_csv(
+    table: pa.Table, md_path: str | os.PathLike, csv_path: str | os.PathLike, *, caption: str, **display
+) -> None:
     """The same table twice: Markdown for reading (``display``: the keyword
     arguments of :func:`markdown`), CSV (every column, full precision) for tools."""
     write_text(markdown(table, caption=caption, **display), md_path)
@@ -148,24 +157,42 @@ def _marked(cell: dict | None, style: str) -> str:
         return "–" if style == "md" else "--"
     text = _MARKUP[style][cell["mark"]].format(format_estimate(cell["value"]))
     if style == "md":
-        interval = format_estimate(cell["value"], cell.get("ci_low"), cell.get("ci_high"), n=cell.get("n"))[len(format_estimate(cell["value"])):]
+        interval = format_estimate(cell["value"], cell.get("ci_low"), cell.get("ci_high"), n=cell.get("n"))[
+            len(format_estimate(cell["value"])) :
+        ]
         return f"{text}{interval} (n={cell['n']})" if "n" in cell else text + interval
     return f"{text} {{\\scriptsize ({cell['n']})}}" if "n" in cell else text
 
 
-def marked_markdown(rows: Sequence[dict], labels: Sequence[str], columns: Sequence[tuple[str, str]], *, caption: str, notes: Sequence[str] = ()) -> str:
+def marked_markdown(
+    rows: Sequence[dict],
+    labels: Sequence[str],
+    columns: Sequence[tuple[str, str]],
+    *,
+    caption: str,
+    notes: Sequence[str] = (),
+) -> str:
     """``rows``: dicts with the ``labels`` keys (plain text) and, per
     ``(key, header)`` in ``columns``, a cell dict (``value``, ``mark``) or None."""
-    lines = [f"{caption}\n", "| " + " | ".join([*labels, *(h for _, h in columns)]) + " |", "|" + "|".join("---" for _ in [*labels, *columns]) + "|"]
+    lines = [
+        f"{caption}\n",
+        "| " + " | ".join([*labels, *(h for _, h in columns)]) + " |",
+        "|" + "|".join("---" for _ in [*labels, *columns]) + "|",
+    ]
     for row in rows:
-        lines.append("| " + " | ".join([*(str(row[k]) for k in labels), *(_marked(row[k], "md") for k, _ in columns)]) + " |")
+        lines.append(
+            "| " + " | ".join([*(str(row[k]) for k in labels), *(_marked(row[k], "md") for k, _ in columns)]) + " |"
+        )
     if notes:
         lines += [""] + [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
 
 
-def marked_latex(rows: Sequence[dict], labels: Sequence[str], columns: Sequence[tuple[str, str]], *, caption: str, group: str) -> str:
+def marked_latex(
+    rows: Sequence[dict], labels: Sequence[str], columns: Sequence[tuple[str, str]], *, caption: str, group: str
+) -> str:
     """A booktabs ``table`` with a midrule between the blocks of ``group``."""
+
     def tex(text: str) -> str:
         return str(text).replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("&", "\\&").replace("%", "\\%")
 
@@ -183,7 +210,9 @@ def marked_latex(rows: Sequence[dict], labels: Sequence[str], columns: Sequence[
         if previous is not None and row[group] != previous:
             lines.append("\\midrule")
         previous = row[group]
-        lines.append(" & ".join([*(tex(row[k]) for k in labels), *(_marked(row[k], "tex") for k, _ in columns)]) + " \\\\")
+        lines.append(
+            " & ".join([*(tex(row[k]) for k in labels), *(_marked(row[k], "tex") for k, _ in columns)]) + " \\\\"
+        )
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
     return "\n".join(lines) + "\n"
 

@@ -6,7 +6,7 @@ table (US dollars per million prompt / completion tokens, per endpoint model).""
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,12 +34,22 @@ def usage_summary(usage: pa.Table, prices: Mapping[str, Mapping[str, float]]) ->
     """One row per (job, endpoint model) of ``usage`` with its counts summed and
     its cost (``prices``: endpoint model id -> price), and a total row; jobs
     that sent nothing to an endpoint (local models) have no rows."""
-    grouped = usage.group_by(["job", "model"]).aggregate([(name, "sum") for name in COUNTS]).sort_by([("job", "ascending"), ("model", "ascending")])
+    grouped = (
+        usage.group_by(["job", "model"])
+        .aggregate([(name, "sum") for name in COUNTS])
+        .sort_by([("job", "ascending"), ("model", "ascending")])
+    )
     rows = []
     for row in grouped.to_pylist():  # one row per job and endpoint: a few dozen at most
         counts = {name: int(row[f"{name}_sum"]) for name in COUNTS}
-        rows.append({"job": row["job"], "model": row["model"], **counts,
-                     "cost_usd": cost_usd(counts["prompt_tokens"], counts["completion_tokens"], prices.get(row["model"]))})
+        rows.append(
+            {
+                "job": row["job"],
+                "model": row["model"],
+                **counts,
+                "cost_usd": cost_usd(counts["prompt_tokens"], counts["completion_tokens"], prices.get(row["model"])),
+            }
+        )
     costs = [r["cost_usd"] for r in rows]
     total = {name: int(pc.sum(usage[name]).as_py() or 0) for name in COUNTS}
     rows.append({"job": "total", "model": "all", **total, "cost_usd": None if None in costs else float(sum(costs))})
@@ -57,8 +67,12 @@ ESTIMATE_SCHEMA = pa.schema(
         pa.field("model", pa.string(), nullable=False),  # the configured model name
         pa.field("requests", pa.int64(), nullable=False),
         pa.field("prompt_tokens", pa.int64(), nullable=False),  # estimated: characters / CHARS_PER_TOKEN
-        pa.field("max_completion_tokens", pa.int64(), nullable=False),  # requests x each request's token limit: an upper bound
-        pa.field("max_cost_usd", pa.float64()),  # at the model's price, with every completion at its limit; null without a price
+        pa.field(
+            "max_completion_tokens", pa.int64(), nullable=False
+        ),  # requests x each request's token limit: an upper bound
+        pa.field(
+            "max_cost_usd", pa.float64()
+        ),  # at the model's price, with every completion at its limit; null without a price
     ]
 )
 
@@ -75,13 +89,23 @@ def estimate_row(job: str, model: str, conversations, max_tokens: int, price: Ma
     conversations = list({json.dumps(c, sort_keys=True): c for c in conversations}.values())
     prompt = int(round(sum(conversation_chars(c) for c in conversations) / CHARS_PER_TOKEN))
     completion = len(conversations) * max_tokens
-    return {"job": job, "model": model, "requests": len(conversations), "prompt_tokens": prompt,
-            "max_completion_tokens": completion, "max_cost_usd": cost_usd(prompt, completion, price)}
+    return {
+        "job": job,
+        "model": model,
+        "requests": len(conversations),
+        "prompt_tokens": prompt,
+        "max_completion_tokens": completion,
+        "max_cost_usd": cost_usd(prompt, completion, price),
+    }
 
 
 def estimate_table(rows: list[dict]) -> pa.Table:
     """The rows and their total (a null cost if any row has no price)."""
     costs = [row["max_cost_usd"] for row in rows]
-    total = {"job": "total", "model": "all", **{k: sum(row[k] for row in rows) for k in ("requests", "prompt_tokens", "max_completion_tokens")},
-             "max_cost_usd": None if None in costs else float(sum(costs))}
+    total = {
+        "job": "total",
+        "model": "all",
+        **{k: sum(row[k] for row in rows) for k in ("requests", "prompt_tokens", "max_completion_tokens")},
+        "max_cost_usd": None if None in costs else float(sum(costs)),
+    }
     return pa.Table.from_pylist([*rows, total], schema=ESTIMATE_SCHEMA)

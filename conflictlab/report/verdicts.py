@@ -35,14 +35,20 @@ reruns off by twice the margin): ``benchmarks/reproduction_calibration.py``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from statistics import NormalDist
-from typing import Sequence
 
 from scipy import stats as sstats
 
-EQUIVALENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, EQUAL = "equivalent", "differs", "inconclusive", "not comparable", "equal"
+EQUIVALENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, EQUAL = (
+    "equivalent",
+    "differs",
+    "inconclusive",
+    "not comparable",
+    "equal",
+)
 VERDICTS = (EQUIVALENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, EQUAL)
 GREEN = (EQUIVALENT, EQUAL)
 PROPORTION, MEAN, EXACT = "proportion", "mean", "exact"
@@ -56,7 +62,7 @@ def rounding(value: float, decimals: int | None = None) -> float:
     if decimals is None:
         exponent = Decimal(repr(float(value))).normalize().as_tuple().exponent
         decimals = max(0, -int(exponent))
-    return 0.5 * 10.0 ** -decimals
+    return 0.5 * 10.0**-decimals
 
 
 def _z(confidence: float) -> float:
@@ -119,7 +125,9 @@ class Term:
     paper: Estimate
 
 
-def difference_interval(terms: Sequence[Term], confidence: float, point: float | None = None) -> tuple[float, float, float]:
+def difference_interval(
+    terms: Sequence[Term], confidence: float, point: float | None = None
+) -> tuple[float, float, float]:
     """``(difference, low, high)`` of ``Σ sign · (ours − paper)`` at ``confidence``, before rounding.
 
     All parts proportions or exact: MOVER (Newcombe's hybrid score for one
@@ -135,7 +143,9 @@ def difference_interval(terms: Sequence[Term], confidence: float, point: float |
         if total == 0:
             return estimate, estimate, estimate
         # Welch-Satterthwaite; a proportion's part counts with n - 1 degrees of freedom, an exact one with none
-        df = total**2 / sum(v**2 / (e.df if e.kind == MEAN else e.n - 1) for v, (_, e) in zip(variances, parts) if v > 0)
+        df = total**2 / sum(
+            v**2 / (e.df if e.kind == MEAN else e.n - 1) for v, (_, e) in zip(variances, parts) if v > 0
+        )
         half = sstats.t.ppf(0.5 + confidence / 2.0, df) * math.sqrt(total)
         return estimate, estimate - half, estimate + half
     below = above = 0.0
@@ -166,7 +176,9 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1 else f"{x:.2f}"
 
 
-def widened(terms: Sequence[Term], confidence: float, round_by: float, point: float | None = None) -> tuple[float, float, float]:
+def widened(
+    terms: Sequence[Term], confidence: float, round_by: float, point: float | None = None
+) -> tuple[float, float, float]:
     """:func:`difference_interval` widened by ``round_by`` on each side."""
     d, low, high = difference_interval(terms, confidence, point)
     return d, low - round_by, high + round_by
@@ -188,7 +200,11 @@ def decide(terms: Sequence[Term], margin: float, round_by: float, point: float |
     _, low90, high90 = widened(terms, 0.90, round_by, point)
     shown = f"ours − paper = {_fmt(d)}, 95% interval [{_fmt(low)}, {_fmt(high)}], 90% [{_fmt(low90)}, {_fmt(high90)}]"
     if -margin <= low90 and high90 <= margin:
-        why = f"the 95% interval excludes 0: a difference smaller than the margin ±{_fmt(margin)}" if low > 0 or high < 0 else ""
+        why = (
+            f"the 95% interval excludes 0: a difference smaller than the margin ±{_fmt(margin)}"
+            if low > 0 or high < 0
+            else ""
+        )
         return Verdict(EQUIVALENT, d, low, high, low90, high90, why)
     if low > 0 or high < 0:
         return Verdict(DIFFERS, d, low, high, low90, high90, f"{shown}: the 95% interval excludes 0")

@@ -13,7 +13,9 @@ log = configure_logging(snakemake.log[0], f"accuracy.{model}")
 judged = None
 if "matches" in snakemake.input.keys():
     matches = read_tables(snakemake.input.matches, columns=["sample_id", "equivalent"])
-    judged = dict(zip(*(matches.column(name).to_pylist() for name in ("sample_id", "equivalent"))))  # a lookup, one per long free-text gold
+    judged = dict(
+        zip(*(matches.column(name).to_pylist() for name in ("sample_id", "equivalent")))
+    )  # a lookup, one per long free-text gold
 per_sample = pa.concat_tables(
     score_responses(read_tables(samples), read_tables(responses), model, judged=judged)
     for samples, responses in zip(snakemake.input.samples, snakemake.input.responses)

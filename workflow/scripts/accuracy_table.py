@@ -9,14 +9,20 @@ from conflictlab.stats import MIN_N_MEAN
 log = configure_logging(snakemake.log[0], "accuracy_table")
 params = snakemake.params
 table = read_tables(snakemake.input.summaries)
-scorer = ("golds of more than three words decided by the judge " + params.judge_label) if params.free_text == "judge" else "verbatim match only"
+scorer = (
+    ("golds of more than three words decided by the judge " + params.judge_label)
+    if params.free_text == "judge"
+    else "verbatim match only"
+)
 caption = (
     f"Accuracy on reasoning conflicts (%, Clopper-Pearson 95% CI over the n samples, none at n < 2; missing_tag_rate among "
     f"generated responses). Scored by answer matching of the tagged answer against the golds ({scorer})."
 )
 display = {"intervals": {"accuracy": ("ci_low", "ci_high")}, "scale": {"accuracy": 100, "missing_tag_rate": 100}}
 if "faithfulness" in snakemake.input.keys():
-    judged = summarize_faithfulness(read_tables(snakemake.input.faithfulness), n_resamples=params.bootstrap, seed=params.seed)
+    judged = summarize_faithfulness(
+        read_tables(snakemake.input.faithfulness), n_resamples=params.bootstrap, seed=params.seed
+    )
     table = join_faithfulness(table, judged, where=lambda row: row["level"] == "type")
     display["intervals"]["faithfulness"] = ("fth_ci_low", "fth_ci_high")
     display["scale"].update(faithfulness=100, fth_nan_rate=100)

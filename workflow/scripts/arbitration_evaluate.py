@@ -15,7 +15,9 @@ instances = read_tables([snakemake.input.main, snakemake.input.sensitivity])
 if hosted:
     from conflictlab.lm.chat import ChatBackend, hosted_client
 
-    with hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"arbitration_evaluate-{name}") as client:
+    with hosted_client(
+        hosted, cache_dir=snakemake.input.request_cache, writer=f"arbitration_evaluate-{name}"
+    ) as client:
         predictions = evaluate_instances_hosted(ChatBackend(client), instances, model_name=name)
 else:
     from conflictlab.lm.loading import load
@@ -25,6 +27,8 @@ else:
 write_parquet(predictions, snakemake.output.predictions, PREDICTION_SCHEMA)
 write_parquet(process_usage(f"arbitration_evaluate/{name}"), snakemake.output.usage, USAGE_SCHEMA)
 log.info(
-    "%d prompts read out, accuracy %.3f; read-outs %s", predictions.num_rows,
-    (pc.sum(predictions.column("correct")).as_py() or 0) / max(predictions.num_rows, 1), predictions.column("read_out").value_counts().to_pylist(),
+    "%d prompts read out, accuracy %.3f; read-outs %s",
+    predictions.num_rows,
+    (pc.sum(predictions.column("correct")).as_py() or 0) / max(predictions.num_rows, 1),
+    predictions.column("read_out").value_counts().to_pylist(),
 )

@@ -16,6 +16,8 @@ instances = read_tables(snakemake.input.main)
 instances = instances.filter(pc.equal(instances["condition"], "conflict"))
 lm = load(snakemake.input.model, dtype=params.settings["dtype"])
 names = [MethodRun(model, method).format() for method in params.methods]
-tables = evaluate_with_methods(lm, instances, params.methods, model_names=names, batch_size=params.settings["batch_size"])
+tables = evaluate_with_methods(
+    lm, instances, params.methods, model_names=names, batch_size=params.settings["batch_size"]
+)
 write_parquet(pa.concat_tables(tables), snakemake.output.predictions, PREDICTION_SCHEMA)
 log.info("%d conflict prompts x %d methods (%s)", instances.num_rows, len(params.methods), ", ".join(params.methods))

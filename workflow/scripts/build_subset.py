@@ -9,7 +9,9 @@ data = snakemake.params.data
 log = configure_logging(snakemake.log[0], f"build_subset.{conflict_type}")
 
 # on_error is read from the config, not params: see data_params in rules/common.smk.
-options = dict(max_per_subset=data.get("max_per_subset"), seed=data["seed"], on_error=snakemake.config["data"]["on_error"])
+options = dict(
+    max_per_subset=data.get("max_per_subset"), seed=data["seed"], on_error=snakemake.config["data"]["on_error"]
+)
 if data["source"] == "released":
     log.info("reading %s from released folder %s", conflict_type, data["root"])
     build = load_released(data["root"], conflict_type, subsets=data.get("subsets"), **options)
@@ -28,5 +30,9 @@ write_parquet(samples, snakemake.output.samples, SAMPLE_SCHEMA)
 write_parquet(rejected, snakemake.output.rejected, REJECTION_SCHEMA)
 log.info(
     "read %d files: wrote %d samples to %s, rejected %d (%s)",
-    build.files_seen, samples.num_rows, snakemake.output.samples, rejected.num_rows, snakemake.output.rejected,
+    build.files_seen,
+    samples.num_rows,
+    snakemake.output.samples,
+    rejected.num_rows,
+    snakemake.output.rejected,
 )

@@ -16,10 +16,17 @@ else:
     source = f"{data['hf_dataset']}@{data.get('hf_revision') or 'main'}"
     records = hub_records(data["hf_dataset"], revision=data.get("hf_revision"))
 log.info("reading ConflictBank records from %s", source)
-build = build_records(records, source=source, on_error=data["on_error"], max_per_relation=data.get("max_per_relation"), seed=data["seed"])
+build = build_records(
+    records, source=source, on_error=data["on_error"], max_per_relation=data.get("max_per_relation"), seed=data["seed"]
+)
 table, rejected = build.tables()
 write_parquet(table, snakemake.output.records, RECORD_SCHEMA)
 write_parquet(rejected, snakemake.output.rejected, REJECTION_SCHEMA)
-log.info("wrote %d records over %d relations, rejected %d", table.num_rows, pc.count_distinct(table.column("relation")).as_py(), rejected.num_rows)
+log.info(
+    "wrote %d records over %d relations, rejected %d",
+    table.num_rows,
+    pc.count_distinct(table.column("relation")).as_py(),
+    rejected.num_rows,
+)
 for row in build.rejections:
     log.warning("rejected record %d: %s: %s", row["record_id"], row["field"], row["reason"])

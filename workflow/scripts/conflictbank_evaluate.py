@@ -16,7 +16,9 @@ hosted = snakemake.params.get("hosted")
 if hosted:
     from conflictlab.lm.chat import ChatBackend, hosted_client
 
-    with hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"conflictbank_evaluate-{name}") as client:
+    with hosted_client(
+        hosted, cache_dir=snakemake.input.request_cache, writer=f"conflictbank_evaluate-{name}"
+    ) as client:
         predictions = read_out_hosted(ChatBackend(client), records, settings, model_name=name)
 else:
     from conflictlab.lm.loading import load
@@ -28,4 +30,9 @@ if "usage" in snakemake.output.keys():
     from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 
     write_parquet(process_usage(f"conflictbank_evaluate/{name}"), snakemake.output.usage, USAGE_SCHEMA)
-log.info("%d records x %d settings read out; read-outs %s", records.num_rows, len(settings), predictions.column("read_out").value_counts().to_pylist())
+log.info(
+    "%d records x %d settings read out; read-outs %s",
+    records.num_rows,
+    len(settings),
+    predictions.column("read_out").value_counts().to_pylist(),
+)

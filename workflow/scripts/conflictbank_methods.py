@@ -18,7 +18,15 @@ names = [MethodRun(model, method).format() for method in params.methods]
 options = {"model_names": names, "batch_size": params.options["batch_size"]}
 tables = read_out_with_methods(lm, records, settings_named(METHOD_SETTINGS), params.methods, **options)
 greedy = MethodRun(model, GREEDY).format()
-tables += read_out_with_methods(lm, records, settings_named(SUBSET_SETTINGS), [GREEDY], **{**options, "model_names": [greedy]})
+tables += read_out_with_methods(
+    lm, records, settings_named(SUBSET_SETTINGS), [GREEDY], **{**options, "model_names": [greedy]}
+)
 write_parquet(pa.concat_tables(tables), snakemake.output.predictions, PREDICTION_SCHEMA)
-log.info("%d records x %d settings x %d methods (%s), and greedy in %s", records.num_rows, len(METHOD_SETTINGS), len(params.methods),
-         ", ".join(params.methods), ", ".join(SUBSET_SETTINGS))
+log.info(
+    "%d records x %d settings x %d methods (%s), and greedy in %s",
+    records.num_rows,
+    len(METHOD_SETTINGS),
+    len(params.methods),
+    ", ".join(params.methods),
+    ", ".join(SUBSET_SETTINGS),
+)

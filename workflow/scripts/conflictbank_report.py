@@ -7,7 +7,13 @@ import polars as pl
 
 from conflictlab.conflictbank.metrics import embedded_metrics, scan_predictions, setting_metrics
 from conflictlab.conflictbank.report import (
-    EMBEDDED_FIGURES, embedded_figure, embedded_settings_figure, memorization_figure, model_size, scale_figure, write_embedded_table,
+    EMBEDDED_FIGURES,
+    embedded_figure,
+    embedded_settings_figure,
+    memorization_figure,
+    model_size,
+    scale_figure,
+    write_embedded_table,
     write_metric_table,
 )
 from conflictlab.logs import configure_logging
@@ -27,13 +33,23 @@ sizes = {model: model_size(folder) for model, folder in zip(snakemake.params.siz
 log.info("model sizes: %s", sizes)
 save(scale_figure(metrics, sizes), Path(out.scale_png).with_suffix(""))
 for row in pl.from_arrow(metrics).iter_rows(named=True):  # one per model and setting
-    log.info("%s %s: n_scored %d, OAR %s, MR %s (n_mr %d)", row["model"], row["setting"], row["n_scored"], row["oar"], row["mr"], row["n_mr"])
+    log.info(
+        "%s %s: n_scored %d, OAR %s, MR %s (n_mr %d)",
+        row["model"],
+        row["setting"],
+        row["n_scored"],
+        row["oar"],
+        row["mr"],
+        row["n_mr"],
+    )
 
 embedded = {}
 for ratio, path in zip(snakemake.params.ratios, snakemake.input.embedded):
     embedded.setdefault(ratio, []).append(path)
 trained = {ratio: scan_predictions(paths) for ratio, paths in embedded.items()}
-rows = embedded_metrics(predictions, trained, models=snakemake.params.embedded_models, settings=options["embedded_settings"], **boot)
+rows = embedded_metrics(
+    predictions, trained, models=snakemake.params.embedded_models, settings=options["embedded_settings"], **boot
+)
 write_embedded_table(rows, out.embedded_md, out.embedded_csv)
 save(embedded_figure(rows), Path(out.embedded_png).with_suffix(""))
 for figure in EMBEDDED_FIGURES:

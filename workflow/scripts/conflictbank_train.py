@@ -16,7 +16,15 @@ records = read_tables(snakemake.input.records)
 texts = mixture_corpus(records, ratio.parts(), seed=options["seed"])
 settings = TrainingSettings(**{key: options[key] for key in TrainingSettings.__dataclass_fields__})
 processes, strategy = snakemake.resources.training_processes, snakemake.resources.training_strategy
-log.info("training %s on %d texts (default:conflicting = %s), %s, %d %s process(es)", model, len(texts), ratio.label(), settings, processes, strategy)
+log.info(
+    "training %s on %d texts (default:conflicting = %s), %s, %d %s process(es)",
+    model,
+    len(texts),
+    ratio.label(),
+    settings,
+    processes,
+    strategy,
+)
 manifest = continue_pretraining(
     snakemake.input.model,
     texts,
@@ -24,11 +32,20 @@ manifest = continue_pretraining(
     checkpoint_dir=snakemake.log.checkpoints,
     settings=settings,
     name=f"{model}@cpt-{ratio.format()}",
-    provenance={"ratio": ratio.label(), "default_texts": records.num_rows, "conflicting_texts": len(texts) - records.num_rows},
+    provenance={
+        "ratio": ratio.label(),
+        "default_texts": records.num_rows,
+        "conflicting_texts": len(texts) - records.num_rows,
+    },
     processes=processes,
     strategy=strategy,
 )
 training = manifest["training"]
 losses = training["loss"]
-log.info("%d packed blocks, %d tokens per step, %.1f passes over the corpus", training["corpus_blocks"], training["tokens_per_step"], training["epochs"])
+log.info(
+    "%d packed blocks, %d tokens per step, %.1f passes over the corpus",
+    training["corpus_blocks"],
+    training["tokens_per_step"],
+    training["epochs"],
+)
 log.info("saved %s; loss %.3f at step 1, %.3f at step %d", snakemake.output.folder, losses[0], losses[-1], len(losses))

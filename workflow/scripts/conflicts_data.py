@@ -11,6 +11,13 @@ kept = sample_queries(queries, options["max_per_category"], seed=options["seed"]
 write_parquet(kept, snakemake.output.queries, QUERY_SCHEMA)
 write_parquet(rejected, snakemake.output.rejected, REJECTION_SCHEMA)
 counts = kept.column("conflict_type").value_counts().to_pylist()
-log.info("read %d queries from %s, kept %d (%s), rejected %d", queries.num_rows, path, kept.num_rows, counts, rejected.num_rows)
+log.info(
+    "read %d queries from %s, kept %d (%s), rejected %d",
+    queries.num_rows,
+    path,
+    kept.num_rows,
+    counts,
+    rejected.num_rows,
+)
 for row in rejected.to_pylist():
     log.warning("rejected line %d: %s: %s", row["query_id"], row["field"], row["reason"])

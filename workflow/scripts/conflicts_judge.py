@@ -10,8 +10,14 @@ log = configure_logging(snakemake.log[0], "conflicts_judge")
 params, inputs = snakemake.params, snakemake.input
 queries = read_tables(inputs.queries).to_pylist()
 responses = read_tables([*inputs.responses, *inputs.methods]).to_pylist()
-with judge_session(params.judge_settings, inputs.get("judge_model"), cache_dir=inputs.cache, writer="conflicts", server_log=snakemake.log.get("server"),
-                   request_cache=inputs.get("request_cache")) as session:
+with judge_session(
+    params.judge_settings,
+    inputs.get("judge_model"),
+    cache_dir=inputs.cache,
+    writer="conflicts",
+    server_log=snakemake.log.get("server"),
+    request_cache=inputs.get("request_cache"),
+) as session:
     table = judge_responses(queries, responses, session.ask, judge=session.cache.judge)
 write_parquet(table, snakemake.output.judged, JUDGED_SCHEMA)
 write_parquet(process_usage("judges/conflicts"), snakemake.output.usage, USAGE_SCHEMA)

@@ -11,4 +11,9 @@ queries = read_tables(snakemake.input.queries).to_pylist()
 runs = {MethodRun(model, method).format(): method for method in params.methods}
 responses = answer_with_methods(snakemake.input.model, params.generation, queries, runs)
 write_parquet(responses, snakemake.output.responses, RESPONSE_SCHEMA)
-log.info("%d responses under %s; statuses %s", responses.num_rows, ", ".join(params.methods), responses.column("status").value_counts().to_pylist())
+log.info(
+    "%d responses under %s; statuses %s",
+    responses.num_rows,
+    ", ".join(params.methods),
+    responses.column("status").value_counts().to_pylist(),
+)

@@ -5,7 +5,12 @@ import contextlib
 
 import pyarrow.compute as pc
 
-from conflictlab.conflicts.responses import RESPONSE_SCHEMA, TYPE_PREDICTION_SCHEMA, answer_queries, answer_queries_hosted
+from conflictlab.conflicts.responses import (
+    RESPONSE_SCHEMA,
+    TYPE_PREDICTION_SCHEMA,
+    answer_queries,
+    answer_queries_hosted,
+)
 from conflictlab.io import read_tables, write_parquet
 from conflictlab.lm.chat import ChatBackend, hosted_client
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
@@ -19,17 +24,32 @@ def main() -> None:
     strategies = snakemake.params.strategies
     with contextlib.ExitStack() as stack:
         if hosted:
-            client = stack.enter_context(hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"conflicts_respond-{model}"))
-            types, responses = answer_queries_hosted(ChatBackend(client), settings, queries, model=model, strategies=strategies)
+            client = stack.enter_context(
+                hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"conflicts_respond-{model}")
+            )
+            types, responses = answer_queries_hosted(
+                ChatBackend(client), settings, queries, model=model, strategies=strategies
+            )
         else:
             types, responses = answer_queries(
-                snakemake.input.model, settings, queries, model=model, strategies=strategies, stack=stack, server_log=snakemake.log.get("server")
+                snakemake.input.model,
+                settings,
+                queries,
+                model=model,
+                strategies=strategies,
+                stack=stack,
+                server_log=snakemake.log.get("server"),
             )
     write_parquet(types, snakemake.output.types, TYPE_PREDICTION_SCHEMA)
     write_parquet(responses, snakemake.output.responses, RESPONSE_SCHEMA)
     write_parquet(process_usage(f"conflicts_respond/{model}"), snakemake.output.usage, USAGE_SCHEMA)
     correct = pc.sum(pc.equal(types.column("predicted"), types.column("conflict_type"))).as_py() or 0
-    log.info("Task 1: %d of %d types right; Task 2 statuses %s", correct, types.num_rows, responses.column("status").value_counts().to_pylist())
+    log.info(
+        "Task 1: %d of %d types right; Task 2 statuses %s",
+        correct,
+        types.num_rows,
+        responses.column("status").value_counts().to_pylist(),
+    )
 
 
 # vLLM starts its engine in a spawned process, which re-imports this module.

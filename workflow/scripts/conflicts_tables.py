@@ -6,7 +6,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from conflictlab.conflicts.tables import (
-    TABLE4_DISPLAY, TABLE5_DISPLAY, TABLE6_DISPLAY, confusion_figure, table2, table4, table5, table6, table7,
+    TABLE4_DISPLAY,
+    TABLE5_DISPLAY,
+    TABLE6_DISPLAY,
+    confusion_figure,
+    table2,
+    table4,
+    table5,
+    table6,
+    table7,
 )
 from conflictlab.io import read_tables
 from conflictlab.logs import configure_logging
@@ -23,30 +31,48 @@ judged = read_tables(snakemake.input.judged)
 judged = judged.filter(pc.is_in(judged["model"], value_set=pa.array(snakemake.params.models, pa.string())))
 PAPER_ROWS = "Rows 'paper': the paper's numbers, for reference; their n is the number of release queries they cover; the paper gives no interval."
 EMPTY = "An empty interval: n < 2; an empty cell: n = 0."
-UNPARSEABLE = ("n_unparseable: responses not generated or not readable (unparseable Taxonomy-aware form, no predicted type for "
-               "Pipeline, empty, prompt too long, no final channel); they stay in every denominator and score as wrong.")
+UNPARSEABLE = (
+    "n_unparseable: responses not generated or not readable (unparseable Taxonomy-aware form, no predicted type for "
+    "Pipeline, empty, prompt too long, no final channel); they stay in every denominator and score as wrong."
+)
 
 write_markdown_and_csv(
-    table2(queries), out.table2_md, out.table2_csv,
+    table2(queries),
+    out.table2_md,
+    out.table2_csv,
     caption="CONFLICTS Table 2: queries per conflict category, this run (n) beside the release (n_paper, the paper's Table 2).",
-    notes=["This run's queries: at most conflicts.max_per_category per category where it is set, every query of the file where it is null."],
+    notes=[
+        "This run's queries: at most conflicts.max_per_category per category where it is set, every query of the file where it is null."
+    ],
 )
 write_markdown_and_csv(
-    table7(queries), out.table7_md, out.table7_csv,
+    table7(queries),
+    out.table7_md,
+    out.table7_csv,
     caption="CONFLICTS Table 7: queries per data source, this run (n) beside the release (n_paper, the paper's Table 7).",
-    notes=["released_as: the source strings read that match the paper's name (case and punctuation ignored); "
-           "a source the paper does not name has no n_paper."],
+    notes=[
+        "released_as: the source strings read that match the paper's name (case and punctuation ignored); "
+        "a source the paper does not name has no n_paper."
+    ],
 )
 write_markdown_and_csv(
-    table4(types), out.table4_md, out.table4_csv,
+    table4(types),
+    out.table4_md,
+    out.table4_csv,
     caption="CONFLICTS Table 4: conflict-type prediction accuracy (%, 95% Clopper-Pearson interval) over every query, per "
     "model and read-out, the scorer (option_loglikelihood: the most likely category name under the model; generated: "
     "the parsed label of its answer).",
-    notes=["n_unparseable: labels that could not be read (or prompts too long); counted wrong, in n.", PAPER_ROWS + " (458 queries)", EMPTY],
+    notes=[
+        "n_unparseable: labels that could not be read (or prompts too long); counted wrong, in n.",
+        PAPER_ROWS + " (458 queries)",
+        EMPTY,
+    ],
     **TABLE4_DISPLAY,
 )
 write_markdown_and_csv(
-    table5(judged, n_resamples=options["bootstrap_resamples"], seed=options["seed"]), out.table5_md, out.table5_csv,
+    table5(judged, n_resamples=options["bootstrap_resamples"], seed=options["seed"]),
+    out.table5_md,
+    out.table5_csv,
     caption=f"CONFLICTS Table 5: response quality per model and strategy, judged by {judge}, % with 95% intervals: expected "
     "behaviour and answer recall (Clopper-Pearson), factual grounding (FACTS, supported / factual sentences; mean per "
     f"response, Student-t; none at n_grounding < {MIN_N_MEAN} or without spread).",
@@ -63,11 +89,16 @@ write_markdown_and_csv(
     **TABLE5_DISPLAY,
 )
 write_markdown_and_csv(
-    table6(judged), out.table6_md, out.table6_csv,
+    table6(judged),
+    out.table6_md,
+    out.table6_csv,
     caption=f"CONFLICTS Table 6: expected behaviour (%, 95% Clopper-Pearson interval) per category and strategy, judged by {judge}; "
     "Freshness (outdated information) and Misinformation merged as in the paper.",
-    notes=["n_*: responses scored; " + UNPARSEABLE.replace("n_unparseable", "n_unparseable_*"),
-           PAPER_ROWS + " Model: Gemini 2.5 Flash Thinking.", EMPTY],
+    notes=[
+        "n_*: responses scored; " + UNPARSEABLE.replace("n_unparseable", "n_unparseable_*"),
+        PAPER_ROWS + " Model: Gemini 2.5 Flash Thinking.",
+        EMPTY,
+    ],
     **TABLE6_DISPLAY,
 )
 save(confusion_figure(types), Path(out.confusion_png).with_suffix(""))

@@ -18,4 +18,6 @@ for conflict_type, subsets in snakemake.params.subsets.items():
         table, _ = load_released(root, conflict_type, subsets=present, on_error="fail").tables()
         tables.append(table)
         log.info("%s: the loader accepted %d samples of %s", conflict_type, table.num_rows, ", ".join(present))
-write_parquet(pa.concat_tables(tables) if tables else SAMPLE_SCHEMA.empty_table(), snakemake.output.samples, SAMPLE_SCHEMA)
+write_parquet(
+    pa.concat_tables(tables) if tables else SAMPLE_SCHEMA.empty_table(), snakemake.output.samples, SAMPLE_SCHEMA
+)

@@ -19,16 +19,28 @@ def main() -> None:
     subsets = [read_tables(path) for path in snakemake.input.samples]
     with contextlib.ExitStack() as stack:
         if hosted:
-            client = stack.enter_context(hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"generate-{model}"))
+            client = stack.enter_context(
+                hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"generate-{model}")
+            )
             responses = generate_subsets_hosted(
-                subsets, model=model, identity=f"hosted:{hosted['model']}@{hosted['base_url']}", settings=settings,
-                shard_dir=shard_dir, backend=ChatBackend(client),
+                subsets,
+                model=model,
+                identity=f"hosted:{hosted['model']}@{hosted['base_url']}",
+                settings=settings,
+                shard_dir=shard_dir,
+                backend=ChatBackend(client),
             )
         else:
             server_log = snakemake.log.get("server")
             responses = generate_subsets(
-                subsets, snakemake.input.model, model=model, settings=settings, shard_dir=shard_dir,
-                make_backend=lambda limit: generation_backend(snakemake.input.model, settings, limit=limit, stack=stack, server_log=server_log),
+                subsets,
+                snakemake.input.model,
+                model=model,
+                settings=settings,
+                shard_dir=shard_dir,
+                make_backend=lambda limit: generation_backend(
+                    snakemake.input.model, settings, limit=limit, stack=stack, server_log=server_log
+                ),
             )
     for samples_path, table, out in zip(snakemake.input.samples, responses, snakemake.output.responses):
         write_parquet(table, out, RESPONSE_SCHEMA)

@@ -6,7 +6,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from conflictlab.contextconflict.figures import SUBSET_FIGURES, probe_curves, projection_curves, spectral_curves, subset_probe_curves
+from conflictlab.contextconflict.figures import (
+    SUBSET_FIGURES,
+    probe_curves,
+    projection_curves,
+    spectral_curves,
+    subset_probe_curves,
+)
 from conflictlab.contextconflict.mechanistic import pair_analysis, projection_analysis, subset_probe_analysis
 from conflictlab.contextconflict.pairs import appendix_d1
 from conflictlab.io import read_tables, write_parquet
@@ -33,8 +39,12 @@ for i, conflict_type in enumerate(snakemake.params.conflict_types):
     if conflict_type in SUBSET_FIGURES:  # Figures 20-21: its explicit and its implicit subset apart
         samples = read_tables(inputs.samples[i]).select(["sample_id", "subset", "implicit"]).to_pylist()
         rows, left_out = subset_probe_analysis(
-            states, index, {r["sample_id"]: (r["subset"], r["implicit"]) for r in samples}, SUBSET_FIGURES[conflict_type][1:],
-            cv_folds=settings["cv_folds"], seed=settings["seed"],
+            states,
+            index,
+            {r["sample_id"]: (r["subset"], r["implicit"]) for r in samples},
+            SUBSET_FIGURES[conflict_type][1:],
+            cv_folds=settings["cv_folds"],
+            seed=settings["seed"],
         )
         subset_table += [{"conflict_type": conflict_type, **r} for r in rows]
         if left_out:
@@ -50,20 +60,40 @@ if no_interval:
     log.info("ΔER rows without an interval, by reason: %s", dict(no_interval))
 probes, spectral, projection = (pa.Table.from_pylist(t) for t in (probe_table, spectral_table, projection_table))
 subsets = pa.Table.from_pylist(subset_table)
-for table, path in ((probes, out.probes), (spectral, out.spectral), (projection, out.projection), (subsets, out.subset_probes)):
+for table, path in (
+    (probes, out.probes),
+    (spectral, out.spectral),
+    (projection, out.projection),
+    (subsets, out.subset_probes),
+):
     write_parquet(table, path, table.schema)
 write_markdown_and_csv(
-    pa.Table.from_pylist(table8), out.table8_md, out.table8_csv,
+    pa.Table.from_pylist(table8),
+    out.table8_md,
+    out.table8_csv,
     caption=f"Table 8 ({model}): conflict/consistent pairs per type, the rule that made each consistent prompt and how it "
     "stands against the paper's Appendix D.1, ambiguous pairs, grouped cross-validation folds (test sizes in prompts) "
     "and mean prompt lengths.",
 )
 save(probe_curves(probes, title=f"{model}: conflict-awareness probes"), Path(out.fig2_png).with_suffix(""))
-save(projection_curves(projection, title=f"{model}: directional projection b_i by position"), Path(out.fig3_png).with_suffix(""))
-save(spectral_curves(spectral, title=f"{model}: spectral energy, ER(conflict) − ER(consistent)"), Path(out.fig4_png).with_suffix(""))
 save(
-    subset_probe_curves(subsets, skipped=skipped, title=f"{model}: probes per subset, explicit (solid) vs implicit (dashed)"),
+    projection_curves(projection, title=f"{model}: directional projection b_i by position"),
+    Path(out.fig3_png).with_suffix(""),
+)
+save(
+    spectral_curves(spectral, title=f"{model}: spectral energy, ER(conflict) − ER(consistent)"),
+    Path(out.fig4_png).with_suffix(""),
+)
+save(
+    subset_probe_curves(
+        subsets, skipped=skipped, title=f"{model}: probes per subset, explicit (solid) vs implicit (dashed)"
+    ),
     Path(out.fig20_21_png).with_suffix(""),
 )
-log.info("probes %d rows, spectral %d rows, projection %d rows, subset probes %d rows",
-         probes.num_rows, spectral.num_rows, projection.num_rows, subsets.num_rows)
+log.info(
+    "probes %d rows, spectral %d rows, projection %d rows, subset probes %d rows",
+    probes.num_rows,
+    spectral.num_rows,
+    projection.num_rows,
+    subsets.num_rows,
+)

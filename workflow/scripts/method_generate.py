@@ -13,9 +13,15 @@ model, method = snakemake.wildcards.model, snakemake.wildcards.method
 log = configure_logging(snakemake.log[0], f"method_generate.{model}@{method}")
 settings = params.generation
 responses = generate_method_subsets(
-    [read_tables(path) for path in inputs.samples], inputs.model, model=model, method=method, settings=settings,
+    [read_tables(path) for path in inputs.samples],
+    inputs.model,
+    model=model,
+    method=method,
+    settings=settings,
     shard_dir=snakemake.log.shards,
-    make_backend=lambda limit: HFBackend(load(inputs.model, dtype=settings["dtype"]), batch_size=settings["batch_size"]),
+    make_backend=lambda limit: HFBackend(
+        load(inputs.model, dtype=settings["dtype"]), batch_size=settings["batch_size"]
+    ),
 )
 for samples_path, table, out in zip(inputs.samples, responses, snakemake.output, strict=True):
     write_parquet(table, out, RESPONSE_SCHEMA)

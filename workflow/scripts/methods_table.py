@@ -32,13 +32,20 @@ def label(run: str) -> tuple[str, str]:
 
 
 cc_runs = {run: label(run) for run in params.cc_runs}
-other_runs = {run: label(run) for run in (MethodRun(model, method).format() for model in params.models for method in params.methods)}
+other_runs = {
+    run: label(run)
+    for run in (MethodRun(model, method).format() for model in params.models for method in params.methods)
+}
 greedy = {model: MethodRun(model, GREEDY).format() for model in params.models}
 read = {key: read_tables(paths) for key, paths in inputs.items()}
 
 cells = contextconflict_cells(
-    cc_runs, accuracy=read.get("accuracy"), attributions=read.get("attributions"), faithfulness=read.get("faithfulness"),
-    n_resamples=params.bootstrap, seed=params.seed,
+    cc_runs,
+    accuracy=read.get("accuracy"),
+    attributions=read.get("attributions"),
+    faithfulness=read.get("faithfulness"),
+    n_resamples=params.bootstrap,
+    seed=params.seed,
 )
 if "conflicts" in read:
     cells += conflicts_cells(read["conflicts"], other_runs)
@@ -65,9 +72,14 @@ caption = (
     "difference_high, p_paired, n_pairs)."
 )
 write_text(
-    marked_markdown(rows, ["model", "method"], columns, caption=caption, notes=notes) + "\n" + paired_markdown(table, base=BASE),
+    marked_markdown(rows, ["model", "method"], columns, caption=caption, notes=notes)
+    + "\n"
+    + paired_markdown(table, base=BASE),
     out.md,
 )
 write_csv(table, out.csv)
-save(methods_figure(table, methods=order, title="Conflict-resolution methods (95% CIs; dashed: each model's base)"), Path(out.png).with_suffix(""))
+save(
+    methods_figure(table, methods=order, title="Conflict-resolution methods (95% CIs; dashed: each model's base)"),
+    Path(out.png).with_suffix(""),
+)
 log.info("%d cells, %d rows; notes: %s", table.num_rows, len(rows), "; ".join(notes))

@@ -19,9 +19,13 @@ def read(key):
 
 
 cells = [
-    *profile.contextconflict_cells(read("accuracy"), read("balance"), read("faithfulness"), models=lists["contextconflict"]),
+    *profile.contextconflict_cells(
+        read("accuracy"), read("balance"), read("faithfulness"), models=lists["contextconflict"]
+    ),
     *profile.arbitration_cells(read("arbitration"), models=lists["arbitration"]),
-    *profile.conflicts_cells(read("conflicts_table4"), read("conflicts_table5"), read("conflicts_table6"), models=lists["conflicts"]),
+    *profile.conflicts_cells(
+        read("conflicts_table4"), read("conflicts_table5"), read("conflicts_table6"), models=lists["conflicts"]
+    ),
     *profile.conflictbank_cells(read("conflictbank"), models=lists["conflictbank"]),
 ]
 # The paper's numbers: the rows 'paper' that conflictlab.conflicts.tables puts
@@ -34,8 +38,25 @@ paper = profile.paper_cells(paper_name, *published)
 png = profile.figure_png(profile.profile_figure(model, cells, lists, paper))
 with atomic_path(out.png) as tmp:
     tmp.write_bytes(png)
-write_text(profile.render_page(model, lists, cells, paper, paper_name=paper_name, paper_models=paper_models, png=png, methods=read("methods"),
-                               verdicts=read("reproduction")),
-           out.html)
-log.info("%s: %d numbers of this run over %d models, %d of the paper (%s)", model, len(cells), len(profile.profile_models(lists)),
-         len(paper), paper_name or "none")
+write_text(
+    profile.render_page(
+        model,
+        lists,
+        cells,
+        paper,
+        paper_name=paper_name,
+        paper_models=paper_models,
+        png=png,
+        methods=read("methods"),
+        verdicts=read("reproduction"),
+    ),
+    out.html,
+)
+log.info(
+    "%s: %d numbers of this run over %d models, %d of the paper (%s)",
+    model,
+    len(cells),
+    len(profile.profile_models(lists)),
+    len(paper),
+    paper_name or "none",
+)

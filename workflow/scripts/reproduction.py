@@ -1,8 +1,8 @@
 """Rule reproduction: each paper's numbers and claims beside this run's (CSV, Markdown and HTML)."""
 
 from conflictlab.logs import configure_logging
-from conflictlab.report import reproduction
 from conflictlab.paper_registries import REGISTRIES
+from conflictlab.report import reproduction
 from conflictlab.report.profile import read_table_rows
 from conflictlab.report.tables import write_text
 
@@ -13,11 +13,13 @@ papers = [registry.PAPER for registry in REGISTRIES]
 tables = {stem: read_table_rows(path) for stem, path in snakemake.input.items()}
 log.info("read %d tables: %s", len(tables), ", ".join(tables))
 context = dict(tables=tables, model_lists=params.model_lists, sources=params.sources, instruments=params.instruments)
-rows = reproduction.compare_all([number for registry in REGISTRIES for number in registry.NUMBERS],
-                                margins=params.margins, **context)
+rows = reproduction.compare_all(
+    [number for registry in REGISTRIES for number in registry.NUMBERS], margins=params.margins, **context
+)
 claims = reproduction.evaluate_claims(
     [claim for registry in REGISTRIES for claim in registry.CLAIMS],
-    reproduction.ClaimContext(rows={r["key"]: r for r in rows}, **context))
+    reproduction.ClaimContext(rows={r["key"]: r for r in rows}, **context),
+)
 exclusions = [exclusion for registry in REGISTRIES for exclusion in registry.EXCLUSIONS]
 run = reproduction.describe_run(params.model_lists, params.instruments)
 write_text(reproduction.csv_text(rows, reproduction.CSV_COLUMNS), out.csv)

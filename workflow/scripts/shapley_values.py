@@ -42,6 +42,9 @@ for samples, files in by_samples.items():
 stats = scorer.stats
 log.info(
     "tokens forwarded %d (+%d padding) vs naive %d (%.2fx fewer), %d forwards",
-    stats.tokens_forwarded, stats.tokens_padded, stats.naive_tokens,
-    stats.naive_tokens / max(stats.tokens_forwarded, 1), stats.forwards,
+    stats.tokens_forwarded,
+    stats.tokens_padded,
+    stats.naive_tokens,
+    stats.naive_tokens / max(stats.tokens_forwarded, 1),
+    stats.forwards,
 )

@@ -19,7 +19,11 @@ variants = {
     for name, (method, alpha, schedule) in params.variants.items()
 }
 responses = generate_steered_subsets(
-    [read_tables(path) for path in inputs.samples], inputs.model, model=model, variants=variants, settings=settings,
+    [read_tables(path) for path in inputs.samples],
+    inputs.model,
+    model=model,
+    variants=variants,
+    settings=settings,
     shard_dirs=shard_dirs,
     make_backend=lambda: HFBackend(load(inputs.model, dtype=settings["dtype"]), batch_size=settings["batch_size"]),
 )
@@ -28,5 +32,13 @@ for name, tables in responses.items():
     outputs = [path for path in snakemake.output if f"/{SteeredModel(model, name).format()}/" in path]
     for samples_path, table, out in zip(inputs.samples, tables, outputs):
         write_parquet(table, out, RESPONSE_SCHEMA)
-        log.info("%s: %d responses (%s, alpha %s, schedule %s) -> %s", samples_path, table.num_rows, method, alpha, schedule, out)
+        log.info(
+            "%s: %d responses (%s, alpha %s, schedule %s) -> %s",
+            samples_path,
+            table.num_rows,
+            method,
+            alpha,
+            schedule,
+            out,
+        )
     finish_shards(shard_dirs[name])

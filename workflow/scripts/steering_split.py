@@ -1,8 +1,8 @@
 """Rule steering_split: one type's samples -> calibration and test splits."""
 
+from conflictlab.contextconflict.steering import steering_split
 from conflictlab.io import read_tables, write_parquet
 from conflictlab.logs import configure_logging, value_counts
-from conflictlab.contextconflict.steering import steering_split
 
 log = configure_logging(snakemake.log[0], f"steering_split.{snakemake.wildcards.conflict_type}")
 samples = read_tables(snakemake.input.samples)

@@ -11,12 +11,16 @@ log = configure_logging(snakemake.log[0], "table1")
 samples = read_tables(snakemake.input.samples)
 table = dataset_statistics(samples)
 write_markdown_and_csv(
-    table, snakemake.output.table1_md, snakemake.output.table1_csv,
+    table,
+    snakemake.output.table1_md,
+    snakemake.output.table1_csv,
     caption="Table 1: per conflict type, the samples this run read (size, mean evidence pieces, implicit share, base sources) "
     "and the full release (file counts of the release listing: 5,770 files; the paper reports 5,781 samples).",
 )
 write_markdown_and_csv(
-    base_dataset_table(samples), snakemake.output.table5_md, snakemake.output.table5_csv,
+    base_dataset_table(samples),
+    snakemake.output.table5_md,
+    snakemake.output.table5_csv,
     caption="Table 5: the ten base datasets, the release subsets built from each, how (§2.2), n samples this run read "
     "from them and the release's files.",
     notes=[

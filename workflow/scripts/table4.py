@@ -33,9 +33,13 @@ def read_all(paths):
 
 variants = {variant: tuple(spec) for variant, spec in params.variants.items()}
 attributions = read_all(inputs.get("attributions"))
-balance = None if attributions is None else summarize_balance(attributions, n_resamples=params.bootstrap, seed=params.seed)
+balance = (
+    None if attributions is None else summarize_balance(attributions, n_resamples=params.bootstrap, seed=params.seed)
+)
 judged = read_tables(inputs["faithfulness"]) if "faithfulness" in inputs else None
-faithfulness = None if judged is None else summarize_faithfulness(judged, n_resamples=params.bootstrap, seed=params.seed)
+faithfulness = (
+    None if judged is None else summarize_faithfulness(judged, n_resamples=params.bootstrap, seed=params.seed)
+)
 results = steering_results(variants, read_all(inputs.get("accuracy")), balance, faithfulness)
 
 columns = table4_columns(results)
@@ -43,8 +47,14 @@ headers = [(column_key(m, t), f"{METRIC_LABELS[m]} {t}") for m, t in columns]
 # Per-item values of every cell, paired on the sample id: Balance averages the
 # defined shares, Faithfulness the scored responses, which can differ between variants.
 items = cell_items(read_all(inputs.get("accuracy_items")), attributions, judged)
-rows, notes = table4(results, table_variants=params.table4_variants, columns=columns, items=items,
-                     min_n=params.min_n_mark, seed=params.seed)
+rows, notes = table4(
+    results,
+    table_variants=params.table4_variants,
+    columns=columns,
+    items=items,
+    min_n=params.min_n_mark,
+    seed=params.seed,
+)
 notes += faithfulness_notes(results)
 caption = (
     f"Table 4: steered reruns on the test split (alpha = {params.alpha:g}; %). Acc and Fth (RAGAS Faithfulness, "

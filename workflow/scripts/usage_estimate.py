@@ -17,17 +17,43 @@ inputs, params = snakemake.input, snakemake.params
 prices, jobs, rows = params.prices, params.jobs, []
 for model in jobs["generate"]:
     requests = [r for path in inputs.samples for r in hosted_requests(read_tables(path), params.templates)]
-    rows.append(estimate_row(f"generate/{model}", model, [r.messages for r in requests], params.max_new_tokens["generate"], prices.get(model)))
+    rows.append(
+        estimate_row(
+            f"generate/{model}",
+            model,
+            [r.messages for r in requests],
+            params.max_new_tokens["generate"],
+            prices.get(model),
+        )
+    )
 for model in jobs["conflicts_respond"]:
     task1, task2 = conflicts_conversations(read_tables(inputs.conflicts).to_pylist(), params.strategies)
-    rows.append(estimate_row(f"conflicts_respond/{model} (Task 1)", model, task1, TASK1_MAX_NEW_TOKENS, prices.get(model)))
-    rows.append(estimate_row(f"conflicts_respond/{model} (Task 2)", model, task2, params.max_new_tokens["conflicts"], prices.get(model)))
+    rows.append(
+        estimate_row(f"conflicts_respond/{model} (Task 1)", model, task1, TASK1_MAX_NEW_TOKENS, prices.get(model))
+    )
+    rows.append(
+        estimate_row(
+            f"conflicts_respond/{model} (Task 2)", model, task2, params.max_new_tokens["conflicts"], prices.get(model)
+        )
+    )
 for model in jobs["arbitration_evaluate"]:
     instances = read_tables([inputs.arbitration, inputs.arbitration_sensitivity])
-    rows.append(estimate_row(f"arbitration_evaluate/{model}", model, arbitration_conversations(instances), CHOICE_REPLY_TOKENS, prices.get(model)))
+    rows.append(
+        estimate_row(
+            f"arbitration_evaluate/{model}",
+            model,
+            arbitration_conversations(instances),
+            CHOICE_REPLY_TOKENS,
+            prices.get(model),
+        )
+    )
 for model in jobs["conflictbank_evaluate"]:
-    conversations = conflictbank_conversations(read_tables(inputs.conflictbank), settings_named(params.conflictbank_settings))
-    rows.append(estimate_row(f"conflictbank_evaluate/{model}", model, conversations, CHOICE_REPLY_TOKENS, prices.get(model)))
+    conversations = conflictbank_conversations(
+        read_tables(inputs.conflictbank), settings_named(params.conflictbank_settings)
+    )
+    rows.append(
+        estimate_row(f"conflictbank_evaluate/{model}", model, conversations, CHOICE_REPLY_TOKENS, prices.get(model))
+    )
 table = estimate_table(rows)
 caption = (
     "Estimated endpoint usage of the hosted generators, before any request is sent: requests, prompt tokens (characters / 4, "

@@ -7,7 +7,7 @@ different or hedged answer. A closed choice ``{"equivalent": "yes"|"no"}``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from conflictlab.judges.requests import JudgeRequest
 
@@ -27,4 +27,6 @@ def equivalence_request(question: str, references: Sequence[str], candidate: str
         f"{INSTRUCTION}\n\nQuestion: {question}\nReference answers:\n{listed}\nCandidate answer: {candidate}\n\n"
         'Reply with JSON: {"equivalent": "yes"} or {"equivalent": "no"}.'
     )
-    return JudgeRequest(template=EQUIVALENCE_TEMPLATE, messages=(("user", user),), fields=("equivalent",), options=("yes", "no"))
+    return JudgeRequest(
+        template=EQUIVALENCE_TEMPLATE, messages=(("user", user),), fields=("equivalent",), options=("yes", "no")
+    )

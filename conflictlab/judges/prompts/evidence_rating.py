@@ -13,7 +13,7 @@ them on one screen).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from conflictlab.judges.requests import JudgeRequest
 

@@ -18,7 +18,7 @@ adaptation) is supported / sentences whose label is not ``no_rad``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from conflictlab.judges.requests import JudgeRequest
 
@@ -86,7 +86,9 @@ Response: Apples are red. Bananas are green. Bananas are cheaper than apples. En
 {{response}}"""
 
 
-def grounding_request(user_request: str, context_document: str, response: str, response_sentences: Sequence[str]) -> JudgeRequest:
+def grounding_request(
+    user_request: str, context_document: str, response: str, response_sentences: Sequence[str]
+) -> JudgeRequest:
     """One closed FACTS label per numbered sentence of ``response``."""
     prompt = (
         FACTS_PROMPT.replace("{{user_request}}", user_request)
@@ -100,4 +102,3 @@ def grounding_request(user_request: str, context_document: str, response: str, r
     )
     fields = tuple(f"sentence_{i}" for i in range(1, len(response_sentences) + 1))
     return JudgeRequest(template=GROUNDING_TEMPLATE, messages=(("user", user),), fields=fields, options=LABELS)
-

@@ -27,7 +27,7 @@ example of a statement unrelated to its context.
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from conflictlab.judges.requests import JudgeRequest
 
