@@ -44,7 +44,6 @@ def main() -> None:
     print(f"{cpu}, {args.threads} thread(s), batch {args.batch}")
     print(f"{'shape':14s} {'step':8s} {'context':>7s} {'repeat ms':>10s} {'grouped ms':>11s} {'ratio':>6s}  identical")
     for name, (heads, kv_heads, dim) in SHAPES.items():
-        groups = heads // kv_heads
         for context in args.context:
             for step, q_len in (("decode", 1), ("prefill", context)):
                 b = args.batch
@@ -53,12 +52,15 @@ def main() -> None:
                 mask = torch.ones(b, 1, q_len, context, dtype=torch.bool).tril(context - q_len)
                 mask[: b // 2, :, :, : min(200, context // 2)] = False
 
-                def repeated():
-                    kk = k[:, :, None].expand(b, kv_heads, groups, context, dim).reshape(b, heads, context, dim)
-                    vv = v[:, :, None].expand(b, kv_heads, groups, context, dim).reshape(b, heads, context, dim)
+                def repeated(q=q, k=k, v=v, mask=mask):
+                    # repeat each KV head over its query group, as attention without GQA support must
+                    b, kv_heads, context, dim = k.shape
+                    groups = q.shape[1] // kv_heads
+                    kk = k[:, :, None].expand(b, kv_heads, groups, context, dim).reshape(b, -1, context, dim)
+                    vv = v[:, :, None].expand(b, kv_heads, groups, context, dim).reshape(b, -1, context, dim)
                     return sdpa(q, kk, vv, attn_mask=mask)
 
-                def grouped():
+                def grouped(q=q, k=k, v=v, mask=mask):
                     return sdpa(q, k, v, attn_mask=mask, enable_gqa=True)
 
                 same = torch.equal(repeated(), grouped())

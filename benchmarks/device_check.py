@@ -109,7 +109,7 @@ def check_generation(lm, args) -> None:
     for name, batch in (("transformers, batch 1", 1), (f"transformers, batched ({len(prompts)})", len(prompts))):
         backend = HFBackend(lm, batch_size=batch)
         backend.generate(prompts[:1], DecodingParams(max_new_tokens=2))  # warm-up
-        seconds, out = timed(lambda: backend.generate(prompts, params))
+        seconds, out = timed(lambda backend=backend: backend.generate(prompts, params))
         tokens = sum(len(c.token_ids) for c in out)
         rates[name] = (seconds, tokens)
     base = rates["transformers, batch 1"]
@@ -141,9 +141,10 @@ def check_shapley(name: str, lm, args) -> None:
     naive = sum(g.naive_tokens(range(1 << g.n)) for _, g in games)
     gpu = torch.cuda.get_device_name(0) if lm.device.startswith("cuda") else ""
     peak = next((value for word, value in BF16_PEAK.items() if word in gpu), None)
-    mfu = lambda flops, seconds: (
-        f"MFU {flops / seconds / peak:6.1%}" if peak else "MFU n/a (no bf16 peak for this device)"
-    )  # noqa: E731
+
+    def mfu(flops, seconds):
+        return f"MFU {flops / seconds / peak:6.1%}" if peak else "MFU n/a (no bf16 peak for this device)"
+
     print(
         f"\nShapley scorer, {name} shape ({lm.dtype}): {len(games)} paper-shaped games ({GAME_SIZES[args.game_sizes]}), "
         f"{sum(1 << g.n for _, g in games)} coalitions"
@@ -156,7 +157,7 @@ def check_shapley(name: str, lm, args) -> None:
         warm = SubsetScorer(lm.model, token_budget=args.token_budget, mode=mode)
         warm.values(games[0][1], [0, 1])
         scorer = SubsetScorer(lm.model, token_budget=args.token_budget, mode=mode)
-        fast_s, fast = timed(lambda: scorer.score([([g], None) for _, g in games]))
+        fast_s, fast = timed(lambda scorer=scorer: scorer.score([([g], None) for _, g in games]))
         diff = max(abs(f[m] - s[m]) for (f,), s in zip(fast, slow) for m in s)
         stats = scorer.stats
         print(

@@ -30,6 +30,7 @@ def job_times(lines: list[str]) -> tuple[list[tuple[str, str, float]], float]:
     rule = None
     jobs = []
     first = last = None
+    jobid = None
     for line in lines:
         line = line.rstrip("\n")
         if m := STAMP.match(line):

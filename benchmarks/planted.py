@@ -83,7 +83,7 @@ def parse_plan(text: str) -> list[Job]:
         if not rule:
             continue
 
-        def listed(key: str) -> list[str]:
+        def listed(key: str, block: str = block) -> list[str]:
             found = re.search(rf"^    {key}: (.*)$", block, re.MULTILINE)
             return [re.sub(r" \(\w+\)$", "", item) for item in found.group(1).split(", ")] if found else []
 

@@ -155,30 +155,27 @@ def released_prompts(d: dict) -> dict[str, str]:
         "\n\nEvidence: {0}\n{1}\nQuestion: {2}\n{3} in this quesion means {4}\nA. {5}\nB. {6}\nC. {7}\nD. {8}\nAnswer:"
     )
     if len(span) == 1:
-        tmp = WITH_EVIDENCE + "\n\nEvidence: {0}\nQuestion: {1} in {2}\nA. {3}\nB. {4}\nC. {5}\nD. {6}\nAnswer:".format(
+        tmp = WITH_EVIDENCE + "\n\nEvidence: {}\nQuestion: {} in {}\nA. {}\nB. {}\nC. {}\nD. {}\nAnswer:".format(
             d["temporal_conflict_evidence"], d["question"], span[0], *o
         )
-        tmp2 = (
-            WITH_EVIDENCE
-            + "\n\nEvidence: {0}\n{1}\nQuestion: {2} in {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:".format(
-                d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], *o
-            )
+        tmp2 = WITH_EVIDENCE + "\n\nEvidence: {}\n{}\nQuestion: {} in {}\nA. {}\nB. {}\nC. {}\nD. {}\nAnswer:".format(
+            d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], *o
         )
     else:
         tmp = (
             WITH_EVIDENCE
-            + "\n\nEvidence: {0}\nQuestion: {1} from {2} to {3}\nA. {4}\nB. {5}\nC. {6}\nD. {7}\nAnswer:".format(
+            + "\n\nEvidence: {}\nQuestion: {} from {} to {}\nA. {}\nB. {}\nC. {}\nD. {}\nAnswer:".format(
                 d["temporal_conflict_evidence"], d["question"], span[0], span[1], *o
             )
         )
         tmp2 = (
             WITH_EVIDENCE
-            + "\n\nEvidence: {0}\n{1}\nQuestion: {2} from {3} to {4}\nA. {5}\nB. {6}\nC. {7}\nD. {8}\nAnswer:".format(
+            + "\n\nEvidence: {}\n{}\nQuestion: {} from {} to {}\nA. {}\nB. {}\nC. {}\nD. {}\nAnswer:".format(
                 d["correct_evidence"], d["temporal_conflict_evidence"], d["question"], span[0], span[1], *o
             )
         )
     return {
-        "default": NO_EVIDENCE + "\n\nQuestion: {0}\nA. {1}\nB. {2}\nC. {3}\nD. {4}\nAnswer:".format(d["question"], *o),
+        "default": NO_EVIDENCE + "\n\nQuestion: {}\nA. {}\nB. {}\nC. {}\nD. {}\nAnswer:".format(d["question"], *o),
         "correct": WITH_EVIDENCE + one.format(d["correct_evidence"], d["question"], *o),
         "temporal": WITH_EVIDENCE + one.format(d["temporal_conflict_evidence"], d["question"], *o),
         "temporal_description": tmp,

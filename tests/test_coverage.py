@@ -191,9 +191,10 @@ def test_kappa_bootstrap_covers_from_its_minimum_n(n):
 
     assert n >= MIN_N_KAPPA
     rng = np.random.default_rng(n)
-    binary = lambda gold, agree: np.array(
-        [[(1 - gold) * agree, (1 - gold) * (1 - agree)], [gold * (1 - agree), gold * agree]]
-    )  # noqa: E731
+
+    def binary(gold, agree):
+        return np.array([[(1 - gold) * agree, (1 - gold) * (1 - agree)], [gold * (1 - agree), gold * agree]])  # noqa: E731
+
     three = np.full((3, 3), 0.3 / 6) + np.eye(3) * (0.7 / 3 - 0.3 / 6)
     for joint in (binary(0.6, 0.8), binary(0.3, 0.9), three):
         k = joint.shape[0]

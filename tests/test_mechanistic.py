@@ -263,7 +263,9 @@ def test_one_pass_states_equal_per_layer_hooks(tiny_llama_dir, padding_side):
         captured = {}
         hooks = [
             layer.register_forward_hook(
-                lambda mod, inp, out, j=j: captured.__setitem__(j, (out[0] if isinstance(out, tuple) else out)[0, -1])
+                lambda mod, inp, out, j=j, captured=captured: captured.__setitem__(
+                    j, (out[0] if isinstance(out, tuple) else out)[0, -1]
+                )
             )
             for j, layer in enumerate(layers)
         ]

@@ -293,7 +293,10 @@ def test_conflictbank_cad_read_out_contrasts_with_the_default_prompt(tiny_llama_
     greedy = read_out(lm, few, settings, model_name="g")
     assert greedy.equals(read_out_with_method(lm, few, settings, "greedy", model_name="g"))
     cad = read_out_with_method(lm, few, settings, "cad-a1", model_name="c")
-    encode = lambda text: lm.tokenizer(text)["input_ids"]
+
+    def encode(text):
+        return lm.tokenizer(text)["input_ids"]
+
     letters = letter_token_ids(lm.tokenizer)
     rows = few.to_pylist()
     with_ctx = choice_logits(lm, [encode(render_prompt(r, settings[0])) for r in rows], letters)

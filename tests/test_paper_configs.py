@@ -130,7 +130,7 @@ def test_the_union_is_the_four_papers():
         for section in sections:
             assert union[section] == papers[paper][section], (paper, section)
     models = {}
-    for paper, config in papers.items():
+    for config in papers.values():
         for name, entry in config["models"].items():
             assert models.setdefault(name, entry) == entry, f"{name} differs between the paper files"
     assert union["models"] == models
@@ -175,7 +175,10 @@ def test_each_paper_config_plans_offline_with_a_job_per_model(workflow_copy, pat
     assert result.returncode == 0, output[-3000:]
     config = effective(path, OPEN_JUDGES)
     hosted = {name for name, entry in config["models"].items() if "hosted" in entry}
-    local = lambda names: sorted(n for n in names if n not in hosted)
+
+    def local(names):
+        return sorted(n for n in names if n not in hosted)
+
     jobs = planned_models(output)
     per_model = {
         "generate": config["generators"],

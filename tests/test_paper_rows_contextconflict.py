@@ -199,35 +199,35 @@ def _table4():
 def _mechanistic(model):
     return {
         f"mechanistic_probes_{model}": [
-            {"conflict_type": t, "layer": l, "probe_auc": AUC[t][l - 1]} for t in AUC for l in LAYERS
+            {"conflict_type": t, "layer": layer, "probe_auc": AUC[t][layer - 1]} for t in AUC for layer in LAYERS
         ],
         f"mechanistic_spectral_{model}": [
             {
                 "conflict_type": t,
-                "layer": l,
+                "layer": layer,
                 "trivial": False,
-                "delta_er": DELTA_ER[t] if t in DELTA_ER else (0.2 if l % 2 else -0.2),
+                "delta_er": DELTA_ER[t] if t in DELTA_ER else (0.2 if layer % 2 else -0.2),
             }
             for t in AUC
-            for l in LAYERS
+            for layer in LAYERS
         ],
         f"mechanistic_projection_{model}": [
             {
                 "conflict_type": t,
                 "n_evidence": 2,
-                "layer": l,
+                "layer": layer,
                 "position": p,
                 "n_samples": 4,
                 "mean_b": 0.3 if p == 1 else -0.3,
             }
             for t in AUC
-            for l in LAYERS
+            for layer in LAYERS
             for p in (1, 2)
         ],
         f"mechanistic_subset_probes_{model}": [
-            {"conflict_type": "x", "subset": s, "layer": l, "probe_auc": SUBSET_AUC[s][l - 1]}
+            {"conflict_type": "x", "subset": s, "layer": layer, "probe_auc": SUBSET_AUC[s][layer - 1]}
             for s in SUBSET_AUC
-            for l in LAYERS
+            for layer in LAYERS
         ],
     }
 

@@ -49,9 +49,10 @@ def test_one_term_is_newcombes_hybrid_score_interval(x1, n1, x2, n2, confidence)
 def test_a_mean_term_is_welchs_interval():
     rng = np.random.default_rng(1)
     a, b = rng.normal(50, 20, 40), rng.normal(45, 30, 90)
-    estimate = lambda x: V.Estimate(
-        float(x.mean()), V.MEAN, n=len(x), se=float(x.std(ddof=1) / math.sqrt(len(x))), df=len(x) - 1
-    )
+
+    def estimate(x):
+        return V.Estimate(float(x.mean()), V.MEAN, n=len(x), se=float(x.std(ddof=1) / math.sqrt(len(x))), df=len(x) - 1)
+
     _, low, high = V.difference_interval([V.Term(1, estimate(a), estimate(b))], 0.95)
     expected = sstats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
     assert (low, high) == (pytest.approx(expected.low), pytest.approx(expected.high))

@@ -135,10 +135,10 @@ def test_a_jobs_logged_usage_is_its_exact_cpu_time_and_report_prefers_it_to_the_
 
     log = tmp_path / "job.log"
     child = (
-        "import time; from conflictlab.logs import configure_logging; configure_logging(%r, 'job')\n"
+        f"import time; from conflictlab.logs import configure_logging; configure_logging({str(log)!r}, 'job')\n"
         "end = time.process_time() + 0.4\n"
         "while time.process_time() < end: pass\n"
-        "print(time.process_time())" % str(log)
+        "print(time.process_time())"
     )
     done = subprocess.run(
         [sys.executable, "-c", child], capture_output=True, text=True, env={**OFFLINE, "PATH": "/usr/bin:/bin"}

@@ -16,5 +16,4 @@ def hub_records(dataset: str, *, revision: str | None, split: str = "train") -> 
     :func:`conflictlab.conflictbank.dataset.build_records`."""
     from datasets import load_dataset
 
-    for index, record in enumerate(load_dataset(dataset, revision=revision, split=split)):
-        yield index, record
+    yield from enumerate(load_dataset(dataset, revision=revision, split=split))

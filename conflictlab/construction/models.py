@@ -56,7 +56,7 @@ def check_budget(
     )
     print(
         f"{job}: {total['requests']} requests to {model}; estimated cost at most "
-        f"{'unknown (no price)' if total['max_cost_usd'] is None else '$%.4f' % total['max_cost_usd']}",
+        f"{'unknown (no price)' if total['max_cost_usd'] is None else '${:.4f}'.format(total['max_cost_usd'])}",
         flush=True,
     )
     if not hosted or total["requests"] == 0:

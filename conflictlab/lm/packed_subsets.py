@@ -185,7 +185,10 @@ class PackedRunner:
                     before = chains[u.job, u.parent] if u.parent is not None else np.zeros(0, dtype=np.int64)
                     chains[u.job, u.node] = np.concatenate([before, np.arange(u.store_at, u.store_at + len(u.piece))])
             rows = self._pack(units, chains)
-            run = lambda idx: self._forward([rows[i] for i in idx], jobs, chains, results)  # noqa: E731
+
+            def run(idx, rows=rows):
+                return self._forward([rows[i] for i in idx], jobs, chains, results)
+
             for _ in batches([r.new for r in rows], run, self.scorer.policy):
                 pass
             depth += 1

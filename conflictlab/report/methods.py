@@ -128,7 +128,7 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
     for cell in cells:
         groups.setdefault((cell["model"], cell["benchmark"], cell["metric"]), []).append(cell)
     out = []
-    for (model, benchmark, metric), group in groups.items():
+    for group in groups.values():
         reference = next((c for c in group if c["method"] == base), None)
         for cell in group:
             paired = dict.fromkeys(PAIRED_COLUMNS)
