@@ -446,7 +446,8 @@ def main() -> None:
             counts = helper("--child", "generate", "--path", str(path), "--size", str(rows), "--seed", str(args.seed))
             tables[label] = written[rows] = path
             print(
-                f"synthetic predictions ({label}): {counts['rows']:,} rows ({counts['records']:,} records x {counts['settings']} "
+                f"synthetic predictions ({label}): {counts['rows']:,} rows ({counts['records']:,} records x "
+                f"{counts['settings']} "
                 f"settings), {counts['scored']:,} records scored ({counts['scored'] / counts['records']:.0%}); "
                 f"{path.stat().st_size / 1e6:.0f} MB Parquet written in {time.perf_counter() - started:.0f} s",
                 flush=True,
@@ -499,7 +500,8 @@ def main() -> None:
                     f"(over --legacy-limit-gb {args.legacy_limit_gb:g}); the full-size metrics are not compared"
                 )
         print(
-            f"  (this process's peak RSS, the floor of every child's: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)"
+            "  (this process's peak RSS, the floor of every child's: "
+            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)"
         )
         full = runs["new", large]
         met = full["wall"] <= GOAL_SECONDS and full["peak_gb"] <= GOAL_GB

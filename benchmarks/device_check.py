@@ -118,13 +118,15 @@ def check_generation(lm, args) -> None:
     )
     for name, (seconds, tokens) in rates.items():
         print(
-            f"    {name:<32} {seconds:8.2f} s {tokens / seconds:10.1f} tokens/s {tokens / seconds / (base[1] / base[0]):7.2f}x"
+            f"    {name:<32} {seconds:8.2f} s {tokens / seconds:10.1f} tokens/s "
+            f"{tokens / seconds / (base[1] / base[0]):7.2f}x"
         )
     if importlib.util.find_spec("vllm") is None:
         print("    vLLM: skipped (vllm is not installed on this machine)")
     else:
         print(
-            "    vLLM: skipped (random-init weights are not a servable folder; run benchmarks/generation.py on a prepared model)"
+            "    vLLM: skipped (random-init weights are not a servable folder; run benchmarks/generation.py on a "
+            "prepared model)"
         )
 
 
@@ -146,7 +148,8 @@ def check_shapley(name: str, lm, args) -> None:
         return f"MFU {flops / seconds / peak:6.1%}" if peak else "MFU n/a (no bf16 peak for this device)"
 
     print(
-        f"\nShapley scorer, {name} shape ({lm.dtype}): {len(games)} paper-shaped games ({GAME_SIZES[args.game_sizes]}), "
+        f"\nShapley scorer, {name} shape ({lm.dtype}): {len(games)} paper-shaped games "
+        f"({GAME_SIZES[args.game_sizes]}), "
         f"{sum(1 << g.n for _, g in games)} coalitions"
     )
     print(
@@ -161,9 +164,11 @@ def check_shapley(name: str, lm, args) -> None:
         diff = max(abs(f[m] - s[m]) for (f,), s in zip(fast, slow) for m in s)
         stats = scorer.stats
         print(
-            f"    conflictlab SubsetScorer, {mode:<6}                   {fast_s:8.2f} s {stats.tokens_forwarded / fast_s:10.0f} tokens/s   "
+            f"    conflictlab SubsetScorer, {mode:<6}                   {fast_s:8.2f} s "
+            f"{stats.tokens_forwarded / fast_s:10.0f} tokens/s   "
             f"{mfu(scorer_flops(stats, body, head), fast_s)}   speedup {slow_s / fast_s:.2f}x   max |dv| {diff:.2e}; "
-            f"tokens forwarded {stats.tokens_forwarded} (+{stats.tokens_padded} padding) vs {naive} naive, {stats.forwards} forwards"
+            f"tokens forwarded {stats.tokens_forwarded} (+{stats.tokens_padded} padding) vs {naive} naive, "
+            f"{stats.forwards} forwards"
         )
     print(
         "    (tokens/s: real tokens through the model; MFU: linear-layer FLOPs of the useful work, attention left out, "
@@ -208,7 +213,8 @@ def main() -> None:
     device, dtype = ("cuda", torch.bfloat16) if on_gpu else ("cpu", torch.float32)
     if on_gpu:
         print(
-            f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, bfloat16, random-init weights of published shapes"
+            f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, bfloat16, random-init weights of "
+            "published shapes"
         )
         sizes = dict(n_prompts=32, prompt_len=512, new_tokens=128, game_sizes="gpu", token_budget=65536)
         # (shape, games): the 8B with half the games, so that the check stays within about 6 minutes
@@ -219,7 +225,8 @@ def main() -> None:
     else:
         why = "--tiny" if args.tiny else "no CUDA device"
         print(
-            f"device: cpu ({why}): CUDA parts skipped (bfloat16 models of published shapes, their MFU against the GPU's peak); "
+            f"device: cpu ({why}): CUDA parts skipped (bfloat16 models of published shapes, their MFU against the "
+            "GPU's peak); "
             "a tiny random model checks the plumbing; CPU figures, which mean little for a GPU"
         )
         sizes = dict(n_prompts=4, prompt_len=32, new_tokens=4, game_sizes="cpu", token_budget=4096)

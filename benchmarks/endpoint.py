@@ -61,7 +61,8 @@ def bare_loop(base_url: str, requests: list[dict]) -> list[dict]:
 
 def main(n: int = 500) -> None:
     print(
-        f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs); Python {platform.python_version()}, httpx {httpx.__version__}"
+        f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs); Python {platform.python_version()}, httpx "
+        f"{httpx.__version__}"
     )
     requests = bodies(n)
     rows = [str(i) for i in range(n)]
@@ -81,7 +82,8 @@ def main(n: int = 500) -> None:
     print(f"    bare httpx loop            {bare_s:7.3f} s   {1e3 * bare_s / n:6.3f} ms/request")
     print(f"    EndpointClient, conc. 1    {ours_s:7.3f} s   {1e3 * ours_s / n:6.3f} ms/request")
     print(
-        f"    ratio client / bare        {ours_s / bare_s:7.3f}   (replies equal: {[r['choices'] for r in ours] == reference})"
+        f"    ratio client / bare        {ours_s / bare_s:7.3f}   (replies equal: "
+        f"{[r['choices'] for r in ours] == reference})"
     )
 
     with FakeOpenAI(rate_429=0.2, retry_after_s=0.01, rate_500=0.05, rate_drop=0.05, seed=0) as server:
@@ -94,7 +96,8 @@ def main(n: int = 500) -> None:
             faulty_s = time.perf_counter() - start
         s = client.stats
         print(
-            f"\n(2) {n} requests, concurrency 8, backoff 0.01 s; server: 20% 429 (Retry-After 0.01 s), 5% 500, 5% dropped"
+            f"\n(2) {n} requests, concurrency 8, backoff 0.01 s; server: 20% 429 (Retry-After 0.01 s), 5% 500, 5% "
+            "dropped"
         )
         print(
             f"    wall {faulty_s:.3f} s; injected faults: {dict(server.faults)}; server received {len(server.received)}"
@@ -104,10 +107,12 @@ def main(n: int = 500) -> None:
             f"  ({s.retries / s.requests:.3f} per request)  failed {s.failed}"
         )
         print(
-            f"    waits: {s.waited_s:.3f} s in all (summed over threads); sent == answered + failed + retries: {s.sent == s.answered + s.failed + s.retries}"
+            f"    waits: {s.waited_s:.3f} s in all (summed over threads); sent == answered + failed + retries: "
+            f"{s.sent == s.answered + s.failed + s.retries}"
         )
         print(
-            f"    replies equal the fault-free ones: {[r['choices'] for r in faulty] == reference}; resent after completion: {server.resent_after_completion()}"
+            f"    replies equal the fault-free ones: {[r['choices'] for r in faulty] == reference}; resent after "
+            f"completion: {server.resent_after_completion()}"
         )
 
 

@@ -506,17 +506,21 @@ def project(args) -> list[dict]:
     )
     print(
         f"inputs: {sum(d.num_rows for d in data.values())} ContextConflict samples, {len(queries)} CONFLICTS queries, "
-        f"{instances.num_rows} arbitration instances, {records.num_rows} ConflictBank records ({counted.num_rows} counted x 17 settings)"
+        f"{instances.num_rows} arbitration instances, {records.num_rows} ConflictBank records ({counted.num_rows} "
+        "counted x 17 settings)"
     )
     print(
-        "| rule (config/paper.yaml) | open models | tokens forwarded (prompt/prefill) | new tokens | hours on one H200 |\n|---|---|---|---|---|"
+        "| rule (config/paper.yaml) | open models | tokens forwarded (prompt/prefill) | new tokens | hours on one H200 "
+        "|\n|---|---|---|---|---|"
     )
     for row in rows:
         print(
-            f"| {row['rule']} | {row['models']} | {row['prefill_tokens']:,} | {row['decode_tokens']:,} | {row['h200_hours']:,.1f} |"
+            f"| {row['rule']} | {row['models']} | {row['prefill_tokens']:,} | {row['decode_tokens']:,} | "
+            f"{row['h200_hours']:,.1f} |"
         )
     print(
-        f"| total | | {sum(r['prefill_tokens'] for r in rows):,} | {sum(r['decode_tokens'] for r in rows):,} | {sum(r['h200_hours'] for r in rows):,.1f} |"
+        f"| total | | {sum(r['prefill_tokens'] for r in rows):,} | {sum(r['decode_tokens'] for r in rows):,} | "
+        f"{sum(r['h200_hours'] for r in rows):,.1f} |"
     )
     return rows
 

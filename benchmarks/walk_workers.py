@@ -57,10 +57,12 @@ def main() -> None:
                 raise SystemExit(f"round {r + 1}, {workers} workers: values differ from the serial walk's")
         ratios.append(seconds[1] / seconds[args.workers])
         print(
-            f"round {r + 1}: serial {seconds[1]:.2f} s, {args.workers} workers {seconds[args.workers]:.2f} s, {ratios[-1]:.2f}x"
+            f"round {r + 1}: serial {seconds[1]:.2f} s, {args.workers} workers {seconds[args.workers]:.2f} s, "
+            f"{ratios[-1]:.2f}x"
         )
     print(
-        f"median {statistics.median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f}x); values equal in every round"
+        f"median {statistics.median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f}x); values equal in every "
+        "round"
     )
 
 

@@ -150,7 +150,8 @@ def reference_markdown(schema: dict, defaults: dict) -> str:
             shown = "" if default is MISSING or isinstance(default, dict) and default else _code(default)
             name = f"`{key.path}`" + (" **required**" if key.required else "")
             lines.append(
-                f"| {name} | {_cell(type_text(key.node))} | {shown} | {allowed_text(key.node)} | {_cell(key.node.get('description', ''))} |"
+                f"| {name} | {_cell(type_text(key.node))} | {shown} | {allowed_text(key.node)} | "
+                f"{_cell(key.node.get('description', ''))} |"
             )
         lines.append("")
     return "\n".join(lines)

@@ -75,7 +75,8 @@ def test_audit_folder_reads_tables_and_spectral_parquet(tmp_path):
     )
     assert audit_folder(tmp_path) == [
         "mechanistic/m/spectral.parquet, line 2: delta_er = 0.0002 outside its interval [0.0008, 0.0008]",
-        "mechanistic/m/spectral.parquet, line 2: zero-width interval of delta_er [0.0008, 0.0008] (no spread is no interval)",
+        "mechanistic/m/spectral.parquet, line 2: zero-width interval of delta_er [0.0008, 0.0008] (no spread is no "
+        "interval)",
     ]
 
 

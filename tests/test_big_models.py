@@ -213,7 +213,8 @@ def test_split_logits_match_the_whole_model(whole_and_split):
     np.testing.assert_allclose(scores[1], scores[0], rtol=0, atol=1e-5)
     print(
         f"\nwhole vs split, max |delta|: logits {(logits[1] - logits[0]).abs().max().item():.2g}, "
-        f"choice logits {np.abs(choices[1] - choices[0]).max():.2g}, log-likelihoods {np.abs(scores[1] - scores[0]).max():.2g}"
+        f"choice logits {np.abs(choices[1] - choices[0]).max():.2g}, log-likelihoods "
+        f"{np.abs(scores[1] - scores[0]).max():.2g}"
     )
 
 

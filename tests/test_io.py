@@ -42,7 +42,8 @@ def test_a_file_with_another_schema_is_an_error_naming_it_and_the_field(tmp_path
     other = _write(tmp_path / "other.parquet", ["y"], schema=narrow)
     with pytest.raises(
         ValueError,
-        match=r"other\.parquet: schema differs from the first file's \(.*first\.parquet\): field 'score' is float, expected double",
+        match=r"other\.parquet: schema differs from the first file's \(.*first\.parquet\): field 'score' is float, "
+        r"expected double",
     ):
         read_tables([first, other])
     missing = _write(

@@ -105,24 +105,29 @@ def test_gold_items_are_judged_with_the_very_requests_the_tables_use():
     "line,message",
     [
         (
-            '{"id": "x", "kind": "conflicts_behaviour", "category": "contradiction", "question": "q", "response": "r", "adheres": "yes"}',
+            '{"id": "x", "kind": "conflicts_behaviour", "category": "contradiction", "question": "q", "response": "r", '
+            '"adheres": "yes"}',
             "field 'category'",
         ),
         (
-            '{"id": "x", "kind": "conflicts_behaviour", "category": "outdated", "question": "q", "response": "r", "adheres": "1"}',
+            '{"id": "x", "kind": "conflicts_behaviour", "category": "outdated", "question": "q", "response": "r", '
+            '"adheres": "1"}',
             "field 'adheres'",
         ),
         (
-            '{"id": "x", "kind": "conflicts_recall", "question": "q", "answer": "a", "response": "r", "includes_answer": "maybe"}',
+            '{"id": "x", "kind": "conflicts_recall", "question": "q", "answer": "a", "response": "r", '
+            '"includes_answer": "maybe"}',
             "field 'includes_answer'",
         ),
         (
-            '{"id": "x", "kind": "conflicts_grounding", "question": "q", "results": [{"url": "u", "title": "t", "snippet": "s", "date": "NA", "short_text": "x"}], '
+            '{"id": "x", "kind": "conflicts_grounding", "question": "q", "results": [{"url": "u", "title": "t", '
+            '"snippet": "s", "date": "NA", "short_text": "x"}], '
             '"response": "One [1]. Two [1].", "labels": ["supported"]}',
             "field 'labels'",
         ),
         (
-            '{"id": "x", "kind": "conflicts_grounding", "question": "q", "results": [{"url": "u"}], "response": "One [1].", "labels": ["supported"]}',
+            '{"id": "x", "kind": "conflicts_grounding", "question": "q", "results": [{"url": "u"}], "response": "One '
+            '[1].", "labels": ["supported"]}',
             "field 'results'",
         ),
     ],
@@ -130,9 +135,8 @@ def test_gold_items_are_judged_with_the_very_requests_the_tables_use():
 def test_a_bad_conflicts_gold_line_names_file_line_and_field(tmp_path, line, message):
     path = tmp_path / "gold.jsonl"
     path.write_text(
-        '{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n'
-        + line
-        + "\n"
+        '{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": '
+        '"yes"}\n' + line + "\n"
     )
     with pytest.raises(ValueError, match=f"gold.jsonl, line 2: {message}"):
         read_gold(path, KINDS)
@@ -142,8 +146,10 @@ def test_kinds_come_from_the_caller_and_judging_checks_them_too(tmp_path):
     """judges.gold knows only the generic kinds; without kinds read_gold reads
     the envelope (id, kind), and judge_gold checks every item it judges."""
     lines = [
-        '{"id": "a", "kind": "equivalence", "question": "q", "references": ["x"], "candidate": "x", "equivalent": "yes"}',
-        '{"id": "b", "kind": "conflicts_recall", "question": "q", "answer": "x", "response": "x", "includes_answer": "maybe"}',
+        '{"id": "a", "kind": "equivalence", "question": "q", "references": ["x"], "candidate": "x", "equivalent": '
+        '"yes"}',
+        '{"id": "b", "kind": "conflicts_recall", "question": "q", "answer": "x", "response": "x", "includes_answer": '
+        '"maybe"}',
     ]
     path = tmp_path / "gold.jsonl"
     path.write_text("\n".join(lines) + "\n")

@@ -611,9 +611,8 @@ def test_the_shipped_gold_set_has_at_least_30_items_of_every_kind():
 def test_a_bad_gold_line_names_file_line_and_field(tmp_path, line, message):
     path = tmp_path / "gold.jsonl"
     path.write_text(
-        '{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": "yes"}\n'
-        + line
-        + "\n"
+        '{"id": "ok", "kind": "equivalence", "question": "q", "references": ["a"], "candidate": "a", "equivalent": '
+        '"yes"}\n' + line + "\n"
     )
     with pytest.raises(ValueError, match=f"gold.jsonl, line 2: {message}"):
         read_gold(path, GOLD_KINDS)

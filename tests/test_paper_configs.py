@@ -247,7 +247,8 @@ def test_a_hosted_model_with_its_key_is_planned_and_one_without_is_skipped(workf
 def test_skip_without_key_never_skips_every_generator_or_the_judge(tmp_path, overlay_text, message):
     config = tmp_path / "hosted.yaml"
     config.write_text(
-        "models:\n  hosted-a:\n    hosted: {base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: CONFLICTLAB_TEST_KEY}\n"
+        "models:\n  hosted-a:\n    hosted: {base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: "
+        "CONFLICTLAB_TEST_KEY}\n"
         "    skip_without_key: true\n" + overlay_text
     )
     result = snakemake_cmd("-n", "--configfile", str(config), env={"CONFLICTLAB_TEST_KEY": ""})
@@ -292,7 +293,8 @@ def unmatched_instruments(registry, config: dict) -> list[str]:
     configured = instruments(config)
     sources = model_sources(config, configured.values())
     return [
-        f"{number.id}: {number.instrument.role} {number.instrument.name} is not among {configured.get(number.instrument.role)}"
+        f"{number.id}: {number.instrument.role} {number.instrument.name} is not among "
+        f"{configured.get(number.instrument.role)}"
         for number in registry.NUMBERS
         if number.instrument is not None
         and number.instrument.name is not None

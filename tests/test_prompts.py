@@ -5,7 +5,8 @@ from conflictlab.contextconflict.prompts import TEMPLATES, build_messages, encod
 
 def test_paper_templates_verbatim():
     assert TEMPLATES["summarization_simple"].system == (
-        "You are a helpful assistant that answers questions based on provided evidence. Answer concisely in 2–3 sentences."
+        "You are a helpful assistant that answers questions based on provided evidence. Answer concisely in 2–3 "
+        "sentences."
     )
     assert TEMPLATES["summarization_neutral"].system == (
         "You are a neutral information synthesis assistant. Analyze all sources with equal importance and "

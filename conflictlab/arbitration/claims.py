@@ -402,7 +402,8 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     _claim(
         "tool-amplifies",
-        "Relative to the baseline modality-prior experiments, the introduction of an explicit forecast greatly amplifies "
+        "Relative to the baseline modality-prior experiments, the introduction of an explicit forecast greatly "
+        "amplifies "
         "arbitration failures, especially for Qwen3 and Gemma.",
         "§4.4",
         tool_amplifies,
@@ -432,7 +433,8 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     _claim(
         "numbers-sensitive-margin",
-        "In contrast, numeric-only settings are generally more sensitive, particularly for Qwen3-1.7B, Llama, and Mistral, "
+        "In contrast, numeric-only settings are generally more sensitive, particularly for Qwen3-1.7B, Llama, and "
+        "Mistral, "
         "with margin range perturbations producing the largest effects.",
         "Appendix E",
         numbers_sensitive_margin_largest,

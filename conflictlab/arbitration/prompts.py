@@ -27,22 +27,26 @@ DOMAINS = {
     "generic": {
         "entity": "system",
         "risk": "risk",
-        "framing": "The system has a risk between 0 and 1, where higher values indicate greater risk and lower values indicate lower risk.",
+        "framing": "The system has a risk between 0 and 1, where higher values indicate greater risk and lower values "
+        "indicate lower risk.",
     },
     "healthcare": {
         "entity": "patient",
         "risk": "deterioration risk",
-        "framing": "The patient has a deterioration risk between 0 and 1, where higher values indicate greater risk of clinical deterioration and lower values indicate lower risk.",
+        "framing": "The patient has a deterioration risk between 0 and 1, where higher values indicate greater risk of "
+        "clinical deterioration and lower values indicate lower risk.",
     },
     "industrial": {
         "entity": "machine",
         "risk": "failure risk",
-        "framing": "The machine has a failure risk between 0 and 1, where higher values indicate greater risk of failure, and lower values indicate lower risk.",
+        "framing": "The machine has a failure risk between 0 and 1, where higher values indicate greater risk of "
+        "failure, and lower values indicate lower risk.",
     },
     "finance": {
         "entity": "asset",
         "risk": "financial distress risk",
-        "framing": "The asset has a financial distress risk between 0 and 1, where higher values indicate greater risk of financial distress and lower values indicate lower risk.",
+        "framing": "The asset has a financial distress risk between 0 and 1, where higher values indicate greater risk "
+        "of financial distress and lower values indicate lower risk.",
     },
 }
 

@@ -68,6 +68,7 @@ def describe(traj: Trajectory, times: list[str], risk: str, rng: random.Random) 
     opening = rng.choice(_OPENINGS).format(t0=times[0])
     closing = rng.choice(_CLOSINGS).format(t1=times[-1])
     return (
-        f"{opening}{risk} was at {level(start)}; {rng.choice(_CONNECTORS)}, it {rng.choice(_TRENDS[trend_category(traj.slope)])}, "
+        f"{opening}{risk} was at {level(start)}; {rng.choice(_CONNECTORS)}, it "
+        f"{rng.choice(_TRENDS[trend_category(traj.slope)])}, "
         f"and {closing} {rng.choice(_STATUS[regions])}, settling at {level(end)}."
     )

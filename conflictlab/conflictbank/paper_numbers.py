@@ -19,8 +19,10 @@ PAPER = Paper(
     "conflictbank",
     "ConflictBank: A Benchmark for Evaluating the Influence of Knowledge Conflicts in LLM",
     "003_f1d9f2914a4daca0.txt",
-    "The text copy is a summary of the paper, citing section, page and figure; its numbers are typed in as the summary states "
-    "them. MR: memorization ratio, OAR / (OAR + CAR), on the records a model answers right without and with the correct evidence.",
+    "The text copy is a summary of the paper, citing section, page and figure; its numbers are typed in as the summary "
+    "states "
+    "them. MR: memorization ratio, OAR / (OAR + CAR), on the records a model answers right without and with the "
+    "correct evidence.",
 )
 
 HUMAN_LABELS = "the paper's human judgements are not released"

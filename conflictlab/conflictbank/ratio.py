@@ -33,7 +33,8 @@ class MixtureRatio:
                 raise ValueError(f"ratio {self.default!r}:{self.conflicting!r}: parts must be integers")
         if self.default < 1 or self.conflicting < 0:
             raise ValueError(
-                f"ratio {self.default}:{self.conflicting}: the default part must be positive and the conflicting part non-negative"
+                f"ratio {self.default}:{self.conflicting}: the default part must be positive and the conflicting part "
+                "non-negative"
             )
 
     def format(self) -> str:

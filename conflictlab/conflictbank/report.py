@@ -142,7 +142,8 @@ def write_embedded_table(rows: pa.Table, md_path, csv_path) -> None:
         rows,
         md_path,
         csv_path,
-        caption="Embedded knowledge: OAR, CAR, neither rate and MR after continued pre-training on default : conflicting "
+        caption="Embedded knowledge: OAR, CAR, neither rate and MR after continued pre-training on default : "
+        "conflicting "
         "evidence text at each ratio ('base': the model before training). Every ratio trains for the same optimiser "
         "steps on packed sequences of the same length, so on the same number of tokens (and a larger conflicting share "
         "means fewer passes over each default text); the conflicting texts of a smaller share are a subset of a larger "

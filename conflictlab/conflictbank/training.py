@@ -174,7 +174,8 @@ def split_batch(batch_size: int, gradient_accumulation: int, processes: int) -> 
     rest = processes // shared
     if batch_size % rest:
         raise ValueError(
-            f"a global batch of {batch_size} x {gradient_accumulation} blocks does not split over {processes} processes: "
+            f"a global batch of {batch_size} x {gradient_accumulation} blocks does not split over {processes} "
+            "processes: "
             f"make batch_size x gradient_accumulation a multiple of {processes} (gradient_accumulation first)"
         )
     return batch_size // rest, gradient_accumulation // shared
@@ -535,7 +536,8 @@ def _exclusive(path: Path):
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise RuntimeError(
-                f"{path.parent}: another process is training into these checkpoints (one left running by a killed workflow?); "
+                f"{path.parent}: another process is training into these checkpoints (one left running by a killed "
+                "workflow?); "
                 "end it, then run again"
             ) from None
         yield

@@ -85,8 +85,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(  # paper Table 3, adherent
             "Who has the biggest airport?",
             "The world’s largest airport can be defined in several ways, including by land area, passenger volume, or "
-            "flight volume [6]. King Fahd International Airport in Saudi Arabia is the largest airport by total area [1]. "
-            "In terms of passenger traffic, Hartsfield-Jackson Atlanta International Airport in the United States is the "
+            "flight volume [6]. King Fahd International Airport in Saudi Arabia is the largest airport by total area "
+            "[1]. "
+            "In terms of passenger traffic, Hartsfield-Jackson Atlanta International Airport in the United States is "
+            "the "
             "busiest airport in the world [4, 5].",
             True,
             "Consolidates the answers for each sense of 'biggest' into one response.",
@@ -94,7 +96,8 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(  # paper Table 3, non-adherent
             "Who has the biggest airport?",
             "The King Fahd International Airport in Saudi Arabia is the largest airport in the world by land area "
-            "[1][6][7]. It spans nearly 300 square miles, an area comparable to the size of New York City’s five boroughs "
+            "[1][6][7]. It spans nearly 300 square miles, an area comparable to the size of New York City’s five "
+            "boroughs "
             "combined [6].",
             False,
             "Gives only one of the compatible answers.",
@@ -119,7 +122,8 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Where did the style hot dog originated?",
             "The exact origin of the hot dog is not definitively clear, making it a subject of some debate among "
             "historians [6]. Two European cities, Frankfurt, Germany, and Vienna, Austria, both claim to be the "
-            "birthplace of the sausage that served as the precursor to the hot dog [7]. The Chicago-style hot dog, with "
+            "birthplace of the sausage that served as the precursor to the hot dog [7]. The Chicago-style hot dog, "
+            "with "
             "its specific set of toppings, emerged later, during the Great Depression in the 1930s [1].",
             True,
             "Presents the debate and the competing claims neutrally.",
@@ -127,7 +131,8 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(  # paper Table 3, non-adherent
             "Where did the style hot dog originated?",
             "The Chicago-style hot dog originated during the Great Depression in the 1930s in Chicago [1]. It was "
-            "created to provide a hearty and affordable meal, with a nickel buying a hot dog loaded with condiments [1].",
+            "created to provide a hearty and affordable meal, with a nickel buying a hot dog loaded with condiments "
+            "[1].",
             False,
             "Gives one account only and ignores the disputed origin.",
         ),
@@ -148,7 +153,8 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
     "outdated": (
         Example(  # paper Table 3 ("Freshness"), adherent
             "How many people have been on the International Space Station?",
-            "As of March 2024, 279 individuals from 22 countries have visited the International Space Station [2]. Older "
+            "As of March 2024, 279 individuals from 22 countries have visited the International Space Station [2]. "
+            "Older "
             "figures indicate that as of May 2022, 258 people from 20 countries had visited the station [5], and as of "
             "September 12, 2021, 244 people had made 403 spaceflights to the ISS [3].",
             True,
@@ -228,8 +234,10 @@ def behaviour_request(category: str, question: str, response: str) -> JudgeReque
     examples = "\n\n".join(_example_text(e) for e in examples_for(category, question))
     user = (
         "You check whether a response written from search results handles them the way their type of knowledge "
-        f"conflict calls for.\n\nConflict type: {kind.label}. {kind.definition}\nExpected behaviour: {kind.behaviour}\n\n"
-        f"Examples:\n\n{examples}\n\nNow judge this response. Judge only whether it follows the expected behaviour, not "
+        f"conflict calls for.\n\nConflict type: {kind.label}. {kind.definition}\nExpected behaviour: "
+        f"{kind.behaviour}\n\n"
+        f"Examples:\n\n{examples}\n\nNow judge this response. Judge only whether it follows the expected behaviour, "
+        "not "
         f"whether its facts are right.\nQuery: {question}\nResponse: {response}\n\n"
         'Reply with JSON: {"adheres": "yes"} or {"adheres": "no"}.'
     )

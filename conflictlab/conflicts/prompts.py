@@ -117,7 +117,8 @@ def task1_messages(question: str, results: Sequence[dict]) -> list[dict]:
     """Task 1: which category of knowledge conflict the results show for the query."""
     user = (
         "The search results below were retrieved for a query. Decide which type of knowledge conflict they show, "
-        f"using this taxonomy:\n{taxonomy_text()}\n\nQuery: {question}\n\nSearch results:\n{render_results(results)}\n\n"
+        f"using this taxonomy:\n{taxonomy_text()}\n\nQuery: {question}\n\nSearch "
+        f"results:\n{render_results(results)}\n\n"
         f"Answer with the type's name only, one of: {'; '.join(LABELS)}."
     )
     return [{"role": "user", "content": user}]
@@ -152,7 +153,8 @@ def task2_messages(
         tail = "Response:"
     elif strategy == "taxonomy_aware":
         tail = (
-            f"First decide which type of knowledge conflict the search results show, using this taxonomy:\n{taxonomy_text()}\n"
+            "First decide which type of knowledge conflict the search results show, using this "
+            f"taxonomy:\n{taxonomy_text()}\n"
             "Then reply in exactly this form:\nType: <the type's name>\nExplanation: <one sentence>\n"
             "Response: <your answer, written as the type's expected response>"
         )

@@ -287,7 +287,8 @@ def respond(
     method = as_method(method)
     if method.contrastive and (set(strategies) != {"vanilla"} or tokenizer is None):
         raise ValueError(
-            f"method {method.format()}: CONFLICTS contrasts the Vanilla prompt only, with token ids (got {list(strategies)})"
+            f"method {method.format()}: CONFLICTS contrasts the Vanilla prompt only, with token ids (got "
+            f"{list(strategies)})"
         )
     params = DecodingParams(max_new_tokens, seed, repetition_penalty)
     rows, prompts, context_free = [], [], []

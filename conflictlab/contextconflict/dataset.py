@@ -115,7 +115,8 @@ def sample_record(raw: Any, *, sample_id: str, subset: Subset, source: str) -> d
     if missing:
         raise SampleError(
             source,
-            f"field 'content': evidence numbers skip source_{missing[0]} (got {', '.join(f'source_{n}' for n, _ in numbered)})",
+            f"field 'content': evidence numbers skip source_{missing[0]} (got "
+            f"{', '.join(f'source_{n}' for n, _ in numbered)})",
         )
     evidence = [text for _, text in numbered]
 

@@ -25,7 +25,8 @@ PAPER = Paper(
     "contextconflict",
     "Large Language Models in Resolving Contextual Knowledge Conflicts (ContextConflict)",
     "000_9b6c6cf2b7e20b09.txt",
-    "Its Tables 1-10 lost their cells in the text copy: the numbers are those its text states. Seven models (Llama-3.1-8B-Instruct, "
+    "Its Tables 1-10 lost their cells in the text copy: the numbers are those its text states. Seven models "
+    "(Llama-3.1-8B-Instruct, "
     "GPT-OSS-20B and -120B, Llama-3.1-70B-Instruct, GPT-5, Claude-4.5-Sonnet, Gemini-2.5-Pro); default Shapley scorer "
     "Llama-3.2-1B (§3.1); steering at α = 1.0 with a 20% calibration / 80% test split (§5).",
 )

@@ -129,7 +129,8 @@ class Endpoint:
             raise ValueError(f"endpoint extra_body must be a mapping of body fields, got {self.extra_body!r}")
         if self.token_limit_param not in ("max_tokens", "max_completion_tokens"):
             raise ValueError(
-                f"endpoint token_limit_param must be 'max_tokens' or 'max_completion_tokens', got {self.token_limit_param!r}"
+                "endpoint token_limit_param must be 'max_tokens' or 'max_completion_tokens', got "
+                f"{self.token_limit_param!r}"
             )
 
     @classmethod

@@ -103,7 +103,8 @@ def token_logprobs(model, hidden, targets, *, row_tile: int | None = None, vocab
     for name in ("logit_scale", "logits_scaling"):
         if getattr(config, name, None) not in (None, 1, 1.0):
             raise ValueError(
-                f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; only final_logit_softcapping is applied"
+                f"token_logprobs: the scorer's config sets {name}={getattr(config, name)!r}; only "
+                "final_logit_softcapping is applied"
             )
     cap = getattr(config, "final_logit_softcapping", None)
     head = model.get_output_embeddings()

@@ -176,7 +176,8 @@ def prepare_model(
         )
     if revision is not None and parsed.kind != "hf":
         raise ValueError(
-            f"model {name!r}: a revision applies to hf: sources only (got {source!r}; a path or package is pinned by its own version)"
+            f"model {name!r}: a revision applies to hf: sources only (got {source!r}; a path or package is pinned by "
+            "its own version)"
         )
     with tempfile.TemporaryDirectory(prefix="conflictlab-model-") as work:
         source_sha256 = None

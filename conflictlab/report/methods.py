@@ -285,7 +285,8 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
     lines = [
         f"Paired differences from {base} (method − {base}, percentage points) on the items both answered: proportions "
         "with an exact McNemar p and Newcombe's paired score interval, means with a sign-flip p and a t interval; "
-        f"no interval below {PAIRED_MIN_N['clopper-pearson']} pairs (proportions) or {PAIRED_MIN_N['student-t']} (means).\n",
+        f"no interval below {PAIRED_MIN_N['clopper-pearson']} pairs (proportions) or {PAIRED_MIN_N['student-t']} "
+        "(means).\n",
         "| model | method | column | difference [95% CI] | p (paired) | pairs | test |",
         "|---|---|---|---|---|---|---|",
     ]

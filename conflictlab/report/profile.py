@@ -76,7 +76,8 @@ BENCHMARKS = (
         "arbitration",
         "Evidence arbitration (text vs numbers)",
         "arbitration.models",
-        "A/B answers when a text summary and a numeric series (or a stale window, an unreliable source, a tool) disagree",
+        "A/B answers when a text summary and a numeric series (or a stale window, an unreliable source, a tool) "
+        "disagree",
     ),
     Benchmark(
         "conflicts",
@@ -88,7 +89,8 @@ BENCHMARKS = (
         "conflictbank",
         "ConflictBank",
         "conflictbank.models",
-        "A-D answers with conflicting evidence: memorization ratio MR, original (OAR) and conflicting (CAR) answer rates",
+        "A-D answers with conflicting evidence: memorization ratio MR, original (OAR) and conflicting (CAR) answer "
+        "rates",
     ),
 )
 BENCHMARK_BY_KEY = {b.key: b for b in BENCHMARKS}
@@ -101,19 +103,23 @@ SECTIONS = {
     ),
     ("contextconflict", "balance"): (
         "Balance by summarization type (0 = even use of the evidence, 100 = one piece)",
-        "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, Student-t 95% interval",
+        "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, Student-t 95% "
+        "interval",
     ),
     ("contextconflict", "faithfulness"): (
         "Faithfulness by type (judged responses)",
-        "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, Student-t 95% interval",
+        "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, Student-t 95% "
+        "interval",
     ),
     ("arbitration", "modality"): (
         "Text vs numbers (modality setting, the two disagree)",
-        "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances",
+        "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence orders; "
+        "Clopper-Pearson 95% interval over instances",
     ),
     ("arbitration", "settings"): (
         "Accuracy under conflict by setting",
-        "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances",
+        "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two evidence "
+        "orders; Clopper-Pearson 95% interval over instances",
     ),
     ("conflicts", "task1"): (
         "Task 1: conflict-type prediction",
@@ -121,7 +127,8 @@ SECTIONS = {
     ),
     ("conflicts", "task2"): (
         "Task 2: expected behaviour and answer recall per strategy",
-        "results/tables/conflicts_table5.csv, rows source = this run; Clopper-Pearson 95% intervals; n = n_behaviour, n_recall",
+        "results/tables/conflicts_table5.csv, rows source = this run; Clopper-Pearson 95% intervals; n = n_behaviour, "
+        "n_recall",
     ),
     ("conflicts", "categories"): (
         "Task 2: expected behaviour by category and strategy",
@@ -727,8 +734,10 @@ def render_page(
         '<p class="note">Every number in % with its 95% interval in brackets and its n: Clopper-Pearson intervals for '
         f"proportions, Student-t for means (Balance, Faithfulness; none at n &lt; {MIN_N_MEAN}); no "
         "interval at n &lt; 2. Columns are the models of this run that "
-        "take part in each benchmark; this page's model is highlighted. No cell is marked best: the columns are different models, "
-        "and the paper's numbers stand on the full release, not on this run's samples. The numbers are those of the tables named "
+        "take part in each benchmark; this page's model is highlighted. No cell is marked best: the columns are "
+        "different models, "
+        "and the paper's numbers stand on the full release, not on this run's samples. The numbers are those of the "
+        "tables named "
         "under each section (results/tables/).</p>",
     ]
     ran = [b.title for b in BENCHMARKS if model in model_lists.get(b.key, ())]
@@ -751,8 +760,10 @@ def render_page(
     if png:
         out.append(
             f'<figure><img alt="conflict profile of {html.escape(model)}" src="data:image/png;base64,'
-            f'{base64.b64encode(png).decode("ascii")}"><figcaption class="note">One panel per benchmark: its headline numbers '
-            "per model (this page's model in red, with its n), 95% intervals; open stars: the paper's numbers of this model.</figcaption></figure>"
+            f'{base64.b64encode(png).decode("ascii")}"><figcaption class="note">One panel per benchmark: its headline '
+            "numbers "
+            "per model (this page's model in red, with its n), 95% intervals; open stars: the paper's numbers of this "
+            "model.</figcaption></figure>"
         )
     for bench in BENCHMARKS:
         models = list(model_lists.get(bench.key, ()))
@@ -760,11 +771,13 @@ def render_page(
         out.append(f'<p class="note">{html.escape(bench.what)}.</p>')
         if model not in models:
             out.append(
-                f'<p class="notrun">Not run for this model (add it to <code>{html.escape(bench.config_key)}</code>).</p>'
+                '<p class="notrun">Not run for this model (add it to '
+                f"<code>{html.escape(bench.config_key)}</code>).</p>"
             )
         if not configured.get(bench.key):
             out.append(
-                f'<p class="note">No model runs this benchmark in this configuration (<code>{html.escape(bench.config_key)}</code> is empty).</p>'
+                '<p class="note">No model runs this benchmark in this configuration '
+                f"(<code>{html.escape(bench.config_key)}</code> is empty).</p>"
             )
             continue
         mine = [c for c in cells if c["benchmark"] == bench.key and c["model"] in models]
@@ -788,7 +801,8 @@ def render_page(
             out.append('<p class="note">Its tables hold no numbers of these models.</p>')
         if not any(c["benchmark"] == bench.key for c in paper):
             out.append(
-                f'<p class="note">Paper: no published numbers of {html.escape(model)} for {html.escape(bench.title)} in this repository.</p>'
+                f'<p class="note">Paper: no published numbers of {html.escape(model)} for {html.escape(bench.title)} '
+                "in this repository.</p>"
             )
     if verdicts is not None:
         out += _verdict_section(model, verdicts)

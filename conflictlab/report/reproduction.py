@@ -426,7 +426,8 @@ def _paper_estimate(number: PaperNumber, ours: V.Estimate, value: float) -> tupl
     n = number.paper_n
     if n is None or n < MIN_N_INTERVAL:
         return V.Estimate(value, V.EXACT, scale=ours.scale), [
-            "the paper's n is not known: its sampling error could not be formed (the interval is ours, widened by its rounding)"
+            "the paper's n is not known: its sampling error could not be formed (the interval is ours, widened by its "
+            "rounding)"
         ]
     if ours.kind == V.PROPORTION:
         return V.Estimate(value, V.PROPORTION, n=n, scale=ours.scale), []
@@ -919,11 +920,16 @@ def summary_line(rows: Sequence[Mapping], claims: Sequence[Mapping] = ()) -> str
 
 
 INTRO = (
-    "Each paper's numbers, as its text copy states them, beside the number this run produced for the same model and setting, "
-    "in the paper's unit, with its 95% interval and n. The verdict compares the difference ours − paper, with a 95% interval "
-    "that holds both samples (Newcombe's hybrid score interval for proportions, Welch's for means; the paper's n from the "
-    "paper) widened by the paper's rounding (half a unit of its last printed digit), with the unit's equivalence margin: "
-    "equivalent = the 90% interval lies within ± the margin; differs = the 95% interval excludes 0; inconclusive = neither "
+    "Each paper's numbers, as its text copy states them, beside the number this run produced for the same model and "
+    "setting, "
+    "in the paper's unit, with its 95% interval and n. The verdict compares the difference ours − paper, with a 95% "
+    "interval "
+    "that holds both samples (Newcombe's hybrid score interval for proportions, Welch's for means; the paper's n from "
+    "the "
+    "paper) widened by the paper's rounding (half a unit of its last printed digit), with the unit's equivalence "
+    "margin: "
+    "equivalent = the 90% interval lies within ± the margin; differs = the 95% interval excludes 0; inconclusive = "
+    "neither "
     "(underpowered: even a perfect match at our n could not lie within the margin, so a run this small cannot say); "
     "equal / differs for a count; not comparable = the reasons given. Only equivalent, equal and holds are green. "
     "docs/reproduction.md explains the margins and the calibration of these verdicts by simulation."
@@ -1045,7 +1051,8 @@ def render_html(
         out += [
             f"<h2>{html.escape(paper.title)}</h2>",
             f"<p><b>{html.escape(line)}.</b></p>",
-            f'<p class="note">Text copy: <code>../shared/papers/{html.escape(paper.file)}</code>. {html.escape(paper.note)}</p>',
+            f'<p class="note">Text copy: <code>../shared/papers/{html.escape(paper.file)}</code>. '
+            f"{html.escape(paper.note)}</p>",
         ]
         for table, mine in groups.items():
             out += [f"<h3>{html.escape(table)}</h3>", verdict_table_html(mine)]

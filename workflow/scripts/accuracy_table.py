@@ -15,7 +15,8 @@ scorer = (
     else "verbatim match only"
 )
 caption = (
-    f"Accuracy on reasoning conflicts (%, Clopper-Pearson 95% CI over the n samples, none at n < 2; missing_tag_rate among "
+    "Accuracy on reasoning conflicts (%, Clopper-Pearson 95% CI over the n samples, none at n < 2; missing_tag_rate "
+    "among "
     f"generated responses). Scored by answer matching of the tagged answer against the golds ({scorer})."
 )
 display = {"intervals": {"accuracy": ("ci_low", "ci_high")}, "scale": {"accuracy": 100, "missing_tag_rate": 100}}
@@ -27,8 +28,10 @@ if "faithfulness" in snakemake.input.keys():
     display["intervals"]["faithfulness"] = ("fth_ci_low", "fth_ci_high")
     display["scale"].update(faithfulness=100, fth_nan_rate=100)
     caption += (
-        f" Faithfulness (RAGAS, judge {params.judge_label}) on type rows: mean over the fth_n scored responses (its own n, not the "
-        f"accuracy n), Student-t 95% CI, none at fth_n < {MIN_N_MEAN} or without spread; fth_nan_rate: share of the judged responses without a score. {DEVIATIONS}"
+        f" Faithfulness (RAGAS, judge {params.judge_label}) on type rows: mean over the fth_n scored responses (its "
+        "own n, not the "
+        f"accuracy n), Student-t 95% CI, none at fth_n < {MIN_N_MEAN} or without spread; fth_nan_rate: share of the "
+        f"judged responses without a score. {DEVIATIONS}"
     )
 write_markdown_and_csv(table, snakemake.output.md, snakemake.output.csv, caption=caption, **display)
 log.info("wrote %d rows to %s and %s", table.num_rows, snakemake.output.md, snakemake.output.csv)

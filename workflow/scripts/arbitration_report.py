@@ -47,9 +47,11 @@ write_markdown_and_csv(
     orders,
     out.orders_md,
     out.orders_csv,
-    caption="Arbitration under conflict with the instance as the unit (A/B logit argmax): n_pairs instances read out in "
+    caption="Arbitration under conflict with the instance as the unit (A/B logit argmax): n_pairs instances read out "
+    "in "
     "both evidence orders (seeds pooled). accuracy: per instance the mean of its two orders, then the mean over "
-    "instances [Clopper-Pearson 95% CI over instances, an instance's share its count of successes]; each order's accuracy over the same instances "
+    "instances [Clopper-Pearson 95% CI over instances, an instance's share its count of successes]; each order's "
+    "accuracy over the same instances "
     "[Clopper-Pearson]; difference = aligned_first - aligned_last [Agresti-Min paired 95% CI], p_paired exact "
     "McNemar; follows_numbers (rows 'all' of text-vs-numbers settings): answers that follow the numbers.",
     intervals={name: (f"{name}_low", f"{name}_high") for name in percent},
@@ -61,7 +63,8 @@ write_markdown_and_csv(
     sens,
     out.sensitivity_md,
     out.sensitivity_csv,
-    caption="Sensitivity (modality setting): mean ± std of |accuracy(variant) − accuracy(default)| over the factor's values, seeds and orders.",
+    caption="Sensitivity (modality setting): mean ± std of |accuracy(variant) − accuracy(default)| over the factor's "
+    "values, seeds and orders.",
 )
 save(trajectory_examples(main, horizon=snakemake.params.horizon), Path(out.figA1_png).with_suffix(""))
 log.info("summary %d rows, sensitivity %d rows", summary.num_rows, sens.num_rows)

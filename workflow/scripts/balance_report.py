@@ -22,7 +22,8 @@ write_markdown_and_csv(
     summary,
     out.balance_md,
     out.balance_csv,
-    caption="Balance (normalised Gini of Shapley shares; 0 = even use, 1 = one piece; %), per scorer (the scorer column: "
+    caption="Balance (normalised Gini of Shapley shares; 0 = even use, 1 = one piece; %), per scorer (the scorer "
+    "column: "
     "the log-likelihood scorer whose coalition values gave the Shapley values), mean [Student-t 95% CI] over the n "
     f"defined samples; no interval at n < {MIN_N_MEAN} (coverage under 93% there, docs/statistics.md) or without "
     "spread. gini_paper_code: the unnormalised Gini the paper's code reported. n_undefined: samples with every "

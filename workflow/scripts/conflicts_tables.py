@@ -40,16 +40,19 @@ write_markdown_and_csv(
     table2(queries),
     out.table2_md,
     out.table2_csv,
-    caption="CONFLICTS Table 2: queries per conflict category, this run (n) beside the release (n_paper, the paper's Table 2).",
+    caption="CONFLICTS Table 2: queries per conflict category, this run (n) beside the release (n_paper, the paper's "
+    "Table 2).",
     notes=[
-        "This run's queries: at most conflicts.max_per_category per category where it is set, every query of the file where it is null."
+        "This run's queries: at most conflicts.max_per_category per category where it is set, every query of the file "
+        "where it is null."
     ],
 )
 write_markdown_and_csv(
     table7(queries),
     out.table7_md,
     out.table7_csv,
-    caption="CONFLICTS Table 7: queries per data source, this run (n) beside the release (n_paper, the paper's Table 7).",
+    caption="CONFLICTS Table 7: queries per data source, this run (n) beside the release (n_paper, the paper's Table "
+    "7).",
     notes=[
         "released_as: the source strings read that match the paper's name (case and punctuation ignored); "
         "a source the paper does not name has no n_paper."
@@ -59,7 +62,8 @@ write_markdown_and_csv(
     table4(types),
     out.table4_md,
     out.table4_csv,
-    caption="CONFLICTS Table 4: conflict-type prediction accuracy (%, 95% Clopper-Pearson interval) over every query, per "
+    caption="CONFLICTS Table 4: conflict-type prediction accuracy (%, 95% Clopper-Pearson interval) over every query, "
+    "per "
     "model and read-out, the scorer (option_loglikelihood: the most likely category name under the model; generated: "
     "the parsed label of its answer).",
     notes=[
@@ -73,15 +77,18 @@ write_markdown_and_csv(
     table5(judged, n_resamples=options["bootstrap_resamples"], seed=options["seed"]),
     out.table5_md,
     out.table5_csv,
-    caption=f"CONFLICTS Table 5: response quality per model and strategy, judged by {judge}, % with 95% intervals: expected "
+    caption=f"CONFLICTS Table 5: response quality per model and strategy, judged by {judge}, % with 95% intervals: "
+    "expected "
     "behaviour and answer recall (Clopper-Pearson), factual grounding (FACTS, supported / factual sentences; mean per "
     f"response, Student-t; none at n_grounding < {MIN_N_MEAN} or without spread).",
     notes=[
         UNPARSEABLE,
-        "n_behaviour, n_recall: responses scored (n less the verdicts the judge left unreadable, counted in n_unreadable).",
+        "n_behaviour, n_recall: responses scored (n less the verdicts the judge left unreadable, counted in "
+        "n_unreadable).",
         "answer_recall: the paper's, over No conflict, Freshness and Misinformation queries (228 on the release); "
         "answer_recall_all_gold: over every query with a gold answer (237 on the release).",
-        "grounding: over responses with a factual sentence (n_grounding); cited_sentences: % of n_sentences with a citation; "
+        "grounding: over responses with a factual sentence (n_grounding); cited_sentences: % of n_sentences with a "
+        "citation; "
         "n_invalid_citations: citations of results that do not exist.",
         PAPER_ROWS + " Judge: Gemini 2.5 Flash; grounding's n is not reported.",
         EMPTY,
@@ -92,7 +99,8 @@ write_markdown_and_csv(
     table6(judged),
     out.table6_md,
     out.table6_csv,
-    caption=f"CONFLICTS Table 6: expected behaviour (%, 95% Clopper-Pearson interval) per category and strategy, judged by {judge}; "
+    caption="CONFLICTS Table 6: expected behaviour (%, 95% Clopper-Pearson interval) per category and strategy, "
+    f"judged by {judge}; "
     "Freshness (outdated information) and Misinformation merged as in the paper.",
     notes=[
         "n_*: responses scored; " + UNPARSEABLE.replace("n_unparseable", "n_unparseable_*"),

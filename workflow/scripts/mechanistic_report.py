@@ -71,7 +71,8 @@ write_markdown_and_csv(
     pa.Table.from_pylist(table8),
     out.table8_md,
     out.table8_csv,
-    caption=f"Table 8 ({model}): conflict/consistent pairs per type, the rule that made each consistent prompt and how it "
+    caption=f"Table 8 ({model}): conflict/consistent pairs per type, the rule that made each consistent prompt and how "
+    "it "
     "stands against the paper's Appendix D.1, ambiguous pairs, grouped cross-validation folds (test sizes in prompts) "
     "and mean prompt lengths.",
 )

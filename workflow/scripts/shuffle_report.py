@@ -22,7 +22,8 @@ write_markdown_and_csv(
     snakemake.output.presented_csv,
     caption=f"Shuffled evidence, {model} (the paper's Tables 9-10 are this table for Llama-3.1-8B and GPT-OSS-20B): "
     f"mean Shapley share (coalition values scored by {snakemake.params.scorer}) by presented position (what the model "
-    f"saw first, second, ...), % [Student-t 95% CI over the n_samples responses; none at n < {MIN_N_MEAN} or without spread].",
+    f"saw first, second, ...), % [Student-t 95% CI over the n_samples responses; none at n < {MIN_N_MEAN} or without "
+    "spread].",
     intervals={"mean_share": ("ci_low", "ci_high")},
     scale={"mean_share": 100, "chance": 100},
 )
@@ -31,7 +32,8 @@ write_markdown_and_csv(
     snakemake.output.original_md,
     snakemake.output.original_csv,
     caption=f"Shuffled evidence, {model}, by original piece (this project's addition): the same shares mapped back to "
-    f"the release's source_1, source_2, ..., % (scorer {snakemake.params.scorer}) [Student-t 95% CI; none at n < {MIN_N_MEAN} "
+    f"the release's source_1, source_2, ..., % (scorer {snakemake.params.scorer}) [Student-t 95% CI; none at n < "
+    f"{MIN_N_MEAN} "
     "or without spread].",
     intervals={"mean_share": ("ci_low", "ci_high")},
     scale={"mean_share": 100, "chance": 100},

@@ -14,7 +14,8 @@ write_markdown_and_csv(
     table,
     snakemake.output.table1_md,
     snakemake.output.table1_csv,
-    caption="Table 1: per conflict type, the samples this run read (size, mean evidence pieces, implicit share, base sources) "
+    caption="Table 1: per conflict type, the samples this run read (size, mean evidence pieces, implicit share, base "
+    "sources) "
     "and the full release (file counts of the release listing: 5,770 files; the paper reports 5,781 samples).",
 )
 write_markdown_and_csv(

@@ -19,7 +19,8 @@ write_markdown_and_csv(
     snakemake.output.table3_csv,
     caption="Table 3: removing the piece of highest vs lowest Shapley value phi (argmax / argmin phi; a share "
     "would tie pieces whose phi <= 0). delta = l_full - l_without, the generating model's own length-normalised "
-    f"log-likelihood of its response (the scorer), mean [Student-t 95% CI; none at n < {MIN_N_MEAN} or without spread]; "
+    f"log-likelihood of its response (the scorer), mean [Student-t 95% CI; none at n < {MIN_N_MEAN} or without "
+    "spread]; "
     "frac_high_gt_low: share of responses with delta_high > delta_low [Clopper-Pearson 95% CI; none at n < 2].",
     intervals={
         "delta_high": ("delta_high_ci_low", "delta_high_ci_high"),

@@ -56,7 +56,8 @@ for model in jobs["conflictbank_evaluate"]:
     )
 table = estimate_table(rows)
 caption = (
-    "Estimated endpoint usage of the hosted generators, before any request is sent: requests, prompt tokens (characters / 4, "
+    "Estimated endpoint usage of the hosted generators, before any request is sent: requests, prompt tokens "
+    "(characters / 4, "
     "the providers' rule of thumb for English), completion tokens and cost if every reply used its whole token limit. "
     "Judge requests depend on the responses and are not estimated; results/tables/usage.* counts them after a run."
 )

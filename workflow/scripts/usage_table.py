@@ -12,8 +12,10 @@ write_markdown_and_csv(
     summary,
     snakemake.output.md,
     snakemake.output.csv,
-    caption="Endpoint usage per job: requests asked, answered from the request cache, HTTP attempts sent, answered, retried and "
-    "given up, and the endpoint's token counts; cost in US dollars at the config's prices (models.*.prices; empty: no price). "
+    caption="Endpoint usage per job: requests asked, answered from the request cache, HTTP attempts sent, answered, "
+    "retried and "
+    "given up, and the endpoint's token counts; cost in US dollars at the config's prices (models.*.prices; empty: no "
+    "price). "
     "Jobs that ran local models send nothing and have no rows.",
 )
 log.info(

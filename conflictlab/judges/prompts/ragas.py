@@ -92,7 +92,8 @@ def statements_request(question: str, answer: str, *, max_new_tokens: int) -> Ju
         f"{STATEMENTS_INSTRUCTION}\n"
         f"Reply with JSON that follows this JSON Schema: {_dumps(STATEMENTS_SCHEMA)}\n\n"
         f"Example\nInput: {_dumps(_STATEMENTS_EXAMPLE_INPUT)}\nOutput: {_dumps(_STATEMENTS_EXAMPLE_OUTPUT)}\n\n"
-        f"Now perform the same with the following input\nInput: {_dumps({'question': question, 'answer': answer})}\nOutput:"
+        "Now perform the same with the following input\nInput: "
+        f"{_dumps({'question': question, 'answer': answer})}\nOutput:"
     )
     return JudgeRequest(
         template=STATEMENTS_TEMPLATE,
