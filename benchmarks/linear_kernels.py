@@ -149,7 +149,8 @@ def main() -> None:
                     dy_split = (split(x).double() - exact).abs().max().item()
                     dy_half = (half(x_half).double() - exact).abs().max().item()
                 split_rate, half_rate = gflops(split, x), gflops(half, x_half)
-                line += f"{split_rate:>17.0f}{split_rate / onednn:>7.2f}{dy_split:>10.1e}{half_rate:>14.0f}{half_rate / onednn:>7.2f}{dy_half:>10.1e}"
+                line += f"{split_rate:>17.0f}{split_rate / onednn:>7.2f}{dy_split:>10.1e}"
+                line += f"{half_rate:>14.0f}{half_rate / onednn:>7.2f}{dy_half:>10.1e}"
             print(line)
 
 

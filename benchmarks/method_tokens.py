@@ -6,7 +6,8 @@ decoding, per benchmark, counted exactly from a finished run's outputs.
 A token forwarded is a prompt token prefilled or a generated token fed back:
 greedy forwards prompt + response tokens; CAD and AdaCAD add the context-free
 prompt and feed every generated token to it too; a prompting method forwards
-its own (longer) prompt. CONFLICTS keeps no count of generated tokens: its replies are re-tokenized. The closed read-outs (ConflictBank, arbitration)
+its own (longer) prompt. CONFLICTS keeps no count of generated tokens: its replies are re-tokenized. The closed
+read-outs (ConflictBank, arbitration)
 forward prompts only. Context-free prompts are rebuilt with the workflow's
 own builders and the model's tokenizer; everything else is read from the
 run's Parquet files. Counts, not timings: the same on every CPU.

@@ -174,7 +174,8 @@ DATA_RULES = ["table1", "conflicts_data", "conflictbank_data", "shuffle_evidence
 
 
 def merged_config(paths) -> dict:
-    """The config Snakemake builds from ``--configfile`` ``paths`` (its own merge: later files update earlier ones, key by key)."""
+    """The config Snakemake builds from ``--configfile`` ``paths`` (its own merge: later files update earlier ones, key
+    by key)."""
     import yaml
     from snakemake.utils import update_config
 

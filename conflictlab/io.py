@@ -75,7 +75,10 @@ def _schema_difference(expected: pa.Schema, found: pa.Schema) -> str:
         if other.type != field.type:
             return f"field {field.name!r} is {other.type}, expected {field.type}"
         if other.nullable != field.nullable:
-            return f"field {field.name!r} is {'' if other.nullable else 'not '}nullable, expected {'' if field.nullable else 'not '}nullable"
+            return (
+                f"field {field.name!r} is {'' if other.nullable else 'not '}nullable, expected "
+                f"{'' if field.nullable else 'not '}nullable"
+            )
     extra = [name for name in found.names if name not in expected.names]
     if extra:
         return f"field {extra[0]!r} is not expected"

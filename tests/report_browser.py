@@ -52,13 +52,16 @@ PAGE_CONTENT_JS = """async () => {
     images: Array.from(document.images).map(img => ({src: img.getAttribute('src') || '', width: img.naturalWidth})),
     tables: Array.from(document.querySelectorAll('table')).map(table => ({
       header: Array.from(table.querySelectorAll('th')).map(th => th.textContent.trim()),
-      rows: Array.from(table.querySelectorAll('tr')).map(tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))
-                 .filter(cells => cells.length),
+      rows: Array.from(table.querySelectorAll('tr'))
+        .map(tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))
+        .filter(cells => cells.length),
     })),
     links: Array.from(document.querySelectorAll('a[href]')).map(a => {
       const href = a.getAttribute('href');
       const target = href.startsWith('#') && href.length > 1 ? decodeURIComponent(href.slice(1)) : null;
-      return {href, fragment_found: target === null ? null : !!(document.getElementById(target) || document.getElementsByName(target).length)};
+      const found = target === null ? null
+        : !!(document.getElementById(target) || document.getElementsByName(target).length);
+      return {href, fragment_found: found};
     }),
   };
 }"""

@@ -107,7 +107,10 @@ def test_harmony_tokens_found_in_a_tokenizer_with_the_markers(smollm2_dir):
         {"additional_special_tokens": ["<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|start|>"]}
     )
     tokens = HarmonyTokens.of(tokenizer)
-    rendered = "<|channel|>analysis<|message|>The capital is Paris.<|end|><|start|>assistant<|channel|>final<|message|>Paris<|return|>"
+    rendered = (
+        "<|channel|>analysis<|message|>The capital is "
+        "Paris.<|end|><|start|>assistant<|channel|>final<|message|>Paris<|return|>"
+    )
     ids = tokenizer(rendered, add_special_tokens=False)["input_ids"]
     parts = split_channels(ids, tokens)
     assert tokenizer.decode(parts.final_ids, skip_special_tokens=True).strip() == "Paris"

@@ -200,7 +200,9 @@ class RecordBatches(TrainerCallback):
         self.folder, self.batches = str(folder), []
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
-        model.register_forward_pre_hook(lambda module, args, kwargs: self.batches.append(kwargs["input_ids"].tolist()), with_kwargs=True)
+        model.register_forward_pre_hook(
+            lambda module, args, kwargs: self.batches.append(kwargs["input_ids"].tolist()), with_kwargs=True
+        )
 
     def on_train_end(self, args, state, control, **kwargs):
         Path(self.folder, f"batches-{os.environ.get('RANK', '0')}.json").write_text(json.dumps(self.batches))

@@ -372,8 +372,8 @@ def test_a_reasoning_models_final_channel_is_its_response_and_nothing_is_prefill
             "<|channel|>analysis<|message|>Still thinking",
         ],
         "taxonomy_aware": [
-            ANALYSIS
-            + "<|channel|>final<|message|>Type: No conflict\nExplanation: they agree.\nResponse: In 1889 [1].<|return|>",
+            ANALYSIS + "<|channel|>final<|message|>Type: No conflict\nExplanation: they agree.\n"
+            "Response: In 1889 [1].<|return|>",
             ANALYSIS + "<|channel|>final<|message|>No conflict. In 1889 [1].<|return|>",
         ],
     }

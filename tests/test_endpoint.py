@@ -241,7 +241,8 @@ KILLED_JOB = """
 import json, sys
 from conflictlab.lm.endpoint import Endpoint, EndpointClient, RequestCache
 base_url, folder, bodies = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
-with EndpointClient(Endpoint(base_url=base_url, model="m", concurrency=4), cache=RequestCache(folder, writer="killed")) as c:
+endpoint = Endpoint(base_url=base_url, model="m", concurrency=4)
+with EndpointClient(endpoint, cache=RequestCache(folder, writer="killed")) as c:
     c.post_many("/chat/completions", bodies, rows=[str(i) for i in range(len(bodies))])
 """
 

@@ -204,7 +204,10 @@ def conflicts_reply(route: str, body: dict) -> str:
     if "Answer with the type's name only" in user:
         return "Type: Complementary information"
     if "Then reply in exactly this form" in user:
-        return "Type: Conflicting opinions or research outcomes\nExplanation: they differ.\nResponse: Sources disagree [1][2]."
+        return (
+            "Type: Conflicting opinions or research outcomes\nExplanation: they differ.\nResponse: Sources "
+            "disagree [1][2]."
+        )
     return "The results agree [1]."
 
 

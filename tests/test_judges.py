@@ -528,7 +528,8 @@ def test_tables_2_and_7_on_hand_computed_ratings():
         for r in agreement_table(ratings, attributions, scorer="s").to_pylist()
     }
     pooled = table2["Shapley (s) vs LLM judge", "all", "all"]
-    # Shapley ratings: a [5, 1], b [2, 4], c [3, 3], e [3, 3, 3], f [4, 2]; judge: [5, 1], [3, 3], [1, 5], [3, 3, 3], [1, 1]
+    # Shapley ratings: a [5, 1], b [2, 4], c [3, 3], e [3, 3, 3], f [4, 2]; judge: [5, 1], [3, 3], [1, 5], [3, 3, 3],
+    # [1, 1]
     judge, shapley = [5, 1, 3, 3, 1, 5, 3, 3, 3, 1, 1], [5, 1, 2, 4, 3, 3, 3, 3, 3, 4, 2]
     assert pooled["kappa"] == pytest.approx(cohen_kappa(judge, shapley))
     assert pooled["kappa_linear"] == pytest.approx(cohen_kappa(judge, shapley, weights="linear", labels=RATING_SCALE))
@@ -557,7 +558,8 @@ def test_tables_2_and_7_on_hand_computed_ratings():
     assert perspective["shapley_balance"] == pytest.approx(75.0)
     assert perspective["n"] == 2 and perspective["n_evidence"] == "n=2: 2"
     ambiguity = table7["ambiguity"]
-    # c and e have both Balances; d unparseable; f: every rating 1, so no judge Balance, and its Shapley Balance is left out too
+    # c and e have both Balances; d unparseable; f: every rating 1, so no judge Balance, and its Shapley Balance is left
+    # out too
     assert (ambiguity["n"], ambiguity["n_samples"], ambiguity["n_unparseable"], ambiguity["n_judge_undefined"]) == (
         2,
         4,

@@ -206,7 +206,7 @@ localrule profile:
     input: results/unplanted/tiny.parquet, results/tables/conflictbank_mr.md
     output: results/profile.md
     jobid: 7
-"""
+"""  # noqa: E501 (a Snakemake log verbatim: its input lines are as long as the run wrote them)
 
 
 def test_the_plan_reader_plants_model_jobs_and_blocks_what_needs_an_unplanted_one():

@@ -21,7 +21,8 @@ from conflictlab.run_config import MODEL_LISTS
 from .conftest import REPO
 
 REGISTRIES = (contextconflict, conflicts, arbitration, conflictbank)
-# Derived rows (a difference of two rows) are compared by the verdict engine from the rows they name, not by compare() alone.
+# Derived rows (a difference of two rows) are compared by the verdict engine from the rows they name, not by compare()
+# alone.
 NUMBERS = [number for registry in REGISTRIES for number in registry.NUMBERS if not isinstance(number.ours, R.Derived)]
 
 LLAMA = "llama-3.1-8b-instruct"

@@ -310,7 +310,8 @@ def context_free_prompt(instance: Mapping) -> str:
     description of the sources and every evidence block are left out, so it
     never mentions evidence it does not hold::
 
-        {framing}\n\n{task}\n\nQuestion: Will the {entity}'s {risk} at time {t} be high (>…) or low (<…)?\n\n{options and closing}
+        {framing}\n\n{task}\n\nQuestion: Will the {entity}'s {risk} at time {t} be high (>…) or low (<…)?\n\n{options
+    and closing}
 
     Without its evidence the prompt holds nothing about the answer, so the
     context-free logits are the model's prior over the answer letters, and

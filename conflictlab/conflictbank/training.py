@@ -449,7 +449,8 @@ def _train(job: _Job, blocks: np.ndarray, callbacks: Sequence = ()) -> None:
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     final = trainer.model
     if fsdp:
-        # the full weights exist on no process: save_model gathers them (every process takes part) for the first to reload
+        # the full weights exist on no process: save_model gathers them (every process takes part) for the first to
+        # reload
         staging = Path(job.checkpoint_dir) / "final"
         trainer.save_model(str(staging))
         final = (
@@ -614,7 +615,8 @@ def continue_pretraining(
             "corpus_texts": len(texts),
             "corpus_blocks": len(blocks),
             "tokens_per_step": blocks_per_step * settings.max_length,
-            # passes over the corpus, so over each default text: fixed steps make it fewer as the conflicting share grows
+            # passes over the corpus, so over each default text: fixed steps make it fewer as the conflicting share
+            # grows
             "epochs": settings.max_steps * blocks_per_step / len(blocks),
             "resumed_from": resume.name if resume else None,
         }

@@ -110,7 +110,10 @@ def taxonomy_text() -> str:
     )
 
 
-_CITE = "Cite the search results that support each sentence with their numbers in brackets, e.g. [2] or [1][3]; every sentence needs a citation."
+_CITE = (
+    "Cite the search results that support each sentence with their numbers in brackets, e.g. [2] or [1][3]; every "
+    "sentence needs a citation."
+)
 
 
 def task1_messages(question: str, results: Sequence[dict]) -> list[dict]:
@@ -146,7 +149,10 @@ def task2_messages(
     shown_results = render_results(results)
     if style and "opinion" in style:
         question, shown_results = opinion_question(question), opinion_context(shown_results)
-    head = f"Answer the query using the search results. {_CITE}\n\nQuery: {question}\n\nSearch results:\n{shown_results}\n\n"
+    head = (
+        f"Answer the query using the search results. {_CITE}\n\nQuery: {question}\n\nSearch "
+        f"results:\n{shown_results}\n\n"
+    )
     if style and "instructed" in style:
         head = f"{INSTRUCTION}\n\n{head}"
     if strategy == "vanilla":

@@ -206,7 +206,8 @@ def types_by_generation(
 
 
 def _payload(tokenizer, messages: list[dict], prefix: str):
-    """What a backend is sent: token ids with the prefilled ``prefix``, or for a chat backend (``tokenizer`` None) the messages."""
+    """What a backend is sent: token ids with the prefilled ``prefix``, or for a chat backend (``tokenizer`` None) the
+    messages."""
     return messages if tokenizer is None else prompt_ids(tokenizer, messages, prefix)
 
 

@@ -6,7 +6,8 @@ attribution rules score it unchanged. A variant is ``base`` (no steering, the
 same decoding as the steered runs) or ``<method>-a<alpha>``. Both values are
 spelled and read here only (:mod:`conflictlab.wildcards`). A
 conflict-resolution method's rerun is likewise ``name@method``
-(:class:`conflictlab.lm.methods.MethodRun`, spelled in the model layer because every benchmark names its method runs so).
+(:class:`conflictlab.lm.methods.MethodRun`, spelled in the model layer because every benchmark names its method runs
+so).
 
 The strength ``alpha`` is any finite positive float, spelled by
 :func:`conflictlab.wildcards.format_alpha` (0.5 -> ``0.5``, 1.0 -> ``1``).

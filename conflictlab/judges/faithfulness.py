@@ -57,7 +57,8 @@ REFUSAL_OPENER = re.compile(
         (i\s*(am|'m|’m)\s+)?(really\s+|very\s+|so\s+)?sorry\b
       | i\s+apologi[sz]e\b
       | my\s+apologies\b
-      | i\s*(can\s*not|can't|can’t|won't|won’t|will\s+not)\s+(help|assist|answer|provide|comply|fulfil|fulfill|do\s+that|determine|tell|say)\b
+      | i\s*(can\s*not|can't|can’t|won't|won’t|will\s+not)
+        \s+(help|assist|answer|provide|comply|fulfil|fulfill|do\s+that|determine|tell|say)\b
       | i\s*(am|'m|’m)\s+(not\s+able|unable)\s+to\b
       | i\s*(do\s+not|don't|don’t)\s+know\b
       | as\s+an?\s+(ai|language\s+model|assistant)\b

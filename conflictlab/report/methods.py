@@ -173,7 +173,8 @@ def methods_table(
     any cell for a model is left out of that block). Returns (rows, columns,
     notes): one dict per (model, method) with ``model``, ``method`` and, per
     column key, a cell dict (``value``, ``ci_low``, ``ci_high``, ``n``,
-    ``mark``: "best" from the cells' ``best``, see :func:`with_paired`) or None; columns as (key, header) in the order benchmarks first
+    ``mark``: "best" from the cells' ``best``, see :func:`with_paired`) or None; columns as (key, header) in the order
+    benchmarks first
     appear in ``cells`` (the cells ``shown`` only); notes on empty cells and
     unmarked columns.
     """

@@ -652,7 +652,10 @@ def _methods_section(model: str, methods: Sequence[dict]) -> str:
     rows, the cells shown there): methods down, metrics across."""
     mine = [r for r in methods if r["model"] == model and str(r["shown"]).lower() == "true"]
     if not mine:
-        return '<p class="notrun">No conflict-resolution method ran for this model (add it to <code>methods.models</code>).</p>'
+        return (
+            '<p class="notrun">No conflict-resolution method ran for this model (add it to '
+            "<code>methods.models</code>).</p>"
+        )
     columns = list(dict.fromkeys(f"{r['benchmark']} {r['metric']}" for r in mine))
     rows = list(dict.fromkeys(r["method"] for r in mine))
     by = {(r["method"], f"{r['benchmark']} {r['metric']}"): r for r in mine}
@@ -680,7 +683,8 @@ def _methods_section(model: str, methods: Sequence[dict]) -> str:
 
 
 def _verdict_section(model: str, verdicts: Sequence[dict]) -> list[str]:
-    """The reproduction report's rows of ``model`` (``our_model``), with their verdicts, as on results/reproduction.html."""
+    """The reproduction report's rows of ``model`` (``our_model``), with their verdicts, as on
+    results/reproduction.html."""
     mine = [r for r in verdicts if r.get("our_model") == model]
     out = [
         "<h2>Reproduction verdicts</h2>",

@@ -1,4 +1,5 @@
-"""Rule arbitration_methods: one model's A/B read-out of the main instances' conflict prompts under every conflict-resolution method (greedy first)."""
+"""Rule arbitration_methods: one model's A/B read-out of the main instances' conflict prompts under every
+conflict-resolution method (greedy first)."""
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -12,7 +13,8 @@ from conflictlab.logs import configure_logging
 model, params = snakemake.wildcards.model, snakemake.params
 log = configure_logging(snakemake.log[0], f"arbitration_methods.{model}")
 instances = read_tables(snakemake.input.main)
-# The methods table reads the conflict prompts only (conflictlab.arbitration.methods): the unimodal references are not read out.
+# The methods table reads the conflict prompts only (conflictlab.arbitration.methods): the unimodal references are not
+# read out.
 instances = instances.filter(pc.equal(instances["condition"], "conflict"))
 lm = load(snakemake.input.model, dtype=params.settings["dtype"])
 names = [MethodRun(model, method).format() for method in params.methods]

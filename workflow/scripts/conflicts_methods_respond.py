@@ -1,4 +1,5 @@
-"""Rule conflicts_methods_respond: one model's Vanilla responses under every conflict-resolution method (greedy first)."""
+"""Rule conflicts_methods_respond: one model's Vanilla responses under every conflict-resolution method (greedy
+first)."""
 
 from conflictlab.conflicts.responses import RESPONSE_SCHEMA, answer_with_methods
 from conflictlab.io import read_tables, write_parquet

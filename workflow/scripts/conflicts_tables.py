@@ -27,9 +27,13 @@ out, options, judge = snakemake.output, snakemake.params.options, snakemake.para
 queries = read_tables(snakemake.input.queries)
 types = read_tables(snakemake.input.types)
 judged = read_tables(snakemake.input.judged)
-# The judged table also holds the conflict-resolution methods' runs (rules/methods.smk): their table is the methods table.
+# The judged table also holds the conflict-resolution methods' runs (rules/methods.smk): their table is the methods
+# table.
 judged = judged.filter(pc.is_in(judged["model"], value_set=pa.array(snakemake.params.models, pa.string())))
-PAPER_ROWS = "Rows 'paper': the paper's numbers, for reference; their n is the number of release queries they cover; the paper gives no interval."
+PAPER_ROWS = (
+    "Rows 'paper': the paper's numbers, for reference; their n is the number of release queries they cover; "
+    "the paper gives no interval."
+)
 EMPTY = "An empty interval: n < 2; an empty cell: n = 0."
 UNPARSEABLE = (
     "n_unparseable: responses not generated or not readable (unparseable Taxonomy-aware form, no predicted type for "

@@ -1,4 +1,5 @@
-"""Rule judge_tables: Faithfulness per model and type, Table 2 (kappa), Table 7 (judge Balance) and the judge's gold-set agreement."""
+"""Rule judge_tables: Faithfulness per model and type, Table 2 (kappa), Table 7 (judge Balance) and the judge's gold-set
+agreement."""
 
 from conflictlab.io import read_tables
 from conflictlab.judges.faithfulness import DEVIATIONS, SUMMARY_DISPLAY, summarize_faithfulness

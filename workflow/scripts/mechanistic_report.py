@@ -1,4 +1,5 @@
-"""Rule mechanistic_report: probes (Figure 2, Table 8; per subset, Figures 20-21), ΔER (Figure 4), projections (Figure 3)."""
+"""Rule mechanistic_report: probes (Figure 2, Table 8; per subset, Figures 20-21), ΔER (Figure 4), projections (Figure
+3)."""
 
 from collections import Counter
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""Rule shuffle_report: one generator's shuffled-evidence shares by presented position (the paper's Tables 9-10) and by original piece."""
+"""Rule shuffle_report: one generator's shuffled-evidence shares by presented position (the paper's Tables 9-10) and by
+original piece."""
 
 from conflictlab.contextconflict.balance import attributions, shuffled_shares
 from conflictlab.io import read_tables

@@ -1,4 +1,5 @@
-"""Rule table1: dataset statistics of the data this run read, beside the full release's (Table 1), and the base datasets (Table 5)."""
+"""Rule table1: dataset statistics of the data this run read, beside the full release's (Table 1), and the base datasets
+(Table 5)."""
 
 import pyarrow.compute as pc
 

@@ -47,7 +47,7 @@ Annotation Steps:
 Important Notes:
 – Avoid position bias: Do not favor evidence appearing earlier.
 – Distinguish quality from contribution: High-quality evidence unused in response should receive a low score.
-– Handle conflicting evidence: Focus on which evidence's viewpoint dominates in the response."""
+– Handle conflicting evidence: Focus on which evidence's viewpoint dominates in the response."""  # noqa: E501 (quoted verbatim: the published guidelines have lines over 120 characters)
 
 
 def rating_request(question: str, evidence: Sequence[str], response: str) -> JudgeRequest:

@@ -83,7 +83,7 @@ Response: Apples are red. Bananas are green. Bananas are cheaper than apples. En
 {{context_document}}
 
 **Response:**
-{{response}}"""
+{{response}}"""  # noqa: E501 (quoted verbatim: the published prompt has lines over 120 characters)
 
 
 def grounding_request(
