@@ -376,12 +376,13 @@ _DROP_TYPES = {"oar_drop": pl.Float64, "oar_drop_low": pl.Float64, "oar_drop_hig
 _KEYS = ("scored_on", "ratio", "model", "setting")  # one embedded row
 
 
-def _outcomes(frame: pl.LazyFrame, subset: pl.DataFrame, ratio: str) -> pl.DataFrame:
-    """(model, setting, record_id, oar), one per record, of ``frame``'s rows whose (model, record_id) is in
-    ``subset``; a row read twice counts once. ValueError when a record's two readings disagree (no pair is
-    then defined)."""
+def _outcomes(frame: pl.LazyFrame, subset: pl.DataFrame, settings: list[str], ratio: str) -> pl.DataFrame:
+    """(model, setting, record_id, oar), one per record, of ``frame``'s rows in ``settings`` whose (model,
+    record_id) is in ``subset``; a row read twice counts once. ValueError when a record's two readings disagree
+    (no pair is then defined)."""
     outcomes = (
-        frame.join(subset.lazy(), on=["model", "record_id"], how="semi")
+        frame.filter(pl.col("setting").is_in(settings))
+        .join(subset.lazy(), on=["model", "record_id"], how="semi")
         .select("model", "setting", "record_id", (pl.col("predicted_letter") == pl.col("correct_letter")).alias("oar"))
         .unique()
         .collect(engine="streaming")
@@ -414,19 +415,22 @@ def with_oar_drop(
     found = []
     if reference in trained and table.height:
         models = table["model"].unique(maintain_order=True).to_list()
+        settings = table["setting"].unique(maintain_order=True).to_list()
         own = _lazy(base).filter(pl.col("model").is_in(models))
         scorings = {
             SCORED_SUBSET: _released_subset(own, _groups(own)),
             ALL_RECORDS: own.select("model", "record_id").unique().collect(engine="streaming"),
         }
         for scored_on, subset in scorings.items():
-            before = _outcomes(_lazy(trained[reference]), subset, reference)
+            before = _outcomes(_lazy(trained[reference]), subset, settings, reference)
             for ratio, frame in trained.items():
                 if ratio == reference:
                     continue
                 counts = (
                     before.join(
-                        _outcomes(_lazy(frame), subset, ratio), on=["model", "setting", "record_id"], suffix="_after"
+                        _outcomes(_lazy(frame), subset, settings, ratio),
+                        on=["model", "setting", "record_id"],
+                        suffix="_after",
                     )
                     .group_by("model", "setting")
                     .agg(
