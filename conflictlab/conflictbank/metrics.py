@@ -26,6 +26,9 @@ the entropy's bootstrap went (issue 50); kept until config drops
 ``bootstrap_resamples``.
 The authors round to two decimals; nothing is rounded here.
 
+:func:`with_oar_drop` adds to the embedded table the drop in OAR from the 1:0 run (default data only) to each
+other ratio, paired over the records both runs answered: the change §3.3 reports (37.6 for Mistral-7B at 2:1).
+
 The full QA set read out under 17 settings is ~9.4M prediction rows per
 model, so the tables are never turned into Python rows: polars scans the
 Parquet, joins the scored subset and counts per (model, setting); only the
@@ -42,7 +45,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from conflictlab.stats import mean_interval, proportion_interval
+from conflictlab.stats import agresti_min_interval, mean_interval, proportion_interval
 
 RATES = ("oar", "car", "uncertain", "neither")
 
@@ -361,3 +364,86 @@ def embedded_metrics(
         .sort(*(pl.col(key).replace_strict(values, list(range(len(values)))) for key, values in ranks.items()), "order")
     )
     return rows.select(EMBEDDED_SCHEMA.names).to_arrow().cast(EMBEDDED_SCHEMA)
+
+
+# The run on default data only: the paper's drop in OAR with conflicting training data is from it (§3.3).
+REFERENCE_RATIO = "1:0"
+DROP_SCHEMA = pa.schema(
+    [pa.field(name, pa.float64()) for name in ("oar_drop", "oar_drop_low", "oar_drop_high")]
+    + [pa.field("n_paired", pa.int64())]
+)
+_DROP_TYPES = {"oar_drop": pl.Float64, "oar_drop_low": pl.Float64, "oar_drop_high": pl.Float64, "n_paired": pl.Int64}
+_KEYS = ("scored_on", "ratio", "model", "setting")  # one embedded row
+
+
+def _outcomes(frame: pl.LazyFrame, subset: pl.DataFrame, settings: list[str], ratio: str) -> pl.DataFrame:
+    """(model, setting, record_id, oar), one per record, of ``frame``'s rows in ``settings`` whose (model,
+    record_id) is in ``subset``; a row read twice counts once. ValueError when a record's two readings disagree
+    (no pair is then defined)."""
+    outcomes = (
+        frame.filter(pl.col("setting").is_in(settings))
+        .join(subset.lazy(), on=["model", "record_id"], how="semi")
+        .select("model", "setting", "record_id", (pl.col("predicted_letter") == pl.col("correct_letter")).alias("oar"))
+        .unique()
+        .collect(engine="streaming")
+    )
+    twice = outcomes.filter(pl.struct("model", "setting", "record_id").is_duplicated())
+    if twice.height:
+        model, setting, record = twice.row(0)[:3]
+        raise ValueError(
+            f"embedded predictions at ratio {ratio}: record {record} of {model} in {setting} is read twice with "
+            f"different answers ({twice.height // 2} such records): no pair for the drop in OAR"
+        )
+    return outcomes
+
+
+def with_oar_drop(
+    rows: pa.Table,
+    base: Predictions,
+    trained: Mapping[str, Predictions],
+    *,
+    reference: str = REFERENCE_RATIO,
+    confidence: float = 0.95,
+) -> pa.Table:
+    """``rows`` (:func:`embedded_metrics` of ``base`` and ``trained``) with the columns of :data:`DROP_SCHEMA`:
+    OAR at the ``reference`` ratio minus OAR at the row's ratio, as a proportion in [-1, 1], over the records of
+    the row's scoring that both runs answered in the row's setting (``n_paired``), with the Agresti-Min interval of
+    a paired difference (:func:`conflictlab.stats.agresti_min_interval`): both runs answer the same records, so
+    the pairs, not two independent samples, carry the difference's error. Null on the ``base`` and ``reference``
+    rows, and everywhere when ``trained`` has no ``reference`` run."""
+    table = pl.from_arrow(rows).with_row_index("_order")
+    found = []
+    if reference in trained and table.height:
+        models = table["model"].unique(maintain_order=True).to_list()
+        settings = table["setting"].unique(maintain_order=True).to_list()
+        own = _lazy(base).filter(pl.col("model").is_in(models))
+        scorings = {
+            SCORED_SUBSET: _released_subset(own, _groups(own)),
+            ALL_RECORDS: own.select("model", "record_id").unique().collect(engine="streaming"),
+        }
+        for scored_on, subset in scorings.items():
+            before = _outcomes(_lazy(trained[reference]), subset, settings, reference)
+            for ratio, frame in trained.items():
+                if ratio == reference:
+                    continue
+                counts = (
+                    before.join(
+                        _outcomes(_lazy(frame), subset, settings, ratio),
+                        on=["model", "setting", "record_id"],
+                        suffix="_after",
+                    )
+                    .group_by("model", "setting")
+                    .agg(
+                        pl.len().alias("n_paired"),
+                        (pl.col("oar") & ~pl.col("oar_after")).sum().alias("only_before"),
+                        (~pl.col("oar") & pl.col("oar_after")).sum().alias("only_after"),
+                    )
+                )
+                for model, setting, n, only_before, only_after in counts.iter_rows():
+                    drop, low, high = agresti_min_interval(only_before, only_after, n, confidence=confidence)
+                    found.append((scored_on, ratio, model, setting, drop, low, high, n))
+    drops = pl.DataFrame(found, schema={**dict.fromkeys(_KEYS, pl.String), **_DROP_TYPES}, orient="row")
+    joined = table.join(drops, on=list(_KEYS), how="left").sort("_order").drop("_order")
+    # NaN (an interval below its minimum n) is no number: null, as the other columns' missing values
+    joined = joined.with_columns(pl.col(c).fill_nan(None) for c in ("oar_drop", "oar_drop_low", "oar_drop_high"))
+    return joined.to_arrow().cast(pa.schema([*EMBEDDED_SCHEMA, *DROP_SCHEMA]))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import polars as pl
 
-from conflictlab.conflictbank.metrics import embedded_metrics, scan_predictions, setting_metrics
+from conflictlab.conflictbank.metrics import embedded_metrics, scan_predictions, setting_metrics, with_oar_drop
 from conflictlab.conflictbank.report import (
     EMBEDDED_FIGURES,
     embedded_figure,
@@ -50,6 +50,7 @@ trained = {ratio: scan_predictions(paths) for ratio, paths in embedded.items()}
 rows = embedded_metrics(
     predictions, trained, models=snakemake.params.embedded_models, settings=options["embedded_settings"], **boot
 )
+rows = with_oar_drop(rows, predictions, trained)
 write_embedded_table(rows, out.embedded_md, out.embedded_csv)
 save(embedded_figure(rows), Path(out.embedded_png).with_suffix(""))
 for figure in EMBEDDED_FIGURES:
