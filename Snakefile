@@ -46,8 +46,8 @@ include: "rules/judges.smk"  # before conflicts.smk, whose judge job takes judge
 include: "rules/conflicts.smk"
 include: "rules/profile.smk"  # after every benchmark's rule file (it reads their tables), before report.smk (which lists its pages)
 include: "rules/reproduction.smk"  # after profile.smk (it reads the tables the profile reads), before report.smk
+include: "rules/construction.smk"  # after judges.smk (its judge settings and cache), before report.smk (its outputs)
 include: "rules/report.smk"
-include: "rules/construction.smk"  # after judges.smk (its judge settings and cache); named targets only
 
 
 rule all:

@@ -1,8 +1,10 @@
 # Building new conflict data the papers' way (docs/construction.md): ConflictBank
 # from a Wikidata dump (scatter by chunk, gather, generate, check, QA) and
 # ContextConflict's semi-synthetic instances with their audit sheets. Named
-# targets construct_conflictbank and construct_contextconflict; not in `all`.
-# After judges.smk, whose judge settings, inputs and reply cache it takes.
+# targets construct_conflictbank and construct_contextconflict; in `all` and the
+# report (CONSTRUCTION_OUTPUTS) where construction.default_target is set.
+# After judges.smk, whose judge settings, inputs and reply cache it takes;
+# before report.smk, which collects CONSTRUCTION_OUTPUTS.
 
 from conflictlab.construction.contextconflict import BUILT_SUBSETS
 
@@ -107,7 +109,7 @@ rule construct_cb_evidence:
     resources:
         mem_mb=8000,
     params:
-        **CONSTRUCTION_MODEL_PARAMS,
+        generator=CONSTRUCTION_MODEL_PARAMS,
         facts=CB_BUILD["facts"],
         seed=CONSTRUCTION["seed"],
         code=code_hash("construct_cb_evidence.py"),
@@ -217,7 +219,7 @@ rule construct_cc_generate:
     resources:
         mem_mb=8000,
     params:
-        **CONSTRUCTION_MODEL_PARAMS,
+        generator=CONSTRUCTION_MODEL_PARAMS,
         sources=CC_SOURCES,
         max_per_source=CC_BUILD["max_per_source"],
         seed=CONSTRUCTION["seed"],
@@ -289,3 +291,56 @@ rule construct_contextconflict:
         code=code_hash("construct_cc_check.py"),
     script:
         "../workflow/scripts/construct_cc_check.py"
+
+
+CONSTRUCTION_SUMMARY_OUTPUTS = {
+    "steps_md": "results/tables/construction_steps.md",
+    "steps_csv": "results/tables/construction_steps.csv",
+    "rejections_md": "results/tables/construction_rejections.md",
+    "rejections_csv": "results/tables/construction_rejections.csv",
+}
+
+
+rule construct_summary:
+    """The report's construction section: both pipelines' counts after each step beside the papers',
+    and every rejection by its reason."""
+    input:
+        cb_steps="results/tables/construction_conflictbank_steps.csv",
+        cb_rejected=f"{CB_DIR}/dump.rejected.parquet",
+        cb_checked=f"{CB_DIR}/evidence.checked.parquet",
+        cc_instances=f"{CC_DIR}/instances.parquet",
+        cc_rejected=f"{CC_DIR}/rejected.parquet",
+        audit=f"{CC_DIR}/audit",
+    output:
+        **flagged(
+            CONSTRUCTION_SUMMARY_OUTPUTS,
+            {"steps_csv": "construction_steps", "rejections_csv": "construction_rejections"},
+            "Construction",
+        ),
+    log:
+        "results/logs/construction/summary.log",
+    benchmark:
+        "results/benchmarks/construction/summary.tsv"
+    localrule: True
+    conda:
+        "../envs/construction.yaml"
+    params:
+        generator=CONSTRUCTION_GENERATOR,
+        judge=config["judges"]["model"],
+        local=not is_hosted(CONSTRUCTION_GENERATOR),
+        code=code_hash("construct_summary.py"),
+    script:
+        "../workflow/scripts/construct_summary.py"
+
+
+# What `all` and the HTML report collect (rules/report.smk), and the generating jobs' endpoint usage.
+CONSTRUCTION_OUTPUTS = (
+    [f"{CB_DIR}/data.parquet", f"{CC_DIR}/samples.parquet", *CONSTRUCTION_SUMMARY_OUTPUTS.values()]
+    if CONSTRUCTION["default_target"]
+    else []
+)
+CONSTRUCTION_USAGE = (
+    ["results/usage/construct_cb_evidence.parquet", "results/usage/construct_cc_generate.parquet"]
+    if CONSTRUCTION["default_target"]
+    else []
+)

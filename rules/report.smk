@@ -31,6 +31,7 @@ REPORT_INPUTS = [
     *flatten(JUDGE_TABLE_OUTPUTS),
     *PROFILE_OUTPUTS,
     *REPRODUCTION_OUTPUTS.values(),
+    *CONSTRUCTION_OUTPUTS,
 ]
 
 # The endpoint usage file of every job of this config that may talk to an endpoint.
@@ -48,6 +49,7 @@ USAGE_INPUTS = [
         if config["accuracy"]["free_text"] == "judge" and REASONING_TYPES
         else []
     ),
+    *CONSTRUCTION_USAGE,
 ]
 
 USAGE_OUTPUTS = {"md": "results/tables/usage.md", "csv": "results/tables/usage.csv"}

@@ -7,6 +7,12 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -22,6 +28,7 @@ from conflictlab.construction.models import BudgetError, check_budget, open_gene
 from conflictlab.judges.backends import open_judge
 from conflictlab.lm.chat import ChatBackend, hosted_client
 from tests.fake_openai import FakeOpenAI
+from tests.test_endpoint import _wait_for
 
 RELATIONS = list(planted.RELATIONS)
 
@@ -139,7 +146,8 @@ def _reply(route, body):
     return f"Records show that {claim}"
 
 
-def _construct(tmp_path, server, n_people=12, sample=None):
+def _claims(tmp_path, n_people):
+    """The claims of a planted dump of ``n_people``, scanned in two chunks and gathered."""
     path = tmp_path / "dump.json.gz"
     _dump(path, n_people)
     _, tables = _scan_all(path, 2)
@@ -148,7 +156,11 @@ def _construct(tmp_path, server, n_people=12, sample=None):
         pl.concat([pl.from_arrow(t[1]) for t in tables]).lazy(),
         seed=0,
     )
-    claims = cb.sample_facts(cb.claims_table(facts, RELATIONS).lazy(), sample, seed=0)
+    return cb.claims_table(facts, RELATIONS)
+
+
+def _construct(tmp_path, server, n_people=12, sample=None):
+    claims = cb.sample_facts(_claims(tmp_path, n_people).lazy(), sample, seed=0)
     requests = cb.evidence_requests(claims, seed=0)
     hosted = {"base_url": server.base_url, "model": "fake", "backoff_s": 0.01, "max_backoff_s": 0.05}
     with open_generator(None, hosted, {}, cache_dir=tmp_path / "requests", writer="construct") as (backend, tokenizer):
@@ -215,3 +227,62 @@ def test_paid_requests_need_a_price_and_a_budget_that_covers_the_estimate():
 def test_steps_table_sets_the_papers_counts_beside_ours():
     table = cb.steps_table([("facts (one triple per subject-relation pair)", 10), ("QA pairs", 2), ("other", 1)])
     assert table.column("paper").to_pylist() == [2_863_205, 553_117, None]
+
+
+# A construction job that generates evidence for the claims in argv[3] through the endpoint at argv[1],
+# its request cache in argv[2]; the test kills it mid-run.
+KILLED_EVIDENCE_JOB = """
+import sys
+import polars as pl
+from conflictlab.construction import conflictbank as cb
+from conflictlab.construction.models import open_generator
+url, cache, claims = sys.argv[1:]
+requests = cb.evidence_requests(pl.read_parquet(claims), seed=0)
+hosted = {"base_url": url, "model": "fake", "backoff_s": 0.01, "max_backoff_s": 0.05}
+with open_generator(None, hosted, {}, cache_dir=cache, writer="construct") as (backend, tokenizer):
+    cb.generate_evidence(requests, backend, tokenizer, max_new_tokens=64, seed=0)
+"""
+
+
+def test_a_killed_evidence_job_resumes_without_resending_an_answered_request(tmp_path):
+    """SIGKILL mid-run, then the same step again: every request answered before the kill comes
+    from the request cache, the rest are sent once, and the evidence equals an uninterrupted run's."""
+    claims = _claims(tmp_path, 3)
+    claims.write_parquet(tmp_path / "claims.parquet")
+    requests = cb.evidence_requests(claims, seed=0)
+    total = requests.height
+    cache = tmp_path / "requests"
+
+    def cached_lines() -> int:
+        return sum(f.read_text().count("\n") for f in cache.rglob("*.jsonl")) if cache.exists() else 0
+
+    with FakeOpenAI(reply=_reply, rate_slow=1.0, slow_s=0.05) as server:
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        job = subprocess.Popen(
+            [sys.executable, "-c", KILLED_EVIDENCE_JOB, server.base_url, str(cache), str(tmp_path / "claims.parquet")],
+            env=env,
+        )
+        try:
+            _wait_for(lambda: len(set(server.completed)) >= 5, 120)
+            server.hold()  # no answer can fall between the server and the job's cache line
+            time.sleep(0.1)
+            _wait_for(lambda: cached_lines() == len(set(server.completed)), 10)
+            job.send_signal(signal.SIGKILL)
+            job.wait(10)
+        finally:
+            if job.poll() is None:
+                job.kill()
+                job.wait()
+        server.release()
+        answered_before = len(set(server.completed))
+        assert 5 <= answered_before < total  # killed mid-run
+        hosted = {"base_url": server.base_url, "model": "fake", "backoff_s": 0.01, "max_backoff_s": 0.05}
+        with open_generator(None, hosted, {}, cache_dir=cache, writer="construct") as (backend, tokenizer):
+            resumed = cb.generate_evidence(requests, backend, tokenizer, max_new_tokens=64, seed=0)
+        assert server.resent_after_completion() == 0
+        assert len(set(server.completed)) == total  # the rest were sent once each
+    with FakeOpenAI(reply=_reply) as fresh:
+        hosted = {"base_url": fresh.base_url, "model": "fake"}
+        with open_generator(None, hosted, {}, cache_dir=tmp_path / "fresh", writer="construct") as (backend, tokenizer):
+            reference = cb.generate_evidence(requests, backend, tokenizer, max_new_tokens=64, seed=0)
+    assert resumed.equals(reference)

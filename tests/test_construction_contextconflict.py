@@ -160,37 +160,14 @@ def _items(kind, subset, n):
 
 def test_audit_plan_uses_the_papers_rates_seeded():
     items = _items("inferential", "folio", 7) + _items("misinformation", "sci_data", 10)
-    plan = audit.audit_plan(
-        items,
-        double=["inferential"],
-        sampled=["misinformation"],
-        sample_rate=0.3,
-        spot_rate=0.1,
-        seed=1,
-        constructed=True,
-    )
+    rates = {"sample_rate": 0.3, "spot_rate": 0.1, "seed": 1}
+    plan = audit.audit_plan(items, double=["inferential"], sampled=["misinformation"], constructed=True, **rates)
     counts = {(i["subset"], i["audit"], i["annotators"]) for i in plan}
     assert counts == {("folio", "double", ("A", "B")), ("sci_data", "sampled", ("A",))}
     assert sum(i["subset"] == "folio" for i in plan) == 7 and sum(i["subset"] == "sci_data" for i in plan) == 3
-    spot = audit.audit_plan(
-        _items("ambiguity", "root", 25),
-        double=[],
-        sampled=[],
-        sample_rate=0.3,
-        spot_rate=0.1,
-        seed=1,
-        constructed=False,
-    )
+    spot = audit.audit_plan(_items("ambiguity", "root", 25), double=[], sampled=[], constructed=False, **rates)
     assert len(spot) == 3 and all(i["audit"] == "spot" for i in spot)  # ceil(10% of 25)
-    again = audit.audit_plan(
-        items,
-        double=["inferential"],
-        sampled=["misinformation"],
-        sample_rate=0.3,
-        spot_rate=0.1,
-        seed=1,
-        constructed=True,
-    )
+    again = audit.audit_plan(items, double=["inferential"], sampled=["misinformation"], constructed=True, **rates)
     assert again == plan
 
 
@@ -240,3 +217,26 @@ def test_a_sheet_with_an_empty_verdict_is_refused_naming_file_row_and_field(tmp_
     audit.write_sheets(plan, tmp_path)
     with pytest.raises(audit.SheetError, match=r"sheet_A.csv: row 2 \(item sci_data/00\): field 'verdict' is ''"):
         audit.read_sheets({"A": tmp_path / "sheet_A.csv"})
+
+
+@pytest.mark.parametrize(
+    "source, read",
+    [
+        ("scifact_corpus", lambda path: cc.scifact_jobs(SOURCES["scifact_claims"], path)),
+        ("scifact_claims", lambda path: cc.scifact_jobs(path, SOURCES["scifact_corpus"])),
+        ("folio", cc.folio_jobs),
+        ("entailmentbank", cc.entailmentbank_jobs),
+        ("conflictbank", cc.conflictbank_jobs),
+    ],
+)
+def test_a_torn_line_in_any_base_file_is_a_rejection_naming_file_line_and_reason(tmp_path, source, read):
+    """Every base reader: a line that is not JSON, appended after the demo file's records, is one
+    "read" rejection with the file, its line number and the reason; the other records are unchanged."""
+    lines = Path(SOURCES[source]).read_text(encoding="utf-8").splitlines()
+    torn = tmp_path / Path(SOURCES[source]).name
+    torn.write_text("\n".join([*lines, '{"id": 99, "claim": "cut off']) + "\n", encoding="utf-8")
+    before, after = read(SOURCES[source]), read(str(torn))
+    added = [r for r in after.rejections if r["source"] == str(torn) and r["record"] == str(len(lines) + 1)]
+    assert len(added) == 1 and added[0]["stage"] == "read" and added[0]["reason"].startswith("not JSON")
+    assert len(after.rejections) == len(before.rejections) + 1
+    assert [j.key for j in after.jobs] == [j.key for j in before.jobs]

@@ -543,6 +543,7 @@ def test_a_hosted_generator_plans_every_default_target_but_its_own_weights(workf
         "results/metrics/smollm2-135m-instruct/causal.parquet",
         "results/metrics/fake-chat/attributions_smollm2-135m-instruct.parquet",
         "results/profiles/fake-chat.html",
+        "results/tables/construction_steps.md",  # construction.default_target: both pipelines and their summary
     ):
         assert path in output, path
 

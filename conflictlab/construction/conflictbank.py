@@ -399,22 +399,22 @@ CONFLICT_TEMPLATE = "conflictbank_conflict_v1"
 YES_NO = ("yes", "no")
 
 
+def _yes_no_request(template: str, text: str, field: str, question: str) -> JudgeRequest:
+    """``text``, then ``question``, answered as JSON {``field``: "yes" | "no"} (a constrained choice)."""
+    user = f'{text}\n\n{question} Reply with JSON {{"{field}": "yes"}} or {{"{field}": "no"}}.'
+    return JudgeRequest(template=template, messages=(("user", user),), fields=(field,), options=YES_NO)
+
+
 def nli_request(evidence: str, claim: str) -> JudgeRequest:
     """Does the evidence entail the claim? (written here; the paper used an NLI model)."""
-    user = (
-        "Premise:\n" + evidence + "\n\nHypothesis: " + claim + "\n\n"
-        'Does the premise entail the hypothesis? Reply with JSON {"entails": "yes"} or {"entails": "no"}.'
-    )
-    return JudgeRequest(template=NLI_TEMPLATE, messages=(("user", user),), fields=("entails",), options=YES_NO)
+    text = "Premise:\n" + evidence + "\n\nHypothesis: " + claim
+    return _yes_no_request(NLI_TEMPLATE, text, "entails", "Does the premise entail the hypothesis?")
 
 
 def conflict_request(default_evidence: str, conflict_evidence: str) -> JudgeRequest:
     """Do two evidence texts contradict each other? (written here; the paper used a trained classifier)."""
-    user = (
-        "Text A:\n" + default_evidence + "\n\nText B:\n" + conflict_evidence + "\n\n"
-        'Do texts A and B make contradictory claims? Reply with JSON {"contradict": "yes"} or {"contradict": "no"}.'
-    )
-    return JudgeRequest(template=CONFLICT_TEMPLATE, messages=(("user", user),), fields=("contradict",), options=YES_NO)
+    text = "Text A:\n" + default_evidence + "\n\nText B:\n" + conflict_evidence
+    return _yes_no_request(CONFLICT_TEMPLATE, text, "contradict", "Do texts A and B make contradictory claims?")
 
 
 def quality_controls(

@@ -72,6 +72,24 @@ class Built:
     jobs: list[Job] = field(default_factory=list)
     rejections: list[dict] = field(default_factory=list)
 
+    def read(
+        self, path: str | os.PathLike, parse: Callable[[Any, int], Any], errors: tuple[type[Exception], ...] = ()
+    ) -> Iterator[tuple[int, Any, Any]]:
+        """(line number, record, ``parse(record, line number)``) of each record of the JSON-lines file ``path``.
+        A line that is not JSON, or whose record ``parse`` refuses with a
+        :class:`RecordError` (or one of ``errors``), is a "read" rejection
+        with the file, the line and the reason, and is not yielded."""
+        for number, record in read_jsonl(path):
+            try:
+                if isinstance(record, RecordError):
+                    raise record
+                parsed = parse(record, number)
+            except (RecordError, *errors) as err:
+                reason = getattr(err, "problem", None) or str(err)
+                self.rejections.append({"source": str(path), "record": str(number), "stage": "read", "reason": reason})
+                continue
+            yield number, record, parsed
+
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
     """(line number from 1, parsed value or RecordError) of each non-blank line."""
@@ -215,41 +233,33 @@ def scifact_jobs(claims_path: str, corpus_path: str, *, question_of: dict[str, s
     """SciFact claims with rationale sentences -> step 1 (questions), or with
     ``question_of`` (record key -> the validated question) step 2 (conflicting statements)."""
     built = Built()
-    corpus: dict[int, list[str]] = {}
-    for number, doc in read_jsonl(corpus_path):
-        try:
-            if isinstance(doc, RecordError):
-                raise doc
-            if not isinstance(doc.get("doc_id"), int) or not isinstance(doc.get("abstract"), list):
-                raise RecordError("needs an integer 'doc_id' and an 'abstract' list of sentences")
-            corpus[doc["doc_id"]] = doc["abstract"]
-        except RecordError as err:
-            built.rejections.append(
-                {"source": str(corpus_path), "record": str(number), "stage": "read", "reason": err.reason}
-            )
-    for number, record in read_jsonl(claims_path):
-        try:
-            if isinstance(record, RecordError):
-                raise record
-            claim = _text(record, "claim")
-            evidence = record.get("evidence")
-            if not isinstance(evidence, dict) or not evidence:
-                raise RecordError("no 'evidence' (claims without rationales cannot be perturbed)")
-            doc_id, annotations = next(iter(evidence.items()))
-            abstract = corpus.get(int(doc_id))
-            if abstract is None:
-                raise RecordError(f"evidence document {doc_id} is not in the corpus")
-            label = annotations[0].get("label")
-            if label not in ("SUPPORT", "CONTRADICT"):
-                raise RecordError(f"label {label!r} is not SUPPORT or CONTRADICT")
-            indices = sorted({i for a in annotations for i in a.get("sentences", [])})
-            if not indices or max(indices) >= len(abstract):
-                raise RecordError("rationale sentence index outside the abstract")
-        except (RecordError, ValueError, TypeError, AttributeError, IndexError) as err:
-            built.rejections.append(
-                {"source": str(claims_path), "record": str(number), "stage": "read", "reason": str(err)}
-            )
-            continue
+
+    def document(doc: dict, _line: int) -> tuple[int, list[str]]:
+        if not isinstance(doc.get("doc_id"), int) or not isinstance(doc.get("abstract"), list):
+            raise RecordError("needs an integer 'doc_id' and an 'abstract' list of sentences")
+        return doc["doc_id"], doc["abstract"]
+
+    corpus = dict(parsed for _, _, parsed in built.read(corpus_path, document))
+
+    def claim_record(record: dict, _line: int) -> tuple[str, list[str], list[int], str]:
+        claim = _text(record, "claim")
+        evidence = record.get("evidence")
+        if not isinstance(evidence, dict) or not evidence:
+            raise RecordError("no 'evidence' (claims without rationales cannot be perturbed)")
+        doc_id, annotations = next(iter(evidence.items()))
+        abstract = corpus.get(int(doc_id))
+        if abstract is None:
+            raise RecordError(f"evidence document {doc_id} is not in the corpus")
+        label = annotations[0].get("label")
+        if label not in ("SUPPORT", "CONTRADICT"):
+            raise RecordError(f"label {label!r} is not SUPPORT or CONTRADICT")
+        indices = sorted({i for a in annotations for i in a.get("sentences", [])})
+        if not indices or max(indices) >= len(abstract):
+            raise RecordError("rationale sentence index outside the abstract")
+        return claim, abstract, indices, label
+
+    malformed = (ValueError, TypeError, AttributeError, IndexError)
+    for number, record, (claim, abstract, indices, label) in built.read(claims_path, claim_record, malformed):
         original = [abstract[i] for i in indices]
         key = f"sci_data/{record.get('id', number)}"
         answer = "Yes" if label == "SUPPORT" else "No"
@@ -317,19 +327,17 @@ def _premise_job(key: str, subset: str, premises: list[str], hypothesis: str, qu
 
 def folio_jobs(path: str) -> Built:
     """FOLIO stories (premises one a line, conclusion, label True/False/Uncertain)."""
+
+    def story(record: dict, _line: int) -> tuple[list[str], str, str]:
+        premises = [p.strip() for p in _text(record, "premises").splitlines() if p.strip()]
+        conclusion = _text(record, "conclusion")
+        label = _text(record, "label")
+        if label not in ("True", "False", "Uncertain"):
+            raise RecordError(f"label {label!r} is not True, False or Uncertain")
+        return premises, conclusion, label
+
     built = Built()
-    for number, record in read_jsonl(path):
-        try:
-            if isinstance(record, RecordError):
-                raise record
-            premises = [p.strip() for p in _text(record, "premises").splitlines() if p.strip()]
-            conclusion = _text(record, "conclusion")
-            label = _text(record, "label")
-            if label not in ("True", "False", "Uncertain"):
-                raise RecordError(f"label {label!r} is not True, False or Uncertain")
-        except RecordError as err:
-            built.rejections.append({"source": str(path), "record": str(number), "stage": "read", "reason": err.reason})
-            continue
+    for number, record, (premises, conclusion, label) in built.read(path, story):
         question = f"Based on the given evidence, is the hypothesis '{conclusion}' true, false, or uncertain?"
         built.jobs.append(
             _premise_job(f"folio/{record.get('example_id', number)}", "folio", premises, conclusion, question, label)
@@ -339,23 +347,16 @@ def folio_jobs(path: str) -> Built:
 
 def entailmentbank_jobs(path: str) -> Built:
     """EntailmentBank task_1 records: the triples are the premises, the hypothesis the conclusion."""
+
+    def tree(record: dict, _line: int) -> tuple[list[str], str, str, str]:
+        triples = (record.get("meta") or {}).get("triples")
+        if not isinstance(triples, dict) or not triples:
+            raise RecordError("field 'meta.triples' is missing or empty")
+        premises = [triples[k] for k in sorted(triples, key=lambda k: int(re.sub(r"\D", "", k) or 0))]
+        return premises, _text(record, "hypothesis"), _text(record, "question"), _text(record, "answer")
+
     built = Built()
-    for number, record in read_jsonl(path):
-        try:
-            if isinstance(record, RecordError):
-                raise record
-            triples = (record.get("meta") or {}).get("triples")
-            if not isinstance(triples, dict) or not triples:
-                raise RecordError("field 'meta.triples' is missing or empty")
-            premises = [triples[k] for k in sorted(triples, key=lambda k: int(re.sub(r"\D", "", k) or 0))]
-            hypothesis, question, answer = (
-                _text(record, "hypothesis"),
-                _text(record, "question"),
-                _text(record, "answer"),
-            )
-        except RecordError as err:
-            built.rejections.append({"source": str(path), "record": str(number), "stage": "read", "reason": err.reason})
-            continue
+    for number, record, (premises, hypothesis, question, answer) in built.read(path, tree):
         built.jobs.append(
             _premise_job(
                 f"entailment_bank/{record.get('id', number)}", "entailment_bank", premises, hypothesis, question, answer
@@ -383,21 +384,11 @@ def conflictbank_jobs(path: str) -> Built:
     from conflictlab.conflictbank.dataset import normalise_record
 
     built = Built()
-    for number, raw in read_jsonl(path):
-        try:
-            if isinstance(raw, RecordError):
-                raise raw
-            row = normalise_record(raw, source=str(path), record_id=number)
-        except (RecordError, CBError) as err:
-            built.rejections.append(
-                {
-                    "source": str(path),
-                    "record": str(number),
-                    "stage": "read",
-                    "reason": getattr(err, "problem", str(err)),
-                }
-            )
-            continue
+
+    def record(raw: dict, line: int) -> dict:
+        return normalise_record(raw, source=str(path), record_id=line)
+
+    for number, raw, row in built.read(path, record, (CBError,)):
         subject = row.get("subject") or raw.get("subject", "")
         key = f"{number}"
         temporal_content = {"source_1": row["default_evidence"], "source_2": row["temporal_evidence"]}

@@ -102,6 +102,35 @@ def open_generator(
             yield backend, backend.lm.tokenizer
 
 
+@contextlib.contextmanager
+def budgeted_generator(
+    job: str,
+    conversations: Sequence[Conversation],
+    settings: Mapping,
+    *,
+    model_dir: str | os.PathLike | None,
+    cache_dir: str | os.PathLike | None,
+):
+    """:func:`open_generator` for a ``with`` block, entered only after
+    :func:`check_budget` has logged and passed ``conversations``, the job's
+    requests. ``settings``: a construction rule's generator params, a mapping
+    with ``model``, ``hosted`` (endpoint mapping or None), ``price``,
+    ``budget_usd``, ``generation`` (settings mapping) and ``max_new_tokens``."""
+    check_budget(
+        job,
+        settings["model"],
+        conversations,
+        settings["max_new_tokens"],
+        price=settings["price"],
+        budget_usd=settings["budget_usd"],
+        hosted=bool(settings["hosted"]),
+    )
+    with open_generator(
+        model_dir, settings["hosted"], settings["generation"], cache_dir=cache_dir, writer=job
+    ) as backend_and_tokenizer:
+        yield backend_and_tokenizer
+
+
 def complete(
     backend, tokenizer, conversations: Sequence[Conversation], *, max_new_tokens: int, seed: int, rows: Sequence[str]
 ) -> list[Completion]:

@@ -8,7 +8,7 @@ from conflictlab.construction.contextconflict import (
     planned_prompts,
     write_release,
 )
-from conflictlab.construction.models import check_budget, complete, open_generator
+from conflictlab.construction.models import budgeted_generator, complete
 from conflictlab.io import atomic_path, write_parquet
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.logs import configure_logging
@@ -17,21 +17,12 @@ params, output = snakemake.params, snakemake.output
 log = configure_logging(snakemake.log[0], "construct_cc_generate")
 sources, n, seed = params.sources, params.max_per_source, params.seed
 conversations = [[{"role": "user", "content": p}] for p in planned_prompts(sources, n=n, seed=seed)]
-check_budget(
+with budgeted_generator(
     "construct_cc_generate",
-    params.model,
     conversations,
-    params.max_new_tokens,
-    price=params.price,
-    budget_usd=params.budget_usd,
-    hosted=bool(params.hosted),
-)
-with open_generator(
-    snakemake.input.get("model"),
-    params.hosted,
-    params.generation,
+    params.generator,
+    model_dir=snakemake.input.get("model"),
     cache_dir=snakemake.input.get("request_cache"),
-    writer="construct_cc_generate",
 ) as (backend, tokenizer):
 
     def generate(jobs):
@@ -39,7 +30,7 @@ with open_generator(
             backend,
             tokenizer,
             [[{"role": "user", "content": j.prompt}] for j in jobs],
-            max_new_tokens=params.max_new_tokens,
+            max_new_tokens=params.generator["max_new_tokens"],
             seed=seed,
             rows=[j.key for j in jobs],
         )
