@@ -89,10 +89,9 @@ def open_generator(
     ``settings``: the generation settings (``backend``, ``batch_size``, ``dtype``, ...)."""
     with contextlib.ExitStack() as stack:
         if hosted:
-            from conflictlab.lm.chat import ChatBackend, hosted_client
+            from conflictlab.lm.backends import hosted_backend
 
-            client = stack.enter_context(hosted_client(hosted, cache_dir=cache_dir, writer=writer))
-            yield ChatBackend(client), None
+            yield hosted_backend(hosted, stack=stack, request_cache=cache_dir, writer=writer), None
         else:
             from conflictlab.lm.backends import generation_backend
 

@@ -154,6 +154,20 @@ class HFBackend:
             self.policy,
         )
 
+    def loglikelihoods(self, contexts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]) -> list:
+        """Per pair, float32 log-probabilities of each continuation token, shape
+        (len(continuation),): :func:`conflictlab.lm.likelihood.loglikelihoods`."""
+        from conflictlab.lm.likelihood import loglikelihoods
+
+        return loglikelihoods(self.lm, contexts, continuations)
+
+    def hidden_states(self, prompts: Sequence[Sequence[int]]):
+        """Every decoder layer's hidden state at each prompt's last token, float32
+        of shape (prompts, layers, hidden size): :func:`conflictlab.lm.hidden.hidden_states`."""
+        from conflictlab.lm.hidden import hidden_states
+
+        return hidden_states(self.lm, prompts, batch_size=self.policy.batch_size)
+
     def generate_contrastive(
         self, prompts: Sequence[Sequence[int]], context_free: Sequence[Sequence[int]], params: DecodingParams, method
     ) -> list[Completion]:
@@ -317,7 +331,7 @@ def generate_with_method(
     method = as_method(method)
     if not method.contrastive:
         return backend.generate(prompts, params)
-    check_method_backend(method, backend.name)
+    check_method_backend(method, backend)
     if context_free is None:
         raise ValueError(f"method {method.format()} needs the context-free version of every prompt")
     return backend.generate_contrastive(prompts, context_free, params, method)
@@ -336,7 +350,7 @@ class MethodBackend:
         from conflictlab.lm.methods import as_method, check_method_backend
 
         self.backend = backend
-        self.method = check_method_backend(as_method(method), backend.name)
+        self.method = check_method_backend(as_method(method), backend)
         self.context_free = context_free or {}
         self.name = backend.name
 
