@@ -440,7 +440,8 @@ def test_hosted_models_survive_faults_and_a_kill(tmp_path, tiny_llama_dir):
         ({"scorers": ["fake-chat"]}, "scorers names fake-chat, a hosted model"),
         (
             {"mechanistic": {"models": ["fake-chat"]}},
-            "probes, spectral energy and projections needs the model's internals",
+            "probes, spectral energy and projections: model fake-chat runs on backend hosted (chat), "
+            "which lacks capability activations",
         ),
         (
             {
