@@ -1,4 +1,4 @@
-"""The backend registry (conflictlab.lm.backends): every registered backend is
+"""The backend registry (conflictlab.lm.backends, built by conflictlab.lm.builders): every registered backend is
 built from a config entry, and each capability it declares is checked against
 what the built object does; an undeclared one is absent and refused by name.
 The config checks refuse a capability a model's backend lacks before any job."""
@@ -9,6 +9,7 @@ import pytest
 
 from conflictlab import run_config as rc
 from conflictlab.lm import backends as reg
+from conflictlab.lm import builders as bld
 from conflictlab.lm.endpoint import Endpoint
 from conflictlab.lm.generation import DecodingParams
 
@@ -69,37 +70,38 @@ def test_every_registered_backend_is_in_this_test_and_declares_known_capabilitie
     with pytest.raises(ValueError, match="unknown backend 'nope'; known: hf, vllm, served, openai, hosted"):
         reg.backend_spec("nope")
     with pytest.raises(ValueError, match="capabilities"):
-        reg.BackendSpec("x", "", frozenset({"telepathy"}), print, str)
-    with pytest.raises(ValueError, match="guided builder"):
-        reg.BackendSpec("x", "", frozenset({"generate", "guided_json"}), print, str)
+        reg.BackendSpec("x", "", frozenset({"telepathy"}))
+    assert set(bld.BUILDERS) == set(reg.REGISTRY), "every registered backend needs a builder, and only they"
+    for name, builder in bld.BUILDERS.items():
+        assert (builder.guided is not None) == reg.backend_spec(name).has("guided_json"), name
 
 
 def test_hf_is_built_from_config_and_does_everything_it_declares(tiny_llama_dir):
     settings = {"backend": "hf", "dtype": "float32", "batch_size": 2}
-    backend = reg.generation_backend(tiny_llama_dir, settings, limit=512)
+    backend = bld.generation_backend(tiny_llama_dir, settings, limit=512)
     ids = backend.lm.tokenizer("The capital of France is", add_special_tokens=False)["input_ids"]
     check_declared(reg.backend_spec("hf"), backend, None, ids)
     assert reg.backend_with("activations", "logits") == "hf" == rc.INTERNALS_BACKEND
     with pytest.raises(reg.UnsupportedCapability, match="guided_json"):
-        reg.guided_chat(tiny_llama_dir, {**settings, "model": "tiny"}, stack=contextlib.ExitStack())
+        bld.guided_chat(tiny_llama_dir, {**settings, "model": "tiny"}, stack=contextlib.ExitStack())
 
 
 def test_openai_is_built_from_config_and_does_everything_it_declares(tiny_llama_dir):
     with FakeOpenAI() as server, contextlib.ExitStack() as stack:
         settings = {"backend": "openai", "endpoint": endpoint_settings(server), "model": "judge"}
-        backend = reg.generation_backend(tiny_llama_dir, settings, limit=512)
-        guided = reg.guided_chat(None, settings, stack=stack)
+        backend = bld.generation_backend(tiny_llama_dir, settings, limit=512)
+        guided = bld.guided_chat(None, settings, stack=stack)
         check_declared(reg.backend_spec("openai"), backend, guided, [1, 2, 3, 4])
         backend.close()
     sent = [body for route, body in server.bodies if route == "/chat/completions"]
     assert sent and sent[0]["response_format"]["json_schema"]["schema"] == SCHEMA
     with pytest.raises(ValueError, match="endpoint settings"):
-        reg.generation_backend(tiny_llama_dir, {"backend": "openai"}, limit=512)
+        bld.generation_backend(tiny_llama_dir, {"backend": "openai"}, limit=512)
 
 
 def test_hosted_is_built_from_a_model_entry_and_only_chats(tmp_path):
     with FakeOpenAI() as server, contextlib.ExitStack() as stack:
-        backend = reg.hosted_backend(endpoint_settings(server), stack=stack, request_cache=tmp_path, writer="t")
+        backend = bld.hosted_backend(endpoint_settings(server), stack=stack, request_cache=tmp_path, writer="t")
         check_declared(reg.backend_spec("hosted"), backend, None, [1, 2])
         [reply] = backend.generate([CONVERSATION], DecodingParams(max_new_tokens=4))
     assert reply.text and reply.token_ids == []  # messages in, text out: the endpoint's tokenizer is not ours
@@ -121,8 +123,8 @@ def test_served_is_built_from_config_with_its_server_in_the_jobs_stack(monkeypat
     monkeypatch.setattr(server_module, "serve_configured", fake_serve)
     settings = {"backend": "served", "dtype": "bfloat16", "vllm": {}, "seed": 0, "max_model_len": 256, "model": "m"}
     with contextlib.ExitStack() as stack:
-        backend = reg.generation_backend(tmp_path, settings, limit=256, stack=stack, server_log=tmp_path / "s.log")
-        guided = reg.guided_chat(tmp_path, settings, stack=stack, server_log=tmp_path / "g.log")
+        backend = bld.generation_backend(tmp_path, settings, limit=256, stack=stack, server_log=tmp_path / "s.log")
+        guided = bld.guided_chat(tmp_path, settings, stack=stack, server_log=tmp_path / "g.log")
         check_declared(reg.backend_spec("served"), backend, guided, [1, 2])
     assert [s["log_path"] for s in servers] == [tmp_path / "s.log", tmp_path / "g.log"]
     assert reg.backend_spec("served").takes_messages and not reg.backend_spec("hf").takes_messages

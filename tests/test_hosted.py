@@ -551,7 +551,7 @@ def test_the_served_backend_starts_vllms_server_in_the_jobs_stack_and_sends_mess
     import contextlib
 
     import conflictlab.lm.server as server
-    from conflictlab.lm.backends import generation_backend
+    from conflictlab.lm.builders import generation_backend
 
     calls = []
 

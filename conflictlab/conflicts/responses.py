@@ -372,13 +372,14 @@ def answer_queries(
     """(type predictions, responses) of one local model, loaded once.
 
     ``settings``: the generation backend's settings
-    (:func:`conflictlab.lm.backends.generation_backend`) plus
+    (:func:`conflictlab.lm.builders.generation_backend`) plus
     ``max_new_tokens`` (Task 2) and ``max_model_len`` (null: the model's
     own window). A backend with ``loglikelihood`` (hf) reads Task 1 from
     option scores; other backends generate the label (``served``: vLLM's server started in ``stack``, sent
     the messages).
     """
-    from conflictlab.lm.backends import backend_spec, generation_backend
+    from conflictlab.lm.backends import backend_spec
+    from conflictlab.lm.builders import generation_backend
     from conflictlab.lm.registry import context_limit
 
     limit = context_limit(model_dir, settings.get("max_model_len"))
@@ -425,7 +426,8 @@ def answer_with_methods(model_dir, settings: dict, queries: Sequence[dict], runs
     spelling. ``settings``: ``dtype``, ``batch_size``, ``max_model_len``,
     ``max_new_tokens``, ``seed``.
     """
-    from conflictlab.lm.backends import backend_with, generation_backend
+    from conflictlab.lm.backends import backend_with
+    from conflictlab.lm.builders import generation_backend
     from conflictlab.lm.registry import context_limit
 
     limit = context_limit(model_dir, settings.get("max_model_len"))

@@ -29,7 +29,8 @@ from typing import Protocol
 import numpy as np
 
 from conflictlab.judges.requests import JudgeRequest, closed_reply
-from conflictlab.lm.backends import backend_spec, generation_backend, guided_chat
+from conflictlab.lm.backends import backend_spec
+from conflictlab.lm.builders import generation_backend, guided_chat, precision
 from conflictlab.lm.chat_template import render_chat
 
 log = logging.getLogger(__name__)
@@ -204,7 +205,7 @@ def judge_name(settings: dict) -> str:
     without native bfloat16 never share replies; a hosted judge's endpoint)."""
     spec = backend_spec(settings["backend"])
     model = settings["endpoint"]["model"] if spec.hosted_model else settings["model"]
-    return f"{model}|{spec.name}|{spec.precision(settings)}"
+    return f"{model}|{spec.name}|{precision(settings)}"
 
 
 @contextlib.contextmanager
@@ -217,7 +218,7 @@ def open_judge(
     writer: str = "judge",
 ) -> Iterator[Judge]:
     """The judge ``settings`` configure (keys as in the ``judges`` config section),
-    on backend ``backend`` (:mod:`conflictlab.lm.backends`): one with
+    on backend ``backend`` (:mod:`conflictlab.lm.backends`, built by :mod:`conflictlab.lm.builders`): one with
     ``guided_json`` answers under each request's JSON schema
     (:class:`GuidedJudge`: vLLM in process, vLLM's server on this machine for
     the block with its output in ``server_log``, or a hosted model's endpoint

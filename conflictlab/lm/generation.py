@@ -308,6 +308,18 @@ class HFBackend:
         return [[per_prompt[i][v] for i in range(len(prompts))] for v in range(len(steerings))]
 
 
+def hf_backend(model_dir, settings) -> HFBackend:
+    """The ``hf`` backend of :mod:`conflictlab.lm.backends` built from its
+    settings (``dtype``; ``batch_size``, default 8) on the prepared folder
+    ``model_dir``: :data:`conflictlab.lm.builders.BUILDERS` builds it with this,
+    and so do the scripts that only ever run it (steered and method
+    generation), which import it here rather than through the builders so
+    that their code hash and environment do not take in vLLM."""
+    from conflictlab.lm.loading import load
+
+    return HFBackend(load(model_dir, dtype=settings.get("dtype")), batch_size=settings.get("batch_size", 8))
+
+
 def generate_with_method(
     backend: Backend,
     prompts: Sequence[Sequence[int]],

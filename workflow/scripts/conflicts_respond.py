@@ -12,7 +12,7 @@ from conflictlab.conflicts.responses import (
     answer_queries_hosted,
 )
 from conflictlab.io import read_tables, write_parquet
-from conflictlab.lm.backends import hosted_backend
+from conflictlab.lm.builders import hosted_backend
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.logs import configure_logging
 

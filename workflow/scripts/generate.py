@@ -5,7 +5,7 @@ import contextlib
 
 from conflictlab.contextconflict.generation import generate_subsets, generate_subsets_hosted
 from conflictlab.io import read_tables, write_parquet
-from conflictlab.lm.backends import generation_backend, hosted_backend
+from conflictlab.lm.builders import generation_backend, hosted_backend
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.lm.shards import RESPONSE_SCHEMA, finish_shards
 from conflictlab.logs import configure_logging

@@ -3,7 +3,7 @@ type's steering test split, as the pseudo-model ``{model}@{method}``."""
 
 from conflictlab.contextconflict.generation import generate_method_subsets
 from conflictlab.io import read_tables, write_parquet
-from conflictlab.lm.backends import generation_backend
+from conflictlab.lm.generation import hf_backend
 from conflictlab.lm.shards import RESPONSE_SCHEMA, finish_shards
 from conflictlab.logs import configure_logging
 
@@ -18,7 +18,7 @@ responses = generate_method_subsets(
     method=method,
     settings=settings,
     shard_dir=snakemake.log.shards,
-    make_backend=lambda limit: generation_backend(inputs.model, settings, limit=limit),
+    make_backend=lambda limit: hf_backend(inputs.model, settings),
 )
 for samples_path, table, out in zip(inputs.samples, responses, snakemake.output, strict=True):
     write_parquet(table, out, RESPONSE_SCHEMA)
