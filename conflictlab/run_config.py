@@ -199,7 +199,7 @@ def capability_problems(config: Mapping) -> list[str]:
             entry = config["models"].get(name)
             if entry is None:
                 continue
-            spec = model_backend(name, entry, INTERNALS_BACKEND)
+            spec = model_backend(entry, INTERNALS_BACKEND)
             if not spec.has(capability):
                 where = f", a hosted model ({entry['hosted']['model']})" if "hosted" in entry else ""
                 problems.append(

@@ -105,8 +105,8 @@ def test_hosted_is_built_from_a_model_entry_and_only_chats(tmp_path):
         check_declared(reg.backend_spec("hosted"), backend, None, [1, 2])
         [reply] = backend.generate([CONVERSATION], DecodingParams(max_new_tokens=4))
     assert reply.text and reply.token_ids == []  # messages in, text out: the endpoint's tokenizer is not ours
-    assert reg.model_backend("x", {"hosted": endpoint_settings(server)}, "hf").name == "hosted"
-    assert reg.model_backend("x", {"source": "path:/m"}, "vllm").name == "vllm"
+    assert reg.model_backend({"hosted": endpoint_settings(server)}, "hf").name == "hosted"
+    assert reg.model_backend({"source": "path:/m"}, "vllm").name == "vllm"
 
 
 def test_served_is_built_from_config_with_its_server_in_the_jobs_stack(monkeypatch, tmp_path):
@@ -179,3 +179,18 @@ def test_validation_asks_the_methods_models_for_logits_only_with_cad_or_adacad()
     [problem] = rc.capability_problems(config)
     assert "CAD and AdaCAD read the logits" in problem and "lacks capability logits" in problem
     assert rc.capability_problems(demo_with()) == []
+
+
+def test_the_schema_offers_every_registered_backend_a_config_can_name():
+    """generation.backend and judges.backend (and conflicts.judge.backend) list the registry's
+    backends but hosted, which a model entry implies; a new backend fails here until the schema names it."""
+    import yaml
+
+    from .conftest import REPO
+
+    schema = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text())["properties"]
+    nameable = set(reg.REGISTRY) - {reg.HOSTED}
+    assert set(schema["generation"]["properties"]["backend"]["enum"]) == nameable
+    assert set(schema["judges"]["properties"]["backend"]["enum"]) == nameable
+    judge = schema["conflicts"]["properties"]["judge"]["properties"]["backend"]["enum"]
+    assert set(judge) == nameable

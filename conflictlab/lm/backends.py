@@ -1,4 +1,4 @@
-"""The backend registry: every way a model runs, what each can do, and how one is built.
+"""The backend registry: every way a model runs and what each can do (how one is built: :mod:`conflictlab.lm.builders`).
 
 A backend is named in config (``generation.backend``, ``judges.backend``) or
 implied by a model entry (a ``hosted:`` model runs on ``hosted``). Each is one
@@ -136,8 +136,8 @@ def check_method(method, backend: str, *, model: str):
     return method
 
 
-def model_backend(name: str, entry: Mapping, stage_backend: str) -> BackendSpec:
-    """The backend model ``name`` (its config entry ``entry``) runs on in a
+def model_backend(entry: Mapping, stage_backend: str) -> BackendSpec:
+    """The backend a model (its config entry ``entry``) runs on in a
     stage whose configured backend is ``stage_backend``: a hosted model's
     endpoint, whatever the stage configures."""
     return backend_spec(HOSTED if "hosted" in entry else stage_backend)
