@@ -7,7 +7,7 @@ CONFLICTS_GENERATION_PARAMS = {
     **subset(
         config["generation"],
         *("backend", "max_model_len", "seed", "dtype", "repetition_penalty"),
-        *BACKEND_KEYS[config["generation"]["backend"]],
+        *GENERATION_BACKEND.generation_keys,
     ),
     "max_new_tokens": config["conflicts"]["max_new_tokens"],
 }

@@ -15,9 +15,9 @@ CONSTRUCTION_GENERATOR = CONSTRUCTION["generator"]
 if CONSTRUCTION_GENERATOR not in config["models"]:
     raise ValueError(f"config: construction.generator names {CONSTRUCTION_GENERATOR}, which is missing from 'models'")
 
-# A local generator runs under transformers (chat template, greedy) whatever generation.backend is.
+# A local generator runs in process (chat template, greedy) whatever generation.backend is.
 CONSTRUCTION_GENERATION = {
-    "backend": "hf",
+    "backend": run_config.INTERNALS_BACKEND,
     **subset(config["generation"], "batch_size", "dtype", "max_model_len"),
 }
 

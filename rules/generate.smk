@@ -3,18 +3,8 @@
 # What a generator answers: every configured type and the shuffled-evidence copies.
 GENERATION_SUBSETS = config["conflict_types"] + [f"{t}-shuffled" for t in SHUFFLE_TYPES]
 
-# The settings each generation backend reads besides the common ones (also CONFLICTS').
-BACKEND_KEYS = {
-    "hf": ("batch_size",),
-    "vllm": ("tensor_parallel_size", "vllm"),
-    "served": ("vllm",),
-    "openai": ("endpoint",),
-}
-
-# The log of the vLLM server a served-backend job starts.
-SERVER_LOG = (
-    {"server": "results/logs/{rule}/{{model}}.server.log"} if config["generation"]["backend"] == "served" else {}
-)
+# The log of the vLLM server a job starts, where the generation backend starts one (conflictlab.lm.backends).
+SERVER_LOG = {"server": "results/logs/{rule}/{{model}}.server.log"} if GENERATION_BACKEND.server else {}
 
 
 # The generation settings the chosen backend reads.
@@ -22,7 +12,7 @@ GENERATION_PARAMS = subset(
     config["generation"],
     *("backend", "templates", "max_new_tokens", "max_model_len", "on_too_long", "seed", "shard_size", "dtype"),
     "repetition_penalty",
-    *BACKEND_KEYS[config["generation"]["backend"]],
+    *GENERATION_BACKEND.generation_keys,
 )
 
 

@@ -5,12 +5,10 @@
 # reruns are, so the metric rules score it as they score those and its rows
 # compare with Table 4's on the same samples.
 
-from conflictlab.lm.methods import Method, MethodRun, check_method_backend
+from conflictlab.lm.methods import Method, MethodRun
 
-# Every configured method parsed and checked against the backend its reruns
-# use before any job starts (a bad name or a method the backend cannot run fails here).
-for _method in config["methods"]["list"]:
-    check_method_backend(_method, STEERING_GENERATION_PARAMS["backend"])
+# Every configured method was parsed and checked against its models' backend before any job
+# (a bad name, or CAD on a hosted model: conflictlab.run_config.capability_problems).
 
 
 rule method_generate:

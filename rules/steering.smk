@@ -13,7 +13,7 @@ STEERING_GENERATION_PARAMS = {
     **subset(
         config["generation"], "templates", "max_model_len", "on_too_long", "seed", "shard_size", "repetition_penalty"
     ),
-    "backend": "hf",
+    "backend": run_config.INTERNALS_BACKEND,
     **{key: config["steering"][key] for key in ("max_new_tokens", "batch_size", "dtype")},
 }
 

@@ -443,7 +443,8 @@ def test_hosted_models_survive_faults_and_a_kill(tmp_path, tiny_llama_dir):
         ({"scorers": ["fake-chat"]}, "scorers names fake-chat, a hosted model"),
         (
             {"mechanistic": {"models": ["fake-chat"]}},
-            "probes, spectral energy and projections needs the model's internals",
+            "probes, spectral energy and projections: model fake-chat runs on backend hosted (chat), "
+            "which lacks capability activations",
         ),
         (
             {
@@ -554,7 +555,7 @@ def test_the_served_backend_starts_vllms_server_in_the_jobs_stack_and_sends_mess
     import contextlib
 
     import conflictlab.lm.server as server
-    from conflictlab.lm.backends import generation_backend
+    from conflictlab.lm.builders import generation_backend
 
     calls = []
 

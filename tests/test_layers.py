@@ -46,8 +46,10 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """(line, absolute module name) of every import in ``path``, at any depth."""
+def _imports(path: Path, *, every_alias: bool = False) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in ``path``, at any depth;
+    with ``every_alias``, also ``x.y`` for every ``from x import y`` (a
+    submodule, or an attribute the caller drops)."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     found = []
@@ -62,7 +64,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
                 name = node.module
             found.append((node.lineno, name))
             if (
-                node.module is None or name == "conflictlab"
+                every_alias or node.module is None or name == "conflictlab"
             ):  # "from . import x", "from conflictlab import x": submodules
                 found += [(node.lineno, f"{name}.{alias.name}") for alias in node.names]
     return found
@@ -125,3 +127,61 @@ def test_the_checker_sees_function_level_and_relative_imports(tmp_path, monkeypa
 
 def test_the_package_init_imports_nothing_of_its_own():
     assert not [name for _, name in _imports(PACKAGE / "__init__.py") if name.split(".")[0] == "conflictlab"]
+
+
+def _import_graph(modules) -> dict[str, set[str]]:
+    """{module: the package's modules it imports, at any depth}, over ``modules``
+    (paths); a name that is not one of them (an attribute of ``from x import y``,
+    a third-party module) is no edge."""
+    names = {_module_name(path) for path in modules}
+    return {
+        _module_name(path): {
+            name for _, name in _imports(path, every_alias=True) if name in names and name != _module_name(path)
+        }
+        for path in modules
+    }
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph`` as [a, b, ..., a], or None (depth-first, iterative)."""
+    state = dict.fromkeys(graph, 0)  # 0 unseen, 1 on the current path, 2 done
+    for root in sorted(graph):
+        if state[root]:
+            continue
+        path, stack = [root], [iter(sorted(graph[root]))]
+        state[root] = 1
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state[child] == 1:
+                return path[path.index(child) :] + [child]
+            elif state[child] == 0:
+                state[child] = 1
+                path.append(child)
+                stack.append(iter(sorted(graph[child])))
+    return None
+
+
+def test_the_package_has_no_import_circle():
+    """Imports inside functions and under TYPE_CHECKING count: a circle there
+    still ties the two modules together (and breaks at the first reorder)."""
+    cycle = _find_cycle(_import_graph(MODULES))
+    assert cycle is None, "import circle: " + " -> ".join(cycle)
+
+
+def test_the_circle_finder_reports_a_planted_circle(tmp_path, monkeypatch):
+    fake = tmp_path / "conflictlab"
+    (fake / "lm").mkdir(parents=True)
+    (fake / "lm" / "a.py").write_text("from conflictlab.lm import b\n")
+    (fake / "lm" / "b.py").write_text("def f():\n    from conflictlab.lm.c import x\n")
+    (fake / "lm" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import conflictlab.lm.a\n"
+    )
+    (fake / "lm" / "d.py").write_text("import conflictlab.lm.a\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    graph = _import_graph(sorted(fake.rglob("*.py")))
+    assert _find_cycle(graph) == ["conflictlab.lm.a", "conflictlab.lm.b", "conflictlab.lm.c", "conflictlab.lm.a"]
+    (fake / "lm" / "c.py").write_text("x = 1\n")
+    assert _find_cycle(_import_graph(sorted(fake.rglob("*.py")))) is None

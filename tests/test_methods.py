@@ -153,22 +153,32 @@ def test_only_cad_takes_a_positive_finite_alpha():
     assert Method.parse("adacad").prompt_style is None
 
 
-@pytest.mark.parametrize("backend", ["vllm", "served", "openai"])
+class _Built:
+    """A built backend as check_method_backend sees it: a name, and generate_contrastive where it reads logits."""
+
+    def __init__(self, name, contrastive):
+        self.name = name
+        if contrastive:
+            self.generate_contrastive = lambda *args: None
+
+
+@pytest.mark.parametrize("backend", ["vllm", "chat", "openai"])
 @pytest.mark.parametrize("method", ["cad-a0.5", "adacad"])
 def test_contrastive_methods_are_refused_where_no_logits_come_back(method, backend):
     with pytest.raises(ValueError) as refused:
-        check_method_backend(method, backend)
-    assert method in str(refused.value) and repr(backend) in str(refused.value)
+        check_method_backend(method, _Built(backend, contrastive=False))
+    assert method in str(refused.value) and repr(backend) in str(refused.value) and "logits" in str(refused.value)
 
 
-@pytest.mark.parametrize("backend", ["hf", "vllm", "served", "openai"])
+@pytest.mark.parametrize("backend", ["hf", "vllm", "chat", "openai"])
 def test_prompting_and_greedy_run_on_every_backend(backend):
-    assert check_method_backend("cfp-opinion", backend) == Method("cfp-opinion")
-    assert check_method_backend("greedy", backend) == Method("greedy")
+    built = _Built(backend, contrastive=backend == "hf")
+    assert check_method_backend("cfp-opinion", built) == Method("cfp-opinion")
+    assert check_method_backend("greedy", built) == Method("greedy")
 
 
 def test_hf_runs_the_contrastive_methods():
-    assert check_method_backend("adacad", "hf") == Method("adacad")
+    assert check_method_backend("adacad", _Built("hf", contrastive=True)) == Method("adacad")
 
 
 # --------------------------------------------------------------------------

@@ -77,7 +77,8 @@ def test_every_problem_is_named_at_once():
     problems = rc.hosted_problems(config, {"TEST_KEY": "k"})
     assert len(problems) == 3, problems
     assert "missing from 'models': nowhere" in problems[0]
-    assert "scorers names closed, a hosted model (m); Shapley scoring needs the model's internals" in problems[1]
+    assert problems[1].startswith("scorers names closed, a hosted model (m): Shapley scoring: model closed runs on")
+    assert "backend hosted (chat), which lacks capability loglikelihood" in problems[1]
     assert problems[2].startswith("judges.backend openai with judges.model smollm2-135m-instruct")
     endpoint = demo_with(closed={"hosted": {"base_url": "http://x/v1", "model": "m", "concurrency": 0}})
     endpoint["generators"] = ["closed"]

@@ -374,31 +374,28 @@ def answer_queries(
     """(type predictions, responses) of one local model, loaded once.
 
     ``settings``: the generation backend's settings
-    (:func:`conflictlab.lm.backends.generation_backend`) plus
+    (:func:`conflictlab.lm.builders.generation_backend`) plus
     ``max_new_tokens`` (Task 2) and ``max_model_len`` (null: the model's
-    own window). ``hf`` reads Task 1 from option scores; other backends
-    generate the label (``served``: vLLM's server started in ``stack``, sent
+    own window). A backend with ``loglikelihood`` (hf) reads Task 1 from
+    option scores; other backends generate the label (``served``: vLLM's server started in ``stack``, sent
     the messages).
     """
+    from conflictlab.lm.backends import backend_spec
+    from conflictlab.lm.builders import generation_backend
     from conflictlab.lm.registry import context_limit
 
     limit = context_limit(model_dir, settings.get("max_model_len"))
-    if settings["backend"] == "hf":
-        from conflictlab.lm.generation import HFBackend
-        from conflictlab.lm.loading import load
-
-        lm = load(model_dir, dtype=settings.get("dtype"))
-        backend, tokenizer = HFBackend(lm, batch_size=settings["batch_size"]), lm.tokenizer
-        types = types_by_option_scores(lm, queries, model=model)
+    spec = backend_spec(settings["backend"])
+    backend = generation_backend(model_dir, settings, limit=limit, stack=stack, server_log=server_log)
+    if spec.has("loglikelihood"):
+        tokenizer = backend.lm.tokenizer
+        types = types_by_option_scores(backend.lm, queries, model=model)
         harmony = HarmonyTokens.of(tokenizer)
     else:
         from transformers import AutoTokenizer
 
-        from conflictlab.lm.backends import generation_backend
-
-        backend = generation_backend(model_dir, settings, limit=limit, stack=stack, server_log=server_log)
         # A chat backend (served) is sent messages: no token ids, and the server renders any channels itself.
-        tokenizer = None if settings["backend"] == "served" else AutoTokenizer.from_pretrained(model_dir)
+        tokenizer = None if spec.takes_messages else AutoTokenizer.from_pretrained(model_dir)
         harmony = HarmonyTokens.of(tokenizer) if tokenizer is not None else None
         types = types_by_generation(
             backend,
@@ -425,19 +422,19 @@ def answer_queries(
 
 def answer_with_methods(model_dir, settings: dict, queries: Sequence[dict], runs: dict[str, str]) -> pa.Table:
     """Vanilla responses of one local model, loaded once, under each
-    conflict-resolution method, on the ``hf`` backend (CAD's two passes).
+    conflict-resolution method, on a backend with ``logits`` (hf: CAD's two passes).
 
     ``runs``: the ``model`` of the rows (a method's run name) -> the method's
     spelling. ``settings``: ``dtype``, ``batch_size``, ``max_model_len``,
     ``max_new_tokens``, ``seed``.
     """
-    from conflictlab.lm.generation import HFBackend
-    from conflictlab.lm.loading import load
+    from conflictlab.lm.backends import backend_with
+    from conflictlab.lm.builders import generation_backend
     from conflictlab.lm.registry import context_limit
 
-    lm = load(model_dir, dtype=settings.get("dtype"))
-    backend = HFBackend(lm, batch_size=settings["batch_size"])
     limit = context_limit(model_dir, settings.get("max_model_len"))
+    backend = generation_backend(model_dir, {**settings, "backend": backend_with("logits")}, limit=limit)
+    lm = backend.lm
     harmony = HarmonyTokens.of(lm.tokenizer)
     return pa.concat_tables(
         [

@@ -4,7 +4,7 @@ A construction step sends chat conversations (the paper's prompts are
 messages). A hosted model goes through :class:`conflictlab.lm.chat.ChatBackend`
 over a client whose :class:`~conflictlab.lm.endpoint.RequestCache` stores every
 completed request (a killed job resumes without resending one); a local
-model through :func:`conflictlab.lm.backends.generation_backend` with the
+model through :func:`conflictlab.lm.builders.generation_backend` with the
 conversation rendered by its chat template.
 """
 
@@ -89,12 +89,11 @@ def open_generator(
     ``settings``: the generation settings (``backend``, ``batch_size``, ``dtype``, ...)."""
     with contextlib.ExitStack() as stack:
         if hosted:
-            from conflictlab.lm.chat import ChatBackend, hosted_client
+            from conflictlab.lm.builders import hosted_backend
 
-            client = stack.enter_context(hosted_client(hosted, cache_dir=cache_dir, writer=writer))
-            yield ChatBackend(client), None
+            yield hosted_backend(hosted, stack=stack, request_cache=cache_dir, writer=writer), None
         else:
-            from conflictlab.lm.backends import generation_backend
+            from conflictlab.lm.builders import generation_backend
 
             backend = generation_backend(
                 model_dir, dict(settings), limit=settings.get("max_model_len") or 4096, stack=stack

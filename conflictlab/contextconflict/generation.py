@@ -26,9 +26,10 @@ from conflictlab.contextconflict.prompts import (
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
 from conflictlab.contextconflict.variants import SteeredModel
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
+from conflictlab.lm.backends import backend_spec, check_method
 from conflictlab.lm.chat import ChatBackend
 from conflictlab.lm.generation import Backend, HFBackend, MethodBackend, decoding_params
-from conflictlab.lm.methods import Method, MethodRun, as_method, check_method_backend
+from conflictlab.lm.methods import Method, MethodRun, as_method
 from conflictlab.lm.registry import context_limit, weights_checksum
 from conflictlab.lm.shards import (
     RESPONSE_SCHEMA,
@@ -164,7 +165,7 @@ def _render_subsets(
             limit=limit,
             max_new_tokens=settings["max_new_tokens"],
             on_too_long=settings["on_too_long"],
-            chat=settings["backend"] == "served",
+            chat=backend_spec(settings["backend"]).takes_messages,
             messages_of=messages_of,
         )
         for samples in subsets
@@ -304,6 +305,7 @@ def generate_steered_subsets(
     """
     from transformers import AutoTokenizer
 
+    backend_spec(settings["backend"]).require("activations", model=model, purpose="activation steering")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     limit = context_limit(model_dir, settings.get("max_model_len"))
     per_table = _render_subsets(tokenizer, subsets, settings, limit)
@@ -359,12 +361,12 @@ def generate_method_subsets(
     template with no evidence (:func:`~conflictlab.contextconflict.prompts.context_free_messages`
     says why), through a :class:`~conflictlab.lm.generation.MethodBackend`
     around ``make_backend(limit)``, which must then be an HF backend
-    (:func:`conflictlab.lm.methods.check_method_backend`).
+    (:func:`conflictlab.lm.backends.check_method`).
     """
     from transformers import AutoTokenizer
 
     method = as_method(method)
-    check_method_backend(method, settings["backend"])
+    check_method(method, settings["backend"], model=model)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     limit = context_limit(model_dir, settings.get("max_model_len"))
     per_table = _render_subsets(tokenizer, subsets, settings, limit, messages_of=method_messages(method))

@@ -29,11 +29,11 @@ from typing import Protocol
 import numpy as np
 
 from conflictlab.judges.requests import JudgeRequest, closed_reply
+from conflictlab.lm.backends import backend_spec
+from conflictlab.lm.builders import generation_backend, guided_chat, precision
 from conflictlab.lm.chat_template import render_chat
 
 log = logging.getLogger(__name__)
-
-JUDGE_BACKENDS = ("hf", "vllm", "served", "openai")
 
 
 class Judge(Protocol):
@@ -202,21 +202,10 @@ def reply_budget(request: JudgeRequest) -> int:
 def judge_name(settings: dict) -> str:
     """The judge's identity in the cache: what changes its replies (the
     precision resolved on this machine, so that ``auto`` on a CPU with and one
-    without native bfloat16 never share replies)."""
-    from conflictlab.lm.loading import default_device, resolve_dtype
-
-    backend = settings["backend"]
-    if backend == "openai":
-        endpoint = settings["endpoint"]
-        # extra_body can change the replies of one API model (Gemini 2.5 Flash with thinking off and on)
-        extra = f"|{json.dumps(endpoint['extra_body'], sort_keys=True)}" if endpoint.get("extra_body") else ""
-        return f"{endpoint['model']}|openai|{endpoint['base_url']}{extra}"
-    dtype = settings.get("dtype")
-    if backend == "hf":
-        dtype = resolve_dtype(dtype, default_device())
-    else:
-        dtype, _, _ = _vllm_args(settings)
-    return f"{settings['model']}|{backend}|{dtype}"
+    without native bfloat16 never share replies; a hosted judge's endpoint)."""
+    spec = backend_spec(settings["backend"])
+    model = settings["endpoint"]["model"] if spec.hosted_model else settings["model"]
+    return f"{model}|{spec.name}|{precision(settings)}"
 
 
 @contextlib.contextmanager
@@ -228,48 +217,28 @@ def open_judge(
     request_cache: str | os.PathLike | None = None,
     writer: str = "judge",
 ) -> Iterator[Judge]:
-    """The judge ``settings`` configure (keys as in the ``judges`` config section).
-
-    ``backend``: ``hf`` (transformers in process), ``vllm`` (vLLM in
-    process), ``served`` (vLLM's OpenAI-compatible server on this machine for
-    the block, its output in ``server_log``), ``openai`` (``endpoint``: a
-    hosted model's settings, :class:`conflictlab.lm.endpoint.Endpoint`; its
-    completed requests cached in ``request_cache`` as ``judge-{writer}``).
+    """The judge ``settings`` configure (keys as in the ``judges`` config section),
+    on backend ``backend`` (:mod:`conflictlab.lm.backends`, built by :mod:`conflictlab.lm.builders`): one with
+    ``guided_json`` answers under each request's JSON schema
+    (:class:`GuidedJudge`: vLLM in process, vLLM's server on this machine for
+    the block with its output in ``server_log``, or a hosted model's endpoint
+    in ``endpoint``, its requests cached in ``request_cache`` as
+    ``judge-{writer}``); one with ``logits`` reads closed verdicts from them
+    (:class:`HFJudge`).
     """
-    name, backend = judge_name(settings), settings["backend"]
-    if backend == "hf":
-        from conflictlab.lm.loading import load
-
-        yield HFJudge(load(model_dir, dtype=settings.get("dtype")), name=name, batch_size=settings["batch_size"])
-    elif backend == "vllm":
-        from conflictlab.lm.guided import VLLMGuidedChat
-
-        dtype, max_model_len, engine = _vllm_args(settings)
-        yield GuidedJudge(VLLMGuidedChat(model_dir, dtype=dtype, max_model_len=max_model_len, **engine), name=name)
-    elif backend == "served":
-        from conflictlab.lm.guided import EndpointGuidedChat
-        from conflictlab.lm.server import serve_configured
-
-        dtype, max_model_len, engine = _vllm_args(settings)
-        with serve_configured(
-            model_dir, log_path=server_log, dtype=dtype, max_model_len=max_model_len, engine_args=engine
-        ) as endpoint:
-            yield GuidedJudge(EndpointGuidedChat(endpoint), name=name)
-    elif backend == "openai":
-        from conflictlab.lm.endpoint import Endpoint, RequestCache
-        from conflictlab.lm.guided import EndpointGuidedChat
-
-        cache = RequestCache(request_cache, writer=f"judge-{writer}") if request_cache else None
-        yield GuidedJudge(EndpointGuidedChat(Endpoint.from_settings(settings["endpoint"]), cache=cache), name=name)
+    name, spec = judge_name(settings), backend_spec(settings["backend"])
+    if spec.has("guided_json"):
+        with contextlib.ExitStack() as stack:
+            yield GuidedJudge(
+                guided_chat(
+                    model_dir, settings, stack=stack, server_log=server_log, request_cache=request_cache, writer=writer
+                ),
+                name=name,
+            )
     else:
-        raise ValueError(f"unknown judges.backend {backend!r}; known: {', '.join(JUDGE_BACKENDS)}")
-
-
-def _vllm_args(settings: dict) -> tuple[str, int, dict]:
-    """(dtype, max_model_len, extra engine arguments) of a vLLM judge."""
-    from conflictlab.lm.loading import vllm_dtype
-
-    return vllm_dtype(settings.get("dtype")), settings["max_model_len"], dict(settings.get("vllm") or {})
+        spec.require("logits", model=settings["model"], purpose="a judge without guided JSON")
+        backend = generation_backend(model_dir, settings)
+        yield HFJudge(backend.lm, name=name, batch_size=settings["batch_size"])
 
 
 def judge_session(

@@ -9,7 +9,8 @@
 * generation (:mod:`conflictlab.lm.generation`): ``HFBackend``,
   ``VLLMBackend`` (:mod:`conflictlab.lm.vllm_engine`) and ``OpenAIBackend``
   behind one ``generate(prompts, params)`` interface;
-  :func:`conflictlab.lm.backends.generation_backend` picks one from settings;
+  :mod:`conflictlab.lm.backends` declares every backend and what it can do,
+  :func:`conflictlab.lm.builders.generation_backend` builds one from settings;
   sharded, resumable jobs in :mod:`conflictlab.lm.shards`;
   :func:`conflictlab.lm.server.serve_vllm` runs an OpenAI-compatible server.
 * :func:`conflictlab.lm.likelihood.loglikelihoods` of continuations, with

@@ -154,6 +154,20 @@ class HFBackend:
             self.policy,
         )
 
+    def loglikelihoods(self, contexts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]) -> list:
+        """Per pair, float32 log-probabilities of each continuation token, shape
+        (len(continuation),): :func:`conflictlab.lm.likelihood.loglikelihoods`."""
+        from conflictlab.lm.likelihood import loglikelihoods
+
+        return loglikelihoods(self.lm, contexts, continuations)
+
+    def hidden_states(self, prompts: Sequence[Sequence[int]]):
+        """Every decoder layer's hidden state at each prompt's last token, float32
+        of shape (prompts, layers, hidden size): :func:`conflictlab.lm.hidden.hidden_states`."""
+        from conflictlab.lm.hidden import hidden_states
+
+        return hidden_states(self.lm, prompts, batch_size=self.policy.batch_size)
+
     def generate_contrastive(
         self, prompts: Sequence[Sequence[int]], context_free: Sequence[Sequence[int]], params: DecodingParams, method
     ) -> list[Completion]:
@@ -294,6 +308,18 @@ class HFBackend:
         return [[per_prompt[i][v] for i in range(len(prompts))] for v in range(len(steerings))]
 
 
+def hf_backend(model_dir, settings) -> HFBackend:
+    """The ``hf`` backend of :mod:`conflictlab.lm.backends` built from its
+    settings (``dtype``; ``batch_size``, default 8) on the prepared folder
+    ``model_dir``: :data:`conflictlab.lm.builders.BUILDERS` builds it with this,
+    and so do the scripts that only ever run it (steered and method
+    generation), which import it here rather than through the builders so
+    that their code hash and environment do not take in vLLM."""
+    from conflictlab.lm.loading import load
+
+    return HFBackend(load(model_dir, dtype=settings.get("dtype")), batch_size=settings.get("batch_size", 8))
+
+
 def generate_with_method(
     backend: Backend,
     prompts: Sequence[Sequence[int]],
@@ -317,7 +343,7 @@ def generate_with_method(
     method = as_method(method)
     if not method.contrastive:
         return backend.generate(prompts, params)
-    check_method_backend(method, backend.name)
+    check_method_backend(method, backend)
     if context_free is None:
         raise ValueError(f"method {method.format()} needs the context-free version of every prompt")
     return backend.generate_contrastive(prompts, context_free, params, method)
@@ -336,7 +362,7 @@ class MethodBackend:
         from conflictlab.lm.methods import as_method, check_method_backend
 
         self.backend = backend
-        self.method = check_method_backend(as_method(method), backend.name)
+        self.method = check_method_backend(as_method(method), backend)
         self.context_free = context_free or {}
         self.name = backend.name
 

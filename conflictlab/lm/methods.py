@@ -100,8 +100,10 @@ contextual one). :class:`conflictlab.lm.generation.HFBackend` runs both in
 one batch. vLLM's logits processors (0.32: ``apply(logits)`` over the rows of
 the persistent batch, each row a request sampling its own tokens) cannot
 pair a request with a second one fed the first one's tokens, and a served or
-hosted endpoint exposes no logits at all, so :func:`check_method_backend`
-refuses CAD and AdaCAD there before any job starts. Prompting methods and
+hosted endpoint exposes no logits at all: only a backend with the ``logits``
+capability (:mod:`conflictlab.lm.backends`) runs them, which the config's
+validation checks before any job starts (:func:`conflictlab.run_config.capability_problems`)
+and :func:`check_method_backend` checks again of the built backend. Prompting methods and
 greedy decoding run on every backend.
 """
 
@@ -131,9 +133,6 @@ CONTRASTIVE = (CAD, ADACAD)
 # long-form generation, and the one-token read-outs (their QA setting).
 ADACAD_LONG_FORM_FLOOR = 0.3
 ADACAD_SHORT_ANSWER_FLOOR = 0.0
-
-# Backends (conflictlab.lm.backends.BACKENDS) that run each kind of method.
-CONTRASTIVE_BACKENDS = ("hf",)
 
 
 @dataclass(frozen=True)
@@ -231,16 +230,15 @@ class MethodRun:
         return cls.parse(text) if isinstance(text, str) and re.fullmatch(cls.PATTERN, text) else None
 
 
-def check_method_backend(method: Method | str, backend: str) -> Method:
-    """``method`` parsed, or ValueError when ``backend`` (a name of
-    :data:`conflictlab.lm.backends.BACKENDS`) cannot run it; for the workflow
-    to call when it reads its config, before any job."""
+def check_method_backend(method: Method | str, backend) -> Method:
+    """``method`` parsed, or ValueError when the built ``backend`` cannot run
+    it: CAD and AdaCAD need ``generate_contrastive`` (the ``logits``
+    capability of :mod:`conflictlab.lm.backends`)."""
     method = as_method(method)
-    if method.contrastive and backend not in CONTRASTIVE_BACKENDS:
+    if method.contrastive and not hasattr(backend, "generate_contrastive"):
         raise ValueError(
             f"method {method.format()} needs the next-token logits of a second, context-free pass at every step, "
-            f"which the {backend!r} backend cannot give; run it with generation.backend "
-            f"{' or '.join(map(repr, CONTRASTIVE_BACKENDS))}"
+            f"which the {backend.name!r} backend cannot give (capability logits)"
         )
     return method
 

@@ -38,15 +38,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from conflictlab.lm.batching import batches
+from conflictlab.lm.batching import BatchPolicy, batches
+from conflictlab.lm.games import Game, ScoreStats
 from conflictlab.lm.likelihood import token_logprobs
 
-if TYPE_CHECKING:
-    from conflictlab.lm.subsets import Game, SubsetScorer
+
+class Scorer(Protocol):
+    """What the packed path reads of the :class:`conflictlab.lm.subsets.SubsetScorer`
+    that calls it (named by its attributes, so that this module needs nothing of
+    the walk's module, which imports this one)."""
+
+    model: object
+    device: str
+    policy: BatchPolicy
+    stats: ScoreStats
 
 
 # Rows' new and context widths are rounded up to these, CPU then GPU: the
@@ -122,7 +131,7 @@ def _parent(mask: int) -> int:
 class PackedRunner:
     """One run of the packed path for :meth:`SubsetScorer.score` (see the module docstring)."""
 
-    def __init__(self, scorer: SubsetScorer, row_width: int, kv_budget: int):
+    def __init__(self, scorer: Scorer, row_width: int, kv_budget: int):
         import torch
 
         self.scorer, self.model, self.torch = scorer, scorer.model, torch

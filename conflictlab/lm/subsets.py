@@ -37,59 +37,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from conflictlab.lm.batching import BatchPolicy, batches, pad_batch
+from conflictlab.lm.games import Game, ScoreStats
 from conflictlab.lm.likelihood import response_means
 from conflictlab.lm.placement import input_device
-
-
-@dataclass(frozen=True)
-class Game:
-    """Token segments of one (sample, response) attribution game."""
-
-    prefix: list[int]
-    pieces: list[list[list[int]]]  # pieces[i][k - 1]: piece i rendered as the k-th of its subset
-    suffix: list[int]
-    response: list[int]
-
-    @property
-    def n(self) -> int:
-        return len(self.pieces)
-
-    def piece(self, i: int, k: int) -> list[int]:
-        return self.pieces[i][k - 1]
-
-    def sequence(self, mask: int) -> list[int]:
-        """The full token sequence of subset ``mask`` (the plain, unshared form)."""
-        ids = list(self.prefix)
-        k = 0
-        for i in range(self.n):
-            if mask >> i & 1:
-                k += 1
-                ids += self.piece(i, k)
-        return ids + self.suffix + self.response
-
-    def naive_tokens(self, masks: Iterable[int]) -> int:
-        """Tokens of :meth:`sequence` summed over ``masks``, counted from the
-        segments' lengths (the scheduler of :meth:`SubsetScorer._walk_jobs`
-        asks for it beside the stats)."""
-        fixed = len(self.prefix) + len(self.suffix) + len(self.response)
-        total = 0
-        for mask in masks:
-            total += fixed
-            rank = 0
-            for i in range(self.n):
-                if mask >> i & 1:
-                    rank += 1
-                    total += len(self.pieces[i][rank - 1])
-        return total
-
-
-@dataclass
-class ScoreStats:
-    tokens_forwarded: int = 0  # real (unpadded) tokens through the model
-    tokens_padded: int = 0  # padding added to batch rows
-    naive_tokens: int = 0  # what one full forward per subset would process
-    forwards: int = 0
-    head_positions: int = 0  # positions where the LM head ran (those predicting response tokens)
 
 
 def _fork(cache, rows=None, keep: int | None = None, repeat: int | None = None):

@@ -18,7 +18,7 @@ the column just before the lower bound. The n of a value is column
 ``n_<value>``, ``<stem>_n`` or ``n_<stem>`` (``fth_ci_low`` -> ``fth_n``)
 where one exists, else ``n_<end of the value's name>`` (``n_recall`` for
 ``answer_recall``), else the nearest column to its left that names a
-denominator (:data:`DENOMINATORS`, or ``n[…]``), else the first such to its
+denominator (:data:`conflictlab.report.columns.DENOMINATORS`, or ``n[…]``), else the first such to its
 right; a value with none is a problem.
 """
 
@@ -29,6 +29,7 @@ import math
 import sys
 from pathlib import Path
 
+from conflictlab.report.columns import n_column
 from conflictlab.report.tables import is_p_column
 
 
@@ -37,46 +38,6 @@ def _number(text: str) -> float:
         return float(text)
     except ValueError:
         return math.nan
-
-
-DENOMINATORS = {
-    "n",
-    "n_items",
-    "n_scored",
-    "n_samples",
-    "n_pairs",
-    "n_records",
-    "n_judged",
-    "n_shapley",
-    "n_behaviour",
-    "n_recall",
-    "n_grounding",
-}
-
-
-def _is_n(column: str) -> bool:
-    return column in DENOMINATORS or column.startswith("n[")
-
-
-def n_column(columns: list[str], value: str, low: str) -> str | None:
-    """The column holding the sample size of ``value`` (interval ``low``)."""
-    stem = low[: -len("_ci_low")] if low.endswith("_ci_low") else low[: -len("_low")]
-    for name in (f"n_{value}", f"{stem}_n", f"n_{stem}"):
-        if stem and name in columns:
-            return name
-    # n_recall for answer_recall, n_behaviour for expected_behaviour: the longest match
-    suffixes = [
-        c
-        for c in columns
-        if c.startswith("n_")
-        and value.endswith(c[2:])
-        and value[: -len(c[2:])] in ("", *(f"{p}_" for p in value.split("_")))
-    ]
-    if suffixes:
-        return max(suffixes, key=len)
-    left = [c for c in columns[: columns.index(value)] if _is_n(c)]
-    right = [c for c in columns[columns.index(value) :] if _is_n(c)]
-    return left[-1] if left else right[0] if right else None
 
 
 def intervals(columns: list[str]) -> list[tuple[str, str, str]]:

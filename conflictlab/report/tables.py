@@ -89,14 +89,14 @@ def markdown(
     as one cell, ``62.5 [48.1, 75.2]`` (the value alone where the interval is
     NaN), and the bound columns are not shown apart; an estimate without an
     interval says why with its n (:func:`format_estimate`; the n column found
-    as :func:`conflictlab.report.audit.n_column` finds it). ``scale``
+    as :func:`conflictlab.report.columns.n_column` finds it). ``scale``
     multiplies a column's floats (1 -> 100 for a proportion shown in percent)
     and its interval's; ``decimals`` sets its digits (default 4, or 1 for a
     column scaled by 100). p-value columns (:func:`is_p_column`) show two
     significant digits and never 0 (:func:`format_p`). ``notes`` follow as a
     bullet list (why a cell is empty).
     """
-    from conflictlab.report.audit import n_column
+    from conflictlab.report.columns import n_column
 
     intervals, scale, decimals = dict(intervals or {}), dict(scale or {}), dict(decimals or {})
     bounds = {c for pair in intervals.values() for c in pair}

@@ -12,7 +12,7 @@ from conflictlab.conflicts.responses import (
     answer_queries_hosted,
 )
 from conflictlab.io import read_tables, write_parquet
-from conflictlab.lm.chat import ChatBackend, hosted_client
+from conflictlab.lm.builders import hosted_backend
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.logs import configure_logging
 
@@ -24,12 +24,10 @@ def main() -> None:
     strategies = snakemake.params.strategies
     with contextlib.ExitStack() as stack:
         if hosted:
-            client = stack.enter_context(
-                hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"conflicts_respond-{model}")
+            backend = hosted_backend(
+                hosted, stack=stack, request_cache=snakemake.input.request_cache, writer=f"conflicts_respond-{model}"
             )
-            types, responses = answer_queries_hosted(
-                ChatBackend(client), settings, queries, model=model, strategies=strategies
-            )
+            types, responses = answer_queries_hosted(backend, settings, queries, model=model, strategies=strategies)
         else:
             types, responses = answer_queries(
                 snakemake.input.model,

@@ -5,8 +5,7 @@ import contextlib
 
 from conflictlab.contextconflict.generation import generate_subsets, generate_subsets_hosted
 from conflictlab.io import read_tables, write_parquet
-from conflictlab.lm.backends import generation_backend
-from conflictlab.lm.chat import ChatBackend, hosted_client
+from conflictlab.lm.builders import generation_backend, hosted_backend
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.lm.shards import RESPONSE_SCHEMA, finish_shards
 from conflictlab.logs import configure_logging
@@ -19,8 +18,8 @@ def main() -> None:
     subsets = [read_tables(path) for path in snakemake.input.samples]
     with contextlib.ExitStack() as stack:
         if hosted:
-            client = stack.enter_context(
-                hosted_client(hosted, cache_dir=snakemake.input.request_cache, writer=f"generate-{model}")
+            backend = hosted_backend(
+                hosted, stack=stack, request_cache=snakemake.input.request_cache, writer=f"generate-{model}"
             )
             responses = generate_subsets_hosted(
                 subsets,
@@ -28,7 +27,7 @@ def main() -> None:
                 identity=f"hosted:{hosted['model']}@{hosted['base_url']}",
                 settings=settings,
                 shard_dir=shard_dir,
-                backend=ChatBackend(client),
+                backend=backend,
             )
         else:
             server_log = snakemake.log.get("server")

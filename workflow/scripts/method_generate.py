@@ -3,8 +3,7 @@ type's steering test split, as the pseudo-model ``{model}@{method}``."""
 
 from conflictlab.contextconflict.generation import generate_method_subsets
 from conflictlab.io import read_tables, write_parquet
-from conflictlab.lm.generation import HFBackend
-from conflictlab.lm.loading import load
+from conflictlab.lm.generation import hf_backend
 from conflictlab.lm.shards import RESPONSE_SCHEMA, finish_shards
 from conflictlab.logs import configure_logging
 
@@ -19,9 +18,7 @@ responses = generate_method_subsets(
     method=method,
     settings=settings,
     shard_dir=snakemake.log.shards,
-    make_backend=lambda limit: HFBackend(
-        load(inputs.model, dtype=settings["dtype"]), batch_size=settings["batch_size"]
-    ),
+    make_backend=lambda limit: hf_backend(inputs.model, settings),
 )
 for samples_path, table, out in zip(inputs.samples, responses, snakemake.output, strict=True):
     write_parquet(table, out, RESPONSE_SCHEMA)

@@ -4,8 +4,7 @@ test split, one model load, each prompt prefilled once for all variants."""
 from conflictlab.contextconflict.generation import generate_steered_subsets, variant_steering
 from conflictlab.contextconflict.variants import SteeredModel
 from conflictlab.io import read_tables, write_parquet
-from conflictlab.lm.generation import HFBackend
-from conflictlab.lm.loading import load
+from conflictlab.lm.generation import hf_backend
 from conflictlab.lm.shards import RESPONSE_SCHEMA, finish_shards
 from conflictlab.logs import configure_logging
 
@@ -25,7 +24,7 @@ responses = generate_steered_subsets(
     variants=variants,
     settings=settings,
     shard_dirs=shard_dirs,
-    make_backend=lambda: HFBackend(load(inputs.model, dtype=settings["dtype"]), batch_size=settings["batch_size"]),
+    make_backend=lambda: hf_backend(inputs.model, settings),
 )
 for name, tables in responses.items():
     method, alpha, schedule = params.variants[name]
