@@ -25,8 +25,8 @@ from conflictlab.contextconflict.prompts import (
 )
 from conflictlab.contextconflict.steering import DIRECTION_OF_METHOD, load_directions
 from conflictlab.contextconflict.variants import SteeredModel
-from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
 from conflictlab.lm.backends import backend_spec, check_method
+from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
 from conflictlab.lm.chat import ChatBackend
 from conflictlab.lm.generation import Backend, HFBackend, MethodBackend, decoding_params
 from conflictlab.lm.methods import Method, MethodRun, as_method
