@@ -32,9 +32,6 @@ from conflictlab.report.figures import panel_grid, plt
 from conflictlab.stats import mean_interval, proportion_ci
 
 ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is built; never written
-# The fewest pairs at which a paired interval is printed: the coverage of
-# Newcombe's interval (proportions) and of the t interval (means) was checked
-# by simulation from these n up (tests/test_paired.py, docs/methods.md).
 
 METHOD_CELL_SCHEMA = pa.schema(
     [
@@ -284,8 +281,9 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
     score), paired p, n of pairs, the test."""
     lines = [
         f"Paired differences from {base} (method − {base}, percentage points) on the items both answered: proportions "
-        "with an exact McNemar p and Newcombe's paired score interval, means with a sign-flip p and a t interval; "
-        f"no interval below {PAIRED_MIN_N['clopper-pearson']} pairs (proportions) or {PAIRED_MIN_N['student-t']} (means).\n",
+        "with an exact McNemar p and Tango's score interval, means with a sign-flip p and the adjusted t interval "
+        f"(docs/statistics.md); no interval below {PAIRED_MIN_N['clopper-pearson']} pairs (proportions) or "
+        f"{PAIRED_MIN_N['student-t']} (means), nor where every difference is equal (no spread).\n",
         "| model | method | column | difference [95% CI] | p (paired) | pairs | test |",
         "|---|---|---|---|---|---|---|",
     ]
