@@ -32,14 +32,18 @@ PROBABILITIES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 0.98)
 MEAN_NS = (MIN_N_MEAN, 40, 50, 75, 100, 200)
 
 
+def proportion_coverage(interval, n):
+    """Worst exact coverage of ``interval(k, n) -> (p, low, high)`` over :data:`PROBABILITIES` at ``n``, and its p."""
+    bounds = np.array([interval(k, n)[1:] for k in range(n + 1)])  # (n + 1, 2), one per outcome
+    coverage = [
+        float(binom.pmf(np.arange(n + 1), n, p)[(bounds[:, 0] <= p) & (p <= bounds[:, 1])].sum()) for p in PROBABILITIES
+    ]
+    return min(coverage), PROBABILITIES[int(np.argmin(coverage))]
+
+
 def test_proportion_interval_covers_at_every_n_and_p():
-    worst = {}
-    for n in PROPORTION_NS:
-        bounds = np.array([proportion_interval(k, n)[1:] for k in range(n + 1)])  # (n + 1, 2), one per outcome
-        for p in PROBABILITIES:
-            covers = (bounds[:, 0] <= p) & (p <= bounds[:, 1])
-            worst[n, p] = float(binom.pmf(np.arange(n + 1), n, p)[covers].sum())
-    assert min(worst.values()) >= FLOOR, min(worst.items(), key=lambda item: item[1])
+    worst = min((proportion_coverage(proportion_interval, n), n) for n in PROPORTION_NS)
+    assert worst[0][0] >= FLOOR, worst
 
 
 def _beta_mix(w, a1, b1, a2, b2):
@@ -135,28 +139,36 @@ def test_below_its_minimum_n_the_mean_interval_would_undercover():
     assert min(mean_coverage(*shapes[name], 10, min_n=10) for name in shapes) < FLOOR
 
 
-def test_unit_proportion_interval_covers_instances_asked_in_both_orders():
+# Instances asked in both orders: P(right, first order), P(right, last), P(the last repeats the first).
+BOTH_ORDERS = (
+    (0.6, 0.5, 0.7),
+    (0.9, 0.85, 0.8),
+    (0.95, 0.95, 0.5),
+    (0.5, 0.5, 0.95),
+    (0.98, 0.9, 0.3),
+    (0.1, 0.2, 0.6),
+)
+
+
+def unit_coverage(p_first, p_last, same, n, *, trials=4000, seed=5):
+    """Coverage of :func:`unit_proportion_interval` at ``n`` instances by ``trials`` samples."""
+    rng = np.random.default_rng(seed)
+    pool = _both_orders(p_first, p_last, same, rng)
+    truth = (p_first + same * p_first + (1 - same) * p_last) / 2
+    sums = pool[rng.integers(0, pool.size, size=(trials, n))].sum(axis=1)
+    covered = 0
+    for total, count in zip(*np.unique(sums, return_counts=True)):  # the interval depends on the sum only
+        shares = np.r_[np.ones(int(total)), [total % 1] if total % 1 else []]
+        _, low, high = unit_proportion_interval(np.r_[shares, np.zeros(n - shares.size)])
+        covered += count * (low <= truth <= high)
+    return covered / trials
+
+
+@pytest.mark.parametrize("n", [2, 5, 10, 20, 30, 40, 75, 150])
+def test_unit_proportion_interval_covers_instances_asked_in_both_orders(n):
     """Accuracy with the instance as the unit (the mean of its two orders), near 50% and near the bounds."""
-    rng = np.random.default_rng(5)
-    for p_first, p_last, same in (
-        (0.6, 0.5, 0.7),
-        (0.9, 0.85, 0.8),
-        (0.95, 0.95, 0.5),
-        (0.5, 0.5, 0.95),
-        (0.98, 0.9, 0.3),
-        (0.1, 0.2, 0.6),
-    ):
-        pool = _both_orders(p_first, p_last, same, rng)
-        truth = (p_first + same * p_first + (1 - same) * p_last) / 2
-        for n in (2, 5, 10, 20, 30, 40, 75, 150):
-            sums = pool[rng.integers(0, pool.size, size=(4000, n))].sum(axis=1)
-            totals, counts = np.unique(sums, return_counts=True)  # the interval depends on the sum only
-            covered = 0
-            for total, count in zip(totals, counts):
-                shares = np.r_[np.ones(int(total)), [total % 1] if total % 1 else []]
-                _, low, high = unit_proportion_interval(np.r_[shares, np.zeros(n - shares.size)])
-                covered += count * (low <= truth <= high)
-            assert covered / 4000 >= FLOOR, (p_first, p_last, same, n, covered / 4000)
+    worst = min((unit_coverage(*case, n), case) for case in BOTH_ORDERS)
+    assert worst[0] >= FLOOR, (n, worst)
 
 
 # Paired 0/1 outcomes: P(right only under x), P(right only under y). One-sided, sparse
@@ -255,10 +267,11 @@ PAIRED_MEAN_NS = (10, 20, 30, 50, 100, 300)
 
 
 def paired_mean_coverage(pool, truth, n, *, trials=4000, seed=0, adjusted=True):
-    """Coverage of :func:`adjusted_mean_interval` (or, ``adjusted`` False, the
-    plain t interval) at ``n`` over the ``trials`` samples that print one (a
-    sample without spread prints "no spread"); vectorised with the library's
-    t quantile, the first 50 checked against the function."""
+    """(coverage, samples that print an interval) of :func:`adjusted_mean_interval`
+    (or, ``adjusted`` False, the plain t interval) at ``n``, over those of
+    ``trials`` samples that print one (a sample without spread prints "no
+    spread"); vectorised with the library's t quantile, the first 50 checked
+    against the function."""
     d = pool[np.random.default_rng(seed).integers(0, pool.size, size=(trials, n))]
     quantile = t_quantile(0.975, n - 1)
     if adjusted:
@@ -273,19 +286,19 @@ def paired_mean_coverage(pool, truth, n, *, trials=4000, seed=0, adjusted=True):
         for row in range(50):
             expected = adjusted_mean_interval(d[row], bound=1.0, min_n=2)[1:]
             assert np.allclose((low[row], high[row]) if shown[row] else (np.nan,) * 2, expected, equal_nan=True)
-    return float(((low <= truth) & (truth <= high))[shown].mean())
+    return float(((low <= truth) & (truth <= high))[shown].mean()), int(shown.sum())
 
 
 def test_paired_mean_interval_covers_from_its_minimum_n_on_every_shape():
     assert min(PAIRED_MEAN_NS) >= PAIRED_MIN_N["student-t"]
     shapes = _paired_shapes()
-    coverage = {(name, n): paired_mean_coverage(*shape, n) for name, shape in shapes.items() for n in PAIRED_MEAN_NS}
+    coverage = {(name, n): paired_mean_coverage(*shape, n)[0] for name, shape in shapes.items() for n in PAIRED_MEAN_NS}
     assert min(coverage.values()) >= FLOOR, min(coverage.items(), key=lambda item: item[1])
 
 
 def test_plain_t_interval_of_paired_differences_would_undercover():
     """Why the adjusted interval: the t interval of sparse, one-signed differences falls short at n = 30."""
-    assert paired_mean_coverage(*_paired_shapes()["one-signed 10%, B(0.5,3)"], 30, adjusted=False) < FLOOR
+    assert paired_mean_coverage(*_paired_shapes()["one-signed 10%, B(0.5,3)"], 30, adjusted=False)[0] < FLOOR
 
 
 @pytest.mark.slow  # ~1 min on 2 cores: 1,000 data sets x 1,000 resamples per case
