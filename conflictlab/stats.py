@@ -167,10 +167,15 @@ def clopper_pearson_interval(successes: int, n: int, *, confidence: float = 0.95
     if (point_only := _too_few(successes, n)) is not None:
         return point_only
     p = successes / n
+    return (p, *_beta_bounds(successes, n, confidence))
+
+
+def _beta_bounds(successes: float, n: int, confidence: float) -> tuple[float, float]:
+    """Clopper-Pearson's Beta quantiles for ``successes`` of ``n`` (a fractional count too)."""
     alpha = 1.0 - confidence
-    low = 0.0 if successes == 0 else _beta_ppf(alpha / 2, successes, n - successes + 1)
-    high = 1.0 if successes == n else _beta_ppf(1 - alpha / 2, successes + 1, n - successes)
-    return p, low, high
+    low = 0.0 if successes <= 0 else _beta_ppf(alpha / 2, successes, n - successes + 1)
+    high = 1.0 if successes >= n else _beta_ppf(1 - alpha / 2, successes + 1, n - successes)
+    return low, high
 
 
 # The interval every table prints for a proportion (one place to change it).
@@ -197,10 +202,7 @@ def unit_proportion_interval(unit_means: np.ndarray, *, confidence: float = 0.95
     total = float(unit_means.sum())
     if k < MIN_N_INTERVAL:
         return total / k, math.nan, math.nan
-    alpha = 1.0 - confidence
-    low = 0.0 if total <= 0 else _beta_ppf(alpha / 2, total, k - total + 1)
-    high = 1.0 if total >= k else _beta_ppf(1 - alpha / 2, total + 1, k - total)
-    return total / k, low, high
+    return (total / k, *_beta_bounds(total, k, confidence))
 
 
 def mean_interval(

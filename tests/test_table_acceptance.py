@@ -5,41 +5,25 @@ columns, no interval is printed with zero width, no p-value reads 0."""
 from __future__ import annotations
 
 import csv
-import math
 import re
 from pathlib import Path
 
-from conflictlab.report.audit import intervals
+from conflictlab.report.audit import _number, audit_rows
 from conflictlab.report.tables import is_p_column
 
 PAIRED = ("difference", "difference_low", "difference_high", "p_paired", "n_pairs")
 BRACKETS = re.compile(r"\[\s*([-+]?[\d.]+)\s*,\s*([-+]?[\d.]+)\s*\]")
 
 
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
 def csv_problems(path: Path) -> list[str]:
-    """Zero-width intervals (finite low == high) and p-values of 0 in one CSV table."""
+    """The paired columns a methods table lacks, and the audit's problems of
+    one CSV table (:func:`conflictlab.report.audit.audit_rows`: zero-width
+    intervals, p-values of 0, values outside their interval, missing n)."""
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         columns, rows = list(reader.fieldnames or []), list(reader)
-    problems = []
-    if "methods" in path.name:
-        problems += [f"{path.name}: no column {c}" for c in PAIRED if c not in columns]
-    for line, row in enumerate(rows, start=2):
-        for value, low, high in intervals(columns):
-            lo, hi = _number(row[low]), _number(row[high])
-            if math.isfinite(lo) and math.isfinite(hi) and hi <= lo:
-                problems.append(f"{path.name}, line {line}: {value} has a zero-width interval [{lo:g}, {hi:g}]")
-        for column in filter(is_p_column, columns):
-            if _number(row[column]) == 0:
-                problems.append(f"{path.name}, line {line}: {column} = {row[column]}")
-    return problems
+    missing = [f"{path.name}: no column {c}" for c in PAIRED if "methods" in path.name and c not in columns]
+    return missing + audit_rows(path.name, columns, rows)
 
 
 def markdown_problems(path: Path) -> list[str]:
@@ -80,7 +64,8 @@ def test_the_checks_find_what_they_look_for(tmp_path):
     (tables / "y.md").write_text("| a | p (paired) | kendall_p |\n|---|---|---|\n| 50.0 [50.0, 50.0] | 0.0000 | 0 |\n")
     found = table_problems(tmp_path)
     assert sum("no column" in p for p in found) == 4  # all but p_paired missing
-    assert any("zero-width interval [0.5, 0.5]" in p for p in found) and any("p_paired = 0.0" in p for p in found)
+    assert any("zero-width interval of value [0.5, 0.5]" in p for p in found)
+    assert any("p_paired = 0 (a p-value is never 0)" in p for p in found)
     assert sum("y.md" in p for p in found) == 3
 
 
