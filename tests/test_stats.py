@@ -212,6 +212,7 @@ def test_format_estimate():
     assert format_estimate(0.4123, 0.3, 0.5, scale=1, decimals=3) == "0.412 [0.300, 0.500]"
     # a zero-width interval is no spread, never [100.0, 100.0]; a missing one says why, with its n
     assert format_estimate(1.0, 1.0, 1.0, n=5) == "100.0 (no spread, n = 5)"
+    assert format_estimate(0.5, 0.49996, 0.50004) == "50.0 [49.996, 50.004]"  # too narrow for one decimal
     assert format_estimate(1.0, math.nan, math.nan, n=5) == f"100.0 (no interval at n = 5 < {MIN_N_MEAN})"
     assert format_estimate(1.0, math.nan, math.nan, n=40) == "100.0 (no spread, n = 40)"
     assert format_estimate(1.0, math.nan, math.nan, n=1) == "100.0 (no interval at n = 1)"

@@ -54,7 +54,12 @@ def format_estimate(
     text = f"{scale * value:.{decimals}f}"
     if _shown(low) and _shown(high):
         if high - low > 0:
-            return text + f" [{scale * low:.{decimals}f}, {scale * high:.{decimals}f}]"
+            # a narrow interval keeps the digits that tell its bounds apart, never "[x, x]"
+            digits = next(
+                (d for d in range(decimals, decimals + 6) if f"{scale * low:.{d}f}" != f"{scale * high:.{d}f}"),
+                decimals + 6,
+            )
+            return text + f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
         return text + (" (no spread)" if n is None else f" (no spread, n = {n})")
     if n is None:
         return text
