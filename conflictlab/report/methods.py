@@ -292,8 +292,11 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
             continue
         scale = 100.0  # every column of the table is a share or a 0-1 score, shown in percent
         diff = "–" if r["difference"] is None else f"{scale * r['difference']:+.1f}"
+        minimum = PAIRED_MIN_N[r["interval"]]
         if r["difference_low"] is not None:
             diff += f" [{scale * r['difference_low']:+.1f}, {scale * r['difference_high']:+.1f}]"
+        elif r["difference"] is not None:
+            diff += f" (no interval at n = {r['n_pairs']} < {minimum})" if r["n_pairs"] < minimum else " (no spread)"
         lines.append(
             f"| {r['model']} | {r['method']} | {r['benchmark']} {r['metric']} | {diff} | {r['p_paired_text'] or '–'} "
             f"| {r['n_pairs']} | {r['paired_test'] or '–'} |"
