@@ -1,62 +1,43 @@
-"""Coverage of the paired intervals (conflictlab.paired) by simulation, at the n they are printed at.
+"""Coverage of the paired intervals (conflictlab.paired) shape by shape, at
+the n they are printed at; benchmarks/coverage_table.py gives the worst shape
+per method. Draws and shapes are tests/test_coverage.py's.
 
-    python benchmarks/paired_coverage.py [reps]
+    PYTHONPATH=$PWD python benchmarks/paired_coverage.py
 
-Prints one line per (interval, data shape, n): the share of simulated 95%
-intervals that cover the true difference (no-spread samples, which print no
-interval, are left out of the share and counted).
+Prints two Markdown tables: Tango's interval on paired 0/1 outcomes (exact,
+every outcome weighted by its probability) per discordance (P(x only),
+P(y only)); and, per graded shape, the adjusted t interval against the plain
+t interval it replaced (4,000 samples; coverage over the samples that print
+an interval, ± its Monte Carlo standard error).
 """
 
+from __future__ import annotations
+
+import math
 import sys
+from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from conflictlab.paired import tango_interval  # noqa: E402
+from tests import test_coverage as T  # noqa: E402
 
-from conflictlab.paired import paired_mean_ci, paired_proportion_ci
+PROPORTION_NS = (5, 10, 30, 100)
+MEAN_NS = (10, 30, 100, 300)
 
-REPS = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-rng = np.random.default_rng(0)
-CELLS = {  # P(both 1), P(method only), P(base only), P(neither)
-    "balanced discordance": (0.4, 0.1, 0.1, 0.4),
-    "method better": (0.7, 0.15, 0.05, 0.1),
-    "base better, low": (0.2, 0.05, 0.25, 0.5),
-    "near ceiling": (0.85, 0.05, 0.05, 0.05),
-}
+print("| discordance (x only, y only) | " + " | ".join(f"n = {n}" for n in PROPORTION_NS) + " |")
+print("|---|" + "---|" * len(PROPORTION_NS))
+for cell in ((0.02, 0.0), (0.05, 0.0), (0.1, 0.02), (0.3, 0.0), (0.45, 0.05), (0.2, 0.2)):
+    row = [T.paired_proportion_coverage(tango_interval, n, cells=[cell])[0] for n in PROPORTION_NS]
+    print(f"| {cell} | " + " | ".join(f"{c:.3f}" for c in row) + " |", flush=True)
 
-
-def balance(size):
-    return np.where(rng.random(size) < 0.3, 100 * rng.beta(0.5, 8, size), 100 * rng.beta(2, 3, size))
-
-
-def rating(size):
-    return rng.choice([1, 2, 3, 4, 5], size=size, p=[0.05, 0.1, 0.2, 0.35, 0.3]).astype(float)
-
-
-print("interval | data | n | coverage | no interval")
-for name, cells in CELLS.items():
-    for n in (5, 10, 30, 100):
-        covered = 0
-        for _ in range(REPS):
-            k = rng.choice(4, size=n, p=cells)
-            _, low, high = paired_proportion_ci(np.isin(k, (0, 1)).astype(float), np.isin(k, (0, 2)).astype(float))
-            covered += low - 1e-12 <= cells[1] - cells[2] <= high + 1e-12
-        print(f"Newcombe paired | {name} | {n} | {covered / REPS:.3f} | 0")
-for name, draw, shift, share in (
-    ("Balance 0-100, 40% changed", balance, 5.0, 0.4),
-    ("rating 1-5, 40% changed", rating, 0.3, 0.4),
-    ("Balance, 10% changed by -20 (sparse, skewed)", None, 20.0, 0.1),
-):
-    for n in (10, 30, 100):
-        covered = shown = 0
-        for _ in range(REPS):
-            if draw is None:
-                y = 100 * rng.beta(2, 3, n)
-                x = y - (rng.random(n) < share) * 2 * shift * rng.beta(2, 2, n)
-            else:
-                y = draw(n)
-                x = np.where(rng.random(n) < share, draw(n) - shift, y)
-            _, low, high = paired_mean_ci(x, y)
-            if np.isnan(low):
-                continue
-            shown += 1
-            covered += low <= -share * shift <= high
-        print(f"t (paired mean) | {name} | {n} | {covered / max(shown, 1):.3f} | {REPS - shown}")
+print()
+print("| graded shape | interval | " + " | ".join(f"n = {n}" for n in MEAN_NS) + " |")
+print("|---|---|" + "---|" * len(MEAN_NS))
+for name, shape in T._paired_shapes().items():
+    for adjusted in (True, False):
+        cells = []
+        for n in MEAN_NS:
+            coverage, shown = T.paired_mean_coverage(*shape, n, adjusted=adjusted)
+            cells.append(f"{coverage:.3f} ± {math.sqrt(coverage * (1 - coverage) / shown):.3f}")
+        label = "adjusted t" if adjusted else "plain t"
+        print(f"| {name} | {label} | " + " | ".join(cells) + " |", flush=True)

@@ -16,8 +16,10 @@ each printed interval is measured at the n it is printed at):
   units (both evidence orders of an instance): Clopper-Pearson over units.
 - :func:`cluster_means` — one value per unit of analysis (an instance asked
   in both evidence orders) before any interval is taken.
-- :func:`mcnemar_exact`, :func:`paired_difference` — paired comparisons of the
-  same items (two methods, two evidence orders).
+- :func:`format_p` — how every table prints a p-value.
+
+Paired comparisons of the same items (two methods, two evidence orders) are
+in :mod:`conflictlab.paired`.
 - :func:`bootstrap_mean_ci`, :func:`wilson_interval` — kept for checks and
   for n large enough; no table prints them at small n.
 - :func:`marks_over_same_samples` — best/second marks only between cells over
@@ -48,6 +50,20 @@ MIN_N_INTERVAL = 2  # one observation says nothing about its own spread
 # fractions); at n = 10 it is 90% on a skewed Beta mixture, at n = 20 93.0%
 # (docs/statistics.md has the table).
 MIN_N_MEAN = 30
+P_FLOOR = 1e-4  # a p-value below it prints as "< 1e-4"
+
+
+def _too_few(successes: int, n: int) -> tuple[float, float, float] | None:
+    """A proportion's result when n is too small for an interval (all NaN at
+    n = 0, the share alone below :data:`MIN_N_INTERVAL`), else None; counts
+    outside [0, n] are an error."""
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must lie in [0, n], got {successes} of {n}")
+    if n == 0:
+        return (math.nan,) * 3
+    if n < MIN_N_INTERVAL:
+        return successes / n, math.nan, math.nan
+    return None
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -59,13 +75,9 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     [0, 27.8%]. Matches ``statsmodels.stats.proportion.proportion_confint(
     method="wilson")`` (tested).
     """
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must lie in [0, n], got {successes} of {n}")
-    if n == 0:
-        return (math.nan,) * 3
+    if (point_only := _too_few(successes, n)) is not None:
+        return point_only
     p = successes / n
-    if n < MIN_N_INTERVAL:
-        return p, math.nan, math.nan
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     denominator = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
@@ -84,16 +96,16 @@ def proportion_ci(outcomes: Sequence[bool] | np.ndarray, *, confidence: float = 
     return proportion_interval(int(outcomes.sum()), int(outcomes.size), confidence=confidence)
 
 
-def _betainc(a: float, b: float, x: float) -> float:
+def betainc(a: float, b: float, x: float) -> float:
     """Regularized incomplete beta I_x(a, b) by its continued fraction
     (modified Lentz), accurate to ~1e-14; matches ``scipy.special.betainc``
-    (tested). Here so that this module needs numpy alone."""
+    (tested). Here so that this module (and :mod:`conflictlab.paired`) needs numpy alone."""
     if x <= 0.0:
         return 0.0
     if x >= 1.0:
         return 1.0
     if x > (a + 1.0) / (a + b + 2.0):  # the fraction converges fast below the mode
-        return 1.0 - _betainc(b, a, 1.0 - x)
+        return 1.0 - betainc(b, a, 1.0 - x)
     log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
     tiny = 1e-300
     c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
@@ -129,7 +141,7 @@ def _solve(f, target: float, low: float, high: float) -> float:
 
 def _beta_ppf(q: float, a: float, b: float) -> float:
     """The ``q`` quantile of Beta(a, b)."""
-    return _solve(lambda x: _betainc(a, b, x), q, 0.0, 1.0)
+    return _solve(lambda x: betainc(a, b, x), q, 0.0, 1.0)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -152,17 +164,18 @@ def clopper_pearson_interval(successes: int, n: int, *, confidence: float = 0.95
     at every n and true p. ``(p, low, high)``: all NaN at n = 0, a NaN
     interval at n = 1. Matches ``statsmodels`` ``proportion_confint(method=
     "beta")`` (tested)."""
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must lie in [0, n], got {successes} of {n}")
-    if n == 0:
-        return (math.nan,) * 3
+    if (point_only := _too_few(successes, n)) is not None:
+        return point_only
     p = successes / n
-    if n < MIN_N_INTERVAL:
-        return p, math.nan, math.nan
+    return (p, *_beta_bounds(successes, n, confidence))
+
+
+def _beta_bounds(successes: float, n: int, confidence: float) -> tuple[float, float]:
+    """Clopper-Pearson's Beta quantiles for ``successes`` of ``n`` (a fractional count too)."""
     alpha = 1.0 - confidence
-    low = 0.0 if successes == 0 else _beta_ppf(alpha / 2, successes, n - successes + 1)
-    high = 1.0 if successes == n else _beta_ppf(1 - alpha / 2, successes + 1, n - successes)
-    return p, low, high
+    low = 0.0 if successes <= 0 else _beta_ppf(alpha / 2, successes, n - successes + 1)
+    high = 1.0 if successes >= n else _beta_ppf(1 - alpha / 2, successes + 1, n - successes)
+    return low, high
 
 
 # The interval every table prints for a proportion (one place to change it).
@@ -189,10 +202,7 @@ def unit_proportion_interval(unit_means: np.ndarray, *, confidence: float = 0.95
     total = float(unit_means.sum())
     if k < MIN_N_INTERVAL:
         return total / k, math.nan, math.nan
-    alpha = 1.0 - confidence
-    low = 0.0 if total <= 0 else _beta_ppf(alpha / 2, total, k - total + 1)
-    high = 1.0 if total >= k else _beta_ppf(1 - alpha / 2, total + 1, k - total)
-    return total / k, low, high
+    return (total / k, *_beta_bounds(total, k, confidence))
 
 
 def mean_interval(
@@ -250,23 +260,6 @@ def cluster_means(values: np.ndarray, clusters: Sequence[Hashable]) -> tuple[np.
     return sums / counts, labels
 
 
-def agresti_min_interval(only_a: int, only_b: int, n: int, *, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Difference of two paired proportions, (only_a − only_b)/n, and the
-    Agresti-Min (2005) interval: the Wald interval after adding 1/2 to each
-    cell of the 2×2 table, clipped to [−1, 1]. ``(difference, low, high)``;
-    NaN interval at n < :data:`MIN_N_INTERVAL`. Simulated coverage >= 95% at
-    n >= 5 on our shapes (tests/test_coverage.py)."""
-    if n == 0:
-        return (math.nan,) * 3
-    difference = (only_a - only_b) / n
-    if n < MIN_N_INTERVAL:
-        return difference, math.nan, math.nan
-    b, c, m = only_a + 0.5, only_b + 0.5, n + 2.0
-    centre = (b - c) / m
-    half = NormalDist().inv_cdf(0.5 + confidence / 2.0) * math.sqrt(((b + c) - (b - c) ** 2 / m) / m**2)
-    return difference, max(-1.0, centre - half), min(1.0, centre + half)
-
-
 def cluster_bootstrap_weights(clusters: Sequence[Hashable], *, n_resamples: int = 2000, seed: int = 0) -> np.ndarray:
     """Bootstrap over units, as row weights: shape (n_resamples, n_rows), the
     number of times each row's unit (``clusters``, shape (n_rows,)) was drawn
@@ -282,6 +275,17 @@ def cluster_bootstrap_weights(clusters: Sequence[Hashable], *, n_resamples: int 
     return counts[:, codes]
 
 
+def format_p(p: float | None) -> str:
+    """A p-value with two significant digits (``0.032``, ``0.50``,
+    ``0.00021``), never ``0``: below :data:`P_FLOOR` it reads ``< 1e-4`` (an
+    asymptotic p of 0.0 is an underflow, not a certainty); ``""`` for None or NaN."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return ""
+    if p < P_FLOOR:
+        return "< 1e-4"
+    return f"{p:#.2g}"  # "#" keeps a trailing zero: 0.0020, 0.50, 1.0
+
+
 def percentile_interval(draws: np.ndarray, *, confidence: float = 0.95) -> tuple[float, float]:
     """The percentile interval of bootstrap ``draws`` (shape (R,), NaN draws
     left out); NaN when fewer than half are defined or they have no spread."""
@@ -291,97 +295,6 @@ def percentile_interval(draws: np.ndarray, *, confidence: float = 0.95) -> tuple
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(draws, [tail, 1.0 - tail])
     return (float(low), float(high)) if high > low else (math.nan, math.nan)
-
-
-def mcnemar_exact(only_a: int, only_b: int) -> float:
-    """Exact two-sided McNemar p-value of paired binary outcomes: ``only_a``
-    items right under A and wrong under B, ``only_b`` the reverse. Under H0
-    each discordant pair goes either way with probability 1/2: p = min(1,
-    2·P(Binomial(b + c, 1/2) ≤ min(b, c))); 1 when there is no discordant pair.
-    Matches ``statsmodels`` ``mcnemar(exact=True)`` (tested)."""
-    if only_a < 0 or only_b < 0:
-        raise ValueError(f"discordant counts must be >= 0, got {only_a}, {only_b}")
-    m, k = only_a + only_b, min(only_a, only_b)
-    if m == 0:
-        return 1.0
-    tail = sum(math.comb(m, i) for i in range(k + 1)) / 2.0**m
-    return min(1.0, 2.0 * tail)
-
-
-# Sign-flip p-values are exact (all 2^n flips) up to this many nonzero differences.
-EXACT_SIGN_FLIP_MAX_N = 16
-
-
-def paired_difference(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    confidence: float = 0.95,
-    n_flips: int = 9999,
-    seed: int = 0,
-    min_n: int | None = None,
-) -> dict:
-    """Mean of ``a − b`` over the same items (shapes (n,), aligned), its
-    interval and a two-sided p-value of no difference.
-
-    0/1 outcomes: :func:`agresti_min_interval` and :func:`mcnemar_exact` (the
-    Student-t interval of sparse ±1 differences covers 41% at n = 10).
-    Graded scores: :func:`mean_interval` of the differences (none below
-    ``min_n``, none without spread) and the
-    sign-flip test: exact over all 2^m flips of the m nonzero differences up
-    to :data:`EXACT_SIGN_FLIP_MAX_N`, else ``n_flips`` random flips with p =
-    (b + 1)/(n_flips + 1), b the flips at least as extreme (two-sided on
-    |mean|), floor 1/(n_flips + 1). Returns ``difference``, ``low``,
-    ``high``, ``p``, ``p_method``, ``p_floor``, ``n_pairs``.
-    """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired_difference needs two aligned 1-d arrays, got shapes {a.shape} and {b.shape}")
-    if np.isnan(a).any() or np.isnan(b).any():
-        raise ValueError("paired_difference: NaN in the paired values")
-    d = a - b
-    if d.size and np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all():
-        only_a, only_b = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
-        difference, low, high = agresti_min_interval(only_a, only_b, d.size, confidence=confidence)
-        m = only_a + only_b
-        return {
-            "difference": difference,
-            "low": low,
-            "high": high,
-            "n_pairs": int(d.size),
-            "p": mcnemar_exact(only_a, only_b),
-            "p_method": "exact McNemar",
-            "p_floor": min(1.0, 2.0 / 2.0**m) if m else 1.0,
-        }
-    difference, low, high = mean_interval(d, confidence=confidence, min_n=min_n)
-    out = {"difference": difference, "low": low, "high": high, "n_pairs": int(d.size)}
-    if d.size == 0:
-        return {**out, "p": math.nan, "p_method": "undefined (no pairs)", "p_floor": math.nan}
-    nonzero = d[d != 0]
-    if nonzero.size == 0:
-        return {**out, "p": 1.0, "p_method": "undefined (no nonzero difference)", "p_floor": 1.0}
-    observed = abs(nonzero.sum())
-    slack = 1e-9 * max(1.0, observed)
-    if nonzero.size <= EXACT_SIGN_FLIP_MAX_N:
-        signs = 1 - 2 * ((np.arange(2**nonzero.size)[:, None] >> np.arange(nonzero.size)) & 1)  # (2^m, m)
-        p = float((np.abs(signs @ nonzero) >= observed - slack).mean())
-        return {
-            **out,
-            "p": p,
-            "p_method": f"exact sign-flip ({2**nonzero.size} flips)",
-            "p_floor": 2.0 / 2**nonzero.size,
-        }
-    rng = np.random.default_rng(seed)
-    extreme = 0
-    for start in range(0, n_flips, 1000):  # bounded memory at any n
-        signs = rng.choice((-1.0, 1.0), size=(min(1000, n_flips - start), nonzero.size))
-        extreme += int((np.abs(signs @ nonzero) >= observed - slack).sum())
-    return {
-        **out,
-        "p": (extreme + 1) / (n_flips + 1),
-        "p_method": f"sign-flip, {n_flips} random flips",
-        "p_floor": 1.0 / (n_flips + 1),
-    }
 
 
 # Indices drawn per block of bootstrap resamples: 4 MB of int64 whatever n is.

@@ -141,3 +141,23 @@ def test_the_figure_has_one_panel_per_column_and_a_legend_entry_per_model():
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["B\nacc", "C\nacc"]
     assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == ["m1", "m2"]
+
+
+def test_paired_markdown_says_why_a_difference_has_no_interval():
+    from conflictlab.report.methods import paired_markdown
+
+    ids = [f"s{i}" for i in range(12)]
+    cells = [
+        cell("base", np.linspace(0.1, 0.9, 12), ids, proportion=False),
+        cell("cad-0.5", np.linspace(0.1, 0.9, 12) - 0.05, ids, proportion=False),  # every difference -0.05
+        cell("adacad", np.linspace(0.1, 0.9, 12)[::-1], ids, proportion=False),
+        cell("base", np.linspace(0.1, 0.9, 5), ids[:5], proportion=False, metric="bal"),
+        cell("cad-0.5", np.linspace(0.2, 0.6, 5), ids[:5], proportion=False, metric="bal"),
+    ]
+    text = paired_markdown(
+        pa.Table.from_pylist(with_paired(cells, base="base", min_n=30), schema=METHOD_CELL_SCHEMA), base="base"
+    )
+    assert "| B acc | -5.0 (no spread) |" in text
+    assert "| B bal | -10.0 (no interval at n = 5 < 10) |" in text
+    adacad = next(line for line in text.splitlines() if "| adacad | B acc |" in line)
+    assert "0.0 [-" in adacad  # reversed scores: a mean difference of 0 with a real interval

@@ -1,4 +1,4 @@
-"""conflictlab.paired: each estimator against statsmodels/scipy, and the coverage of its interval by simulation."""
+"""conflictlab.paired: each estimator against statsmodels/scipy or a published example (coverage: test_coverage)."""
 
 import numpy as np
 import pytest
@@ -7,16 +7,16 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from conflictlab.paired import (
+    adjusted_mean_interval,
     best_by_paired_tests,
-    format_p,
     holm,
-    mcnemar_exact_p,
+    mcnemar_exact,
     pair_on_ids,
     paired_difference,
-    paired_mean_ci,
-    paired_proportion_ci,
     sign_flip_p,
+    tango_interval,
 )
+from conflictlab.stats import t_quantile
 
 
 def _pairs(rng, n, cells):
@@ -34,11 +34,14 @@ def test_mcnemar_matches_statsmodels_exact(n):
             [np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
             [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))],
         ]
-        assert mcnemar_exact_p(x, y) == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-12)
+        expected = mcnemar(table, exact=True).pvalue
+        assert mcnemar_exact(int(table[0][1]), int(table[1][0])) == pytest.approx(expected, rel=1e-10)
+        assert paired_difference(x, y, proportion=True)["p_paired"] == pytest.approx(expected, rel=1e-10)
 
 
 def test_mcnemar_p_never_underflows_to_zero():
-    assert 0 < mcnemar_exact_p(np.ones(5000), np.zeros(5000)) < 1e-300
+    assert 0 < mcnemar_exact(5000, 0) < 1e-300
+    assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(4, 4) == 1.0
 
 
 def test_holm_matches_statsmodels():
@@ -63,65 +66,96 @@ def test_sign_flip_counts_ties_and_never_reaches_zero():
     assert drawn == 500 and p == pytest.approx(1 / 501)
 
 
-def test_t_interval_matches_scipy_ttest_rel():
-    rng = np.random.default_rng(5)
-    x, y = rng.normal(1, 1, 12), rng.normal(0, 1, 12)
-    ci = stats.ttest_rel(x, y).confidence_interval(0.95)
-    diff, low, high = paired_mean_ci(x, y)
-    assert (diff, low, high) == pytest.approx((np.mean(x - y), ci.low, ci.high))
+def test_tango_interval_matches_the_published_example_and_a_numerical_score_inversion():
+    """Fagerland, Lydersen & Laake (2014, Stat. Methods Med. Res. 23, Table 7): airway
+    hyper-responsiveness before/after transplant, (a, b, c, d) = (1, 1, 7, 12), Tango
+    -0.517 to -0.026 (plain Tango). And at other tables: the bounds where the score
+    statistic, its variance times n/(n - 1) and its constrained MLE found numerically
+    (scipy), equals ±z."""
+    from scipy.optimize import brentq, minimize_scalar
+
+    diff, low, high = tango_interval(1, 7, 21, bias_correction=False)
+    assert diff == pytest.approx(-6 / 21) and (low, high) == pytest.approx((-0.517, -0.026), abs=5e-4)
+
+    def score(delta, b, c, n, offset):
+        def nll(p21):  # cells (p12, p21, rest) with p12 = p21 + delta
+            p12, rest = p21 + delta, 1 - 2 * p21 - delta
+            return -(b * np.log(p12) + c * np.log(p21) + (n - b - c) * np.log(rest))
+
+        p21 = minimize_scalar(
+            nll, bounds=(max(0, -delta) + 1e-12, (1 - delta) / 2 - 1e-12), method="bounded", options={"xatol": 1e-12}
+        ).x
+        return (b - c - n * delta) / np.sqrt(n / (n - 1) * n * (2 * p21 + delta * (1 - delta))) + offset
+
+    z = stats.norm.ppf(0.975)
+    for b, c, n in ((5, 2, 30), (12, 3, 40), (3, 9, 25), (20, 18, 200)):
+        _, low, high = tango_interval(b, c, n)
+        assert low == pytest.approx(brentq(score, -0.999, (b - c) / n, args=(b, c, n, -z)), abs=1e-6)
+        assert high == pytest.approx(brentq(score, (b - c) / n, 0.999, args=(b, c, n, z)), abs=1e-6)
 
 
-def test_no_spread_gives_no_interval():
-    diff, low, high = paired_mean_ci([3.0, 4.0, 5.0], [1.0, 2.0, 3.0])
-    assert diff == 2.0 and np.isnan(low) and np.isnan(high)
+def test_tango_interval_has_width_at_zero_discordance_and_reaches_the_bounds():
+    kz2 = 100 / 99 * stats.norm.ppf(0.975) ** 2
+    diff, low, high = tango_interval(0, 0, 100)
+    assert diff == 0 and (low, high) == pytest.approx((-kz2 / (100 + kz2), kz2 / (100 + kz2)), rel=1e-9)
+    assert tango_interval(10, 0, 10)[2] == 1.0 and tango_interval(0, 10, 10)[1] == -1.0
+    assert np.isnan(tango_interval(1, 0, 1)[1]) and all(np.isnan(tango_interval(0, 0, 0)))
+    with pytest.raises(ValueError, match="at most n"):
+        tango_interval(3, 3, 5)
 
 
-def test_paired_proportion_interval_contains_difference_and_stays_in_bounds():
-    x, y = np.array([1, 1, 1, 1, 0, 1.0]), np.array([0, 0, 0, 0, 0, 0.0])
-    diff, low, high = paired_proportion_ci(x, y)
-    assert diff == pytest.approx(5 / 6) and -1 <= low < diff < high <= 1
+def test_adjusted_mean_interval_is_agresti_min_with_t_on_plus_minus_one():
+    d = np.r_[np.ones(7), -np.ones(2), np.zeros(21)]  # b = 7, c = 2, n = 30
+    mean, low, high = adjusted_mean_interval(d, bound=1.0)
+    centre, m = 5 / 32, 32.0
+    half = t_quantile(0.975, 29) * np.sqrt(((7.5 + 2.5) - (7.5 - 2.5) ** 2 / m) / m**2)
+    assert mean == pytest.approx(5 / 30) and (low, high) == pytest.approx((centre - half, centre + half))
+    # scale-free: differences of 0-100 scores with bound 100 give 100 times those of 0-1 scores
+    assert np.allclose(adjusted_mean_interval(100 * d, bound=100.0), 100 * np.array((mean, low, high)))
 
 
-@pytest.mark.parametrize(
-    "cells", [(0.4, 0.1, 0.1, 0.4), (0.7, 0.15, 0.05, 0.1), (0.2, 0.05, 0.25, 0.5), (0.85, 0.05, 0.05, 0.05)]
-)
-@pytest.mark.parametrize("n", [5, 10, 30, 100])
-def test_paired_proportion_interval_covers(cells, n):
-    """Newcombe's paired interval (continuity-corrected phi) covers the true
-    difference at >= 93% at every n from PAIRED_MIN_N up (the uncorrected one fell to 0.92)."""
-    rng = np.random.default_rng(n)
-    truth, reps, covered = cells[1] - cells[2], 1500, 0
-    for _ in range(reps):
-        _, low, high = paired_proportion_ci(*_pairs(rng, n, cells))
-        covered += low - 1e-12 <= truth <= high + 1e-12
-    assert covered / reps >= 0.93
+def test_adjusted_mean_interval_no_spread_few_pairs_and_bad_input():
+    assert np.isnan(adjusted_mean_interval(np.full(40, 0.2), bound=1.0)[1])  # no spread: no interval
+    mean, low, high = adjusted_mean_interval(np.r_[np.full(8, 0.1), -0.1], bound=1.0)  # 9 < 10 pairs
+    assert mean == pytest.approx(0.7 / 9) and np.isnan(low) and np.isnan(high)
+    _, low, high = adjusted_mean_interval(np.r_[np.ones(29), 0.0], bound=1.0)
+    assert high == 1.0 and low < 1.0  # clipped to the range
+    with pytest.raises(ValueError, match="exceeds the bound"):
+        adjusted_mean_interval(np.r_[np.zeros(20), 1.5], bound=1.0)
+    with pytest.raises(ValueError, match="finite"):
+        adjusted_mean_interval(np.r_[np.zeros(20), np.nan], bound=1.0)
 
 
-@pytest.mark.parametrize("shape", ["balance", "rating"])
-@pytest.mark.parametrize("n", [10, 30, 100])
-def test_paired_mean_interval_covers(shape, n):
-    """The t interval of a paired mean difference on data shaped like ours:
-    Balance-like Beta mixtures on 0-100 and 1-5 ratings, 40% of items changed
-    by the method (skewed, partly zero differences), a shifted truth."""
-    rng = np.random.default_rng(n)
+def test_paired_difference_of_graded_scores_uses_a_sign_flip_p():
+    rng = np.random.default_rng(8)
+    x, y = rng.random(12), 0.8 * rng.random(12)
+    out = paired_difference(x, y, proportion=False)
+    reference = stats.permutation_test(
+        (x - y,), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
+    ).pvalue
+    assert out["paired_test"].startswith("sign-flip (exact)") and out["p_paired"] == pytest.approx(reference)
+    assert (out["difference_low"], out["difference_high"]) == pytest.approx(
+        adjusted_mean_interval(x - y, bound=1.0)[1:], nan_ok=True
+    )
+    x, y = rng.random(40), rng.random(40)
+    out = paired_difference(x, y, proportion=False, n_resamples=4999)
+    reference = stats.permutation_test(
+        (x - y,), np.mean, permutation_type="samples", n_resamples=9999, random_state=1
+    ).pvalue
+    assert out["p_paired"] >= 1 / 5000 and abs(out["p_paired"] - reference) < 0.03
+    with pytest.raises(ValueError, match="must lie in"):
+        paired_difference(100 * x, 100 * y, proportion=False)
+    with pytest.raises(ValueError, match="NaN"):
+        paired_difference(np.array([0.1, np.nan]), np.array([0.2, 0.3]), proportion=False)
 
-    def draw(size):
-        if shape == "balance":
-            return np.where(rng.random(size) < 0.3, 100 * rng.beta(0.5, 8, size), 100 * rng.beta(2, 3, size))
-        return rng.choice([1, 2, 3, 4, 5], size=size, p=[0.05, 0.1, 0.2, 0.35, 0.3]).astype(float)
 
-    shift = 5.0 if shape == "balance" else 0.3
-    truth = -0.4 * shift  # E[x − y]: 40% of items redrawn from the same law and shifted down
-    reps, covered, shown = 1500, 0, 0
-    for _ in range(reps):
-        y = draw(n)
-        x = np.where(rng.random(n) < 0.4, draw(n) - shift, y)
-        _, low, high = paired_mean_ci(x, y)
-        if np.isnan(low):  # no spread: no interval printed
-            continue
-        shown += 1
-        covered += low <= truth <= high
-    assert covered / shown >= 0.93
+def test_paired_difference_of_proportions_is_paired():
+    a = np.array([1, 1, 1, 0, 1, 1, 0, 1, 1, 1] * 3, dtype=float)
+    b = np.array([1, 0, 1, 0, 0, 1, 0, 1, 0, 1] * 3, dtype=float)
+    out = paired_difference(a, b, proportion=True)
+    assert out["difference"] == pytest.approx(0.3) and out["n_pairs"] == 30
+    assert out["p_paired"] == pytest.approx(mcnemar_exact(9, 0)) and out["difference_low"] > 0
+    assert (out["difference_low"], out["difference_high"]) == pytest.approx(tango_interval(9, 0, 30)[1:])
 
 
 def test_pair_on_ids_joins_and_refuses_repeats():
@@ -129,13 +163,6 @@ def test_pair_on_ids_joins_and_refuses_repeats():
     assert ids == ["a", "c"] and list(x) == [1, 1] and list(y) == [1, 0]
     with pytest.raises(ValueError, match="repeats an item id"):
         pair_on_ids(["a", "a"], [1, 0], ["a"], [1])
-
-
-def test_format_p_never_zero_two_significant_digits():
-    assert format_p(0.0) == "< 1e-4" and format_p(3e-7) == "< 1e-4"
-    assert format_p(0.0123) == "0.012" and format_p(0.5) == "0.50" and format_p(1.0) == "1.0"
-    assert format_p(2 * 0.5**10) == "0.0020"
-    assert format_p(None) == "" and format_p(float("nan")) == ""
 
 
 def test_best_only_where_paired_tests_say_so():
@@ -150,8 +177,8 @@ def test_best_only_where_paired_tests_say_so():
 
 
 def test_paired_difference_reports_its_test():
-    x, y = np.arange(20.0), np.arange(20.0) - 1
+    x, y = np.arange(1, 21) / 21, np.arange(20) / 21
     result = paired_difference(x, y, proportion=False, n_resamples=999)
-    assert (
-        result["n_pairs"] == 20 and result["difference"] == 1.0 and result["paired_test"].startswith("sign-flip (999")
-    )
+    assert result["n_pairs"] == 20 and result["difference"] == pytest.approx(1 / 21)
+    assert result["paired_test"] == "sign-flip (999 patterns); adjusted t CI"
+    assert np.isnan(result["difference_low"])  # every difference equal: no spread, no interval

@@ -17,26 +17,27 @@ from conflictlab.stats import (
     cluster_bootstrap_weights,
     cluster_means,
     marks_over_same_samples,
-    mcnemar_exact,
     mean_interval,
-    paired_difference,
     proportion_ci,
     proportion_interval,
     wilson_interval,
 )
 
 
-@pytest.mark.parametrize("n", [2, 3, 7, 30, 228])
-def test_wilson_matches_statsmodels(n):
+@pytest.mark.parametrize(
+    ("interval", "method", "n"),
+    [(wilson_interval, "wilson", n) for n in (2, 3, 7, 30, 228)]
+    + [(clopper_pearson_interval, "beta", n) for n in (2, 3, 7, 30, 228, 9_400_000)],
+)
+def test_proportion_intervals_match_statsmodels(interval, method, n):
     proportion_confint = pytest.importorskip(
         "statsmodels.stats.proportion", reason="statsmodels is a test dependency (pyproject [test])"
     ).proportion_confint
     for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
-        p, low, high = wilson_interval(k, n)
-        ref_low, ref_high = proportion_confint(k, n, alpha=0.05, method="wilson")
+        p, low, high = interval(k, n)
         assert p == pytest.approx(k / n)
-        assert (low, high) == pytest.approx((ref_low, ref_high), abs=1e-12)
-        assert low <= p <= high
+        assert (low, high) == pytest.approx(proportion_confint(k, n, alpha=0.05, method=method), abs=1e-10)
+        assert low <= p <= high and high - low > 0
 
 
 def test_wilson_no_interval_below_two():
@@ -184,21 +185,24 @@ def test_stratified_kendall_and_balance_refuse_nan_and_say_undefined_on_constant
 
 
 def test_p_values_print_with_two_significant_digits_and_never_as_zero():
-    from conflictlab.report.tables import format_p, markdown
+    from conflictlab.report.tables import markdown
+    from conflictlab.stats import format_p
 
-    assert [format_p(p) for p in (0.0, 3e-7, 1e-4, 0.00023, 0.0312, 0.5, 1.0)] == [
+    assert [format_p(p) for p in (0.0, 3e-7, 1e-4, 0.00023, 0.0312, 0.5, 1.0, 2 * 0.5**10)] == [
         "< 1e-4",
         "< 1e-4",
-        "0.0001",
+        "0.00010",
         "0.00023",
         "0.031",
-        "0.5",
-        "1",
+        "0.50",
+        "1.0",
+        "0.0020",
     ]
+    assert format_p(None) == "" and format_p(float("nan")) == ""
     import pyarrow as pa
 
     text = markdown(pa.table({"n": [11], "spearman_p": [0.0], "p_method": ["asymptotic"], "p_floor": [2 / 10_000]}))
-    assert "| 11 | < 1e-4 | asymptotic | 0.0002 |" in text
+    assert "| 11 | < 1e-4 | asymptotic | 0.00020 |" in text
 
 
 def test_format_estimate():
@@ -208,6 +212,7 @@ def test_format_estimate():
     assert format_estimate(0.4123, 0.3, 0.5, scale=1, decimals=3) == "0.412 [0.300, 0.500]"
     # a zero-width interval is no spread, never [100.0, 100.0]; a missing one says why, with its n
     assert format_estimate(1.0, 1.0, 1.0, n=5) == "100.0 (no spread, n = 5)"
+    assert format_estimate(0.5, 0.49996, 0.50004) == "50.0 [49.996, 50.004]"  # too narrow for one decimal
     assert format_estimate(1.0, math.nan, math.nan, n=5) == f"100.0 (no interval at n = 5 < {MIN_N_MEAN})"
     assert format_estimate(1.0, math.nan, math.nan, n=40) == "100.0 (no spread, n = 40)"
     assert format_estimate(1.0, math.nan, math.nan, n=1) == "100.0 (no interval at n = 1)"
@@ -330,53 +335,19 @@ def test_t_quantile_and_incomplete_beta_match_scipy():
     from scipy.special import betainc
     from scipy.stats import t as student
 
-    from conflictlab.stats import _betainc, t_quantile
+    from conflictlab.stats import betainc as our_betainc
+    from conflictlab.stats import t_quantile
 
     for df in (1, 2, 4, 9, 29, 99, 4_999, 9_400_000):
         assert t_quantile(0.975, df) == pytest.approx(student.ppf(0.975, df), rel=1e-9)
     for a, b, x in ((0.5, 0.5, 0.3), (3, 40, 0.05), (2_000, 3_000, 0.41), (1, 1, 0.9)):
-        assert _betainc(a, b, x) == pytest.approx(betainc(a, b, x), rel=1e-10)
+        assert our_betainc(a, b, x) == pytest.approx(betainc(a, b, x), rel=1e-10)
 
 
-@pytest.mark.parametrize("n", [2, 3, 7, 30, 228, 9_400_000])
-def test_clopper_pearson_matches_statsmodels(n):
-    proportion_confint = pytest.importorskip(
-        "statsmodels.stats.proportion", reason="statsmodels is a test dependency (pyproject [test])"
-    ).proportion_confint
-    for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
-        p, low, high = clopper_pearson_interval(k, n)
-        assert (low, high) == pytest.approx(proportion_confint(k, n, alpha=0.05, method="beta"), abs=1e-10)
-        assert low <= p <= high and high - low > 0
+def test_clopper_pearson_is_the_printed_proportion_interval():
     assert proportion_interval is clopper_pearson_interval
     assert all(math.isnan(v) for v in clopper_pearson_interval(0, 0))
     assert math.isnan(clopper_pearson_interval(1, 1)[1])
-
-
-def test_mcnemar_exact_matches_statsmodels_and_paired_difference_is_paired():
-    mcnemar = pytest.importorskip(
-        "statsmodels.stats.contingency_tables", reason="statsmodels is a test dependency"
-    ).mcnemar
-    for b, c in ((0, 0), (3, 0), (5, 2), (10, 30), (1, 1), (0, 12)):
-        assert mcnemar_exact(b, c) == pytest.approx(mcnemar([[7, b], [c, 4]], exact=True).pvalue, abs=1e-12)
-    a = np.array([1, 1, 1, 0, 1, 1, 0, 1, 1, 1] * 3, dtype=float)
-    b = np.array([1, 0, 1, 0, 0, 1, 0, 1, 0, 1] * 3, dtype=float)
-    out = paired_difference(a, b)
-    assert out["difference"] == pytest.approx(0.3) and out["p_method"] == "exact McNemar" and out["n_pairs"] == 30
-    assert out["p"] == pytest.approx(mcnemar_exact(9, 0)) and out["low"] > 0  # 9 discordant pairs, all one way
-    # graded scores: the sign-flip p over all 2^m flips, against scipy's exact permutation test
-    rng = np.random.default_rng(8)
-    x, y = rng.random(12), rng.random(12) - 0.2
-    out = paired_difference(x, y)
-    reference = permutation_test(
-        (x - y,), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
-    ).pvalue
-    assert out["p_method"].startswith("exact sign-flip") and out["p"] == pytest.approx(reference, abs=1e-12)
-    x, y = rng.random(40), rng.random(40)
-    out = paired_difference(x, y, n_flips=4999)
-    reference = permutation_test((x - y,), np.mean, permutation_type="samples", n_resamples=9999, random_state=1).pvalue
-    assert out["p"] >= 1 / 5000 and abs(out["p"] - reference) < 0.03
-    with pytest.raises(ValueError, match="NaN"):
-        paired_difference(np.array([0.1, np.nan]), np.array([0.2, 0.3]))
 
 
 def test_cluster_means_count_each_unit_once():

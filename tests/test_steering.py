@@ -352,7 +352,7 @@ def test_table4_marks_only_where_paired_tests_say_so_and_enough_n():
     )
     columns = [("balance", "perspective")]
     rng = np.random.default_rng(0)
-    base = rng.uniform(0, 1, 40)
+    base = rng.uniform(0.2, 1, 40)  # Balance lies in [0, 1], and so does base - 0.2
     items = {
         ("m@base", "balance", "perspective"): (list(range(40)), base),
         ("m@cas-a1", "balance", "perspective"): (list(range(40)), base - 0.2),
@@ -360,7 +360,10 @@ def test_table4_marks_only_where_paired_tests_say_so_and_enough_n():
     rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, items=items, min_n=30)
     assert [r["balance:perspective"]["mark"] for r in rows] == ["", "best"]
     # noise as large as the gain: the paired test does not say so
-    noisy = {**items, ("m@cas-a1", "balance", "perspective"): (list(range(40)), base + rng.normal(0, 0.5, 40))}
+    noisy = {
+        **items,
+        ("m@cas-a1", "balance", "perspective"): (list(range(40)), np.clip(base + rng.normal(0, 0.5, 40), 0, 1)),
+    }
     rows, notes = table4(results, table_variants=["base", "cas-a1"], columns=columns, items=noisy, min_n=30)
     assert [r["balance:perspective"]["mark"] for r in rows] == ["", ""]
     assert any("no variant beats every other in paired tests" in note for note in notes)

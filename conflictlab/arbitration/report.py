@@ -12,8 +12,9 @@ import pyarrow as pa
 from conflictlab.arbitration.methods import TEXT_VS_NUMBERS
 from conflictlab.arbitration.prompts import ORDERS, instance_unit
 from conflictlab.arbitration.trajectories import THRESHOLD
+from conflictlab.paired import paired_difference
 from conflictlab.report.figures import plt
-from conflictlab.stats import paired_difference, proportion_interval, unit_proportion_interval
+from conflictlab.stats import proportion_interval, unit_proportion_interval
 
 
 def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> pl.DataFrame:
@@ -328,8 +329,8 @@ def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
     instances of their two orders' mean, with the Clopper-Pearson interval
     over instances (:func:`conflictlab.stats.unit_proportion_interval`);
     each order's accuracy over the same instances (Clopper-Pearson); their
-    difference with the Agresti-Min interval and the exact McNemar p
-    (:func:`conflictlab.stats.paired_difference`); and, on rows ``all``,
+    difference with Tango's score interval and the exact McNemar p
+    (:func:`conflictlab.paired.paired_difference`); and, on rows ``all``,
     the share of answers following the numbers (per instance over its two
     orders; the tool setting has no text-vs-numbers conflict, so none). A
     conflict prompt whose other order was not read out is left out and
@@ -361,13 +362,8 @@ def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
                         proportion_interval(int(values.sum()), int(values.size)),
                     )
                 )
-            paired_test = paired_difference(first, last)
-            row.update(
-                difference=paired_test["difference"],
-                difference_low=paired_test["low"],
-                difference_high=paired_test["high"],
-                p_paired=paired_test["p"],
-            )
+            paired = paired_difference(first, last, proportion=True)
+            row.update({k: paired[k] for k in ("difference", "difference_low", "difference_high", "p_paired")})
             if source == "all" and setting in TEXT_VS_NUMBERS:
                 numbers = (mine["aligned_source"] == "numbers").to_numpy()
                 follows = np.where(numbers, both, 1.0 - both)

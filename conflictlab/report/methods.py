@@ -32,9 +32,6 @@ from conflictlab.report.figures import panel_grid, plt
 from conflictlab.stats import mean_interval, proportion_ci
 
 ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is built; never written
-# The fewest pairs at which a paired interval is printed: the coverage of
-# Newcombe's interval (proportions) and of the t interval (means) was checked
-# by simulation from these n up (tests/test_paired.py, docs/methods.md).
 
 METHOD_CELL_SCHEMA = pa.schema(
     [
@@ -285,9 +282,9 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
     score), paired p, n of pairs, the test."""
     lines = [
         f"Paired differences from {base} (method − {base}, percentage points) on the items both answered: proportions "
-        "with an exact McNemar p and Newcombe's paired score interval, means with a sign-flip p and a t interval; "
-        f"no interval below {PAIRED_MIN_N['clopper-pearson']} pairs (proportions) or {PAIRED_MIN_N['student-t']} "
-        "(means).\n",
+        "with an exact McNemar p and Tango's score interval, means with a sign-flip p and the adjusted t interval "
+        f"(docs/statistics.md); no interval below {PAIRED_MIN_N['clopper-pearson']} pairs (proportions) or "
+        f"{PAIRED_MIN_N['student-t']} (means), nor where every difference is equal (no spread).\n",
         "| model | method | column | difference [95% CI] | p (paired) | pairs | test |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -296,8 +293,11 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
             continue
         scale = 100.0  # every column of the table is a share or a 0-1 score, shown in percent
         diff = "–" if r["difference"] is None else f"{scale * r['difference']:+.1f}"
+        minimum = PAIRED_MIN_N[r["interval"]]
         if r["difference_low"] is not None:
             diff += f" [{scale * r['difference_low']:+.1f}, {scale * r['difference_high']:+.1f}]"
+        elif r["difference"] is not None:
+            diff += f" (no interval at n = {r['n_pairs']} < {minimum})" if r["n_pairs"] < minimum else " (no spread)"
         lines.append(
             f"| {r['model']} | {r['method']} | {r['benchmark']} {r['metric']} | {diff} | {r['p_paired_text'] or '–'} "
             f"| {r['n_pairs']} | {r['paired_test'] or '–'} |"

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 
 from conflictlab.io import atomic_path
+from conflictlab.stats import format_p
 
 
 def _cell(value, *, scale: float = 1.0, decimals: int = 4, p_value: bool = False) -> str:
@@ -25,17 +26,6 @@ def _cell(value, *, scale: float = 1.0, decimals: int = 4, p_value: bool = False
 
 def _shown(v) -> bool:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
-
-
-def format_p(p: float | None) -> str:
-    """A p-value with two significant digits (``0.032``, ``0.00021``), never
-    ``0``: below 1e-4 it reads ``< 1e-4`` (an asymptotic p of 0.0 is an
-    underflow, not a certainty); ``""`` for none."""
-    if not _shown(p):
-        return ""
-    if p < 1e-4:
-        return "< 1e-4"
-    return f"{p:.2g}" if p < 1 else "1"
 
 
 def is_p_column(name: str) -> bool:
@@ -64,7 +54,12 @@ def format_estimate(
     text = f"{scale * value:.{decimals}f}"
     if _shown(low) and _shown(high):
         if high - low > 0:
-            return text + f" [{scale * low:.{decimals}f}, {scale * high:.{decimals}f}]"
+            # a narrow interval keeps the digits that tell its bounds apart, never "[x, x]"
+            digits = next(
+                (d for d in range(decimals, decimals + 6) if f"{scale * low:.{d}f}" != f"{scale * high:.{d}f}"),
+                decimals + 6,
+            )
+            return text + f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
         return text + (" (no spread)" if n is None else f" (no spread, n = {n})")
     if n is None:
         return text

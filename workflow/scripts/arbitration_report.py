@@ -52,7 +52,7 @@ write_markdown_and_csv(
     "both evidence orders (seeds pooled). accuracy: per instance the mean of its two orders, then the mean over "
     "instances [Clopper-Pearson 95% CI over instances, an instance's share its count of successes]; each order's "
     "accuracy over the same instances "
-    "[Clopper-Pearson]; difference = aligned_first - aligned_last [Agresti-Min paired 95% CI], p_paired exact "
+    "[Clopper-Pearson]; difference = aligned_first - aligned_last [Tango score paired 95% CI], p_paired exact "
     "McNemar; follows_numbers (rows 'all' of text-vs-numbers settings): answers that follow the numbers.",
     intervals={name: (f"{name}_low", f"{name}_high") for name in percent},
     scale={name: 100 for name in percent},

@@ -63,7 +63,9 @@ caption = (
     "without spread); no interval at n < 2. Best bold within a model block only where the variant beats "
     "every other in paired tests on the samples both cover (exact McNemar for Acc, sign-flip for Bal and Fth; "
     f"Holm-corrected, 5%), every cell with n >= {params.min_n_mark}. The CSV gives each variant's paired difference "
-    f"from Base (difference, difference_low, difference_high, p_paired, n_pairs). Fth: {DEVIATIONS}"
+    "from Base (difference, difference_low, difference_high, p_paired, n_pairs; Tango's score interval for Acc, "
+    "the adjusted t for Bal and Fth, docs/statistics.md). "
+    f"Fth: {DEVIATIONS}"
 )
 write_text(marked_markdown(rows, ["model", "method"], headers, caption=caption, notes=notes), out.table4_md)
 write_text(marked_latex(rows, ["model", "method"], headers, caption=caption, group="model"), out.table4_tex)
