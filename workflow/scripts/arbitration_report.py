@@ -48,12 +48,11 @@ write_markdown_and_csv(
     out.orders_md,
     out.orders_csv,
     caption="Arbitration under conflict with the instance as the unit (A/B logit argmax): n_pairs instances read out "
-    "in "
-    "both evidence orders (seeds pooled). accuracy: per instance the mean of its two orders, then the mean over "
+    "in both evidence orders (seeds pooled). accuracy: per instance the mean of its two orders, then the mean over "
     "instances [Clopper-Pearson 95% CI over instances, an instance's share its count of successes]; each order's "
-    "accuracy over the same instances "
-    "[Clopper-Pearson]; difference = aligned_first - aligned_last [Tango score paired 95% CI], p_paired exact "
-    "McNemar; follows_numbers (rows 'all' of text-vs-numbers settings): answers that follow the numbers.",
+    "accuracy over the same instances [Clopper-Pearson]; difference = aligned_first - aligned_last [Tango score "
+    "paired 95% CI], p_paired exact McNemar; follows_numbers (rows 'all' of text-vs-numbers settings): answers that "
+    "follow the numbers.",
     intervals={name: (f"{name}_low", f"{name}_high") for name in percent},
     scale={name: 100 for name in percent},
 )
