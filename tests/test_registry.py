@@ -24,7 +24,10 @@ NAV = (REPO / "mkdocs.yml").read_text()
 
 def rules_in(path) -> set[str]:
     """The rules a rule file defines."""
-    return set(re.findall(r"^(?:rule|checkpoint) (\w+):", (REPO / path).read_text(), re.M))
+    text = (REPO / path).read_text()
+    return set(
+        re.findall(r"^(?:rule|checkpoint) (\w+):", text, re.M) + re.findall(r"^use rule \w+ as (\w+)", text, re.M)
+    )
 
 
 # Rules of the files no benchmark owns (models, judges, methods, profile, reproduction, report, construction).
