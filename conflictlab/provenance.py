@@ -54,12 +54,14 @@ def _imports_by_name(tree: ast.AST) -> bool:
 def _loaded_by_name(path: Path, tree: ast.AST, root: Path) -> tuple[list[Path], set[str]]:
     """What ``path`` imports by name (``importlib.import_module``), statically: a package ``__init__.py``
     that does so runs every module of its package (the benchmark registry loads its descriptors so);
-    any other module that does so runs every module the descriptors name by string
+    a module that does so and imports the registry runs every module the descriptors name by string
     (conflictlab.paper_registries resolves them)."""
     if not _imports_by_name(tree):
         return [], set()
     if path.name == "__init__.py":
         return sorted(p for p in path.parent.glob("*.py") if p != path), set()
+    if f"{PACKAGE}.benchmarks" not in _imported_names(tree):  # it resolves no descriptor's name
+        return [], set()
     named = set()
     for descriptor in sorted((root / DESCRIPTORS).glob("*.py")):
         for node in ast.walk(ast.parse(descriptor.read_text(), filename=str(descriptor))):

@@ -14,43 +14,22 @@ flatten = lambda outputs: [
     path for value in outputs.values() for path in (value if isinstance(value, list) else [value])
 ]
 
-# What each benchmark's rule files register (register_results), by benchmark name.
-BENCHMARK_OUTPUTS = {name: [] for name in benchmarks.NAMES}
-BENCHMARK_TABLES = {name: {} for name in benchmarks.NAMES}
-BENCHMARK_USAGE = {name: [] for name in benchmarks.NAMES}
+# What each benchmark's rule files register (conflictlab.benchmarks.Results), by benchmark name.
+BENCHMARK_RESULTS = benchmarks.Results()
+BENCHMARK_OUTPUTS = BENCHMARK_RESULTS.outputs
+BENCHMARK_TABLES = BENCHMARK_RESULTS.tables
+BENCHMARK_USAGE = BENCHMARK_RESULTS.usage
+# register_results(name, *, outputs=(), tables=None, usage=()): what benchmark `name`'s rule files make under
+# this config, for the collectors that read the selected benchmarks (rules/report.smk, rules/profile.smk,
+# rules/reproduction.smk): `outputs`, the paths the default target and the HTML report collect; `tables`,
+# {CSV stem: path} of the tables the profile (its descriptor's profile_tables) and the paper rows
+# (Ours.table) read; `usage`, the endpoint usage files of its jobs (the usage table). Each call adds.
+register_results = BENCHMARK_RESULTS.register
 
-
-def runs(name):
-    """Whether benchmark ``name`` runs under this config: selected, with a model in its model list."""
-    return name in SELECTED and bool(run_config.lookup(config, benchmarks.BY_NAME[name].models_key))
-
-
-def register_results(name, *, outputs=(), tables=None, usage=()):
-    """What benchmark ``name``'s rule files make under this config, for the
-    collectors that read the selected benchmarks (rules/report.smk,
-    rules/profile.smk, rules/reproduction.smk): ``outputs``, the paths the
-    default target and the HTML report collect; ``tables``, ``{stem: CSV
-    path}`` of the result tables the profile (its descriptor's
-    profile_tables) and the paper rows (``Ours.table``) read; ``usage``, the
-    endpoint usage files of its jobs (rules/report.smk's usage table). A rule
-    file may call it more than once; each call adds."""
-    if name not in BENCHMARK_OUTPUTS:
-        raise ValueError(f"register_results: {name!r} is not a registered benchmark ({', '.join(benchmarks.NAMES)})")
-    BENCHMARK_OUTPUTS[name].extend(outputs)
-    BENCHMARK_TABLES[name].update(tables or {})
-    BENCHMARK_USAGE[name].extend(usage)
-
-
-def methods_run_on(name):
-    """Whether the conflict-resolution methods run on benchmark ``name`` (rules/methods.smk): where it runs."""
-    return bool(config["methods"]["models"]) and runs(name)
-
-
-def selected_outputs():
-    """The outputs every selected benchmark registered, in registry order."""
-    return [path for name in SELECTED for path in BENCHMARK_OUTPUTS[name]]
-
-
-def selected_tables():
-    """``{stem: path}`` of the tables every selected benchmark registered."""
-    return {stem: path for name in SELECTED for stem, path in BENCHMARK_TABLES[name].items()}
+# Whether benchmark `name` runs under this config: selected, with a model in its model list.
+runs = lambda name: name in SELECTED and bool(run_config.lookup(config, benchmarks.BY_NAME[name].models_key))
+# Whether the conflict-resolution methods run on benchmark `name` (rules/methods.smk): where it runs.
+methods_run_on = lambda name: bool(config["methods"]["models"]) and runs(name)
+# The outputs every selected benchmark registered, in registry order, and {stem: path} of their tables.
+selected_outputs = lambda: [path for name in SELECTED for path in BENCHMARK_OUTPUTS[name]]
+selected_tables = lambda: {stem: path for name in SELECTED for stem, path in BENCHMARK_TABLES[name].items()}

@@ -26,15 +26,12 @@ REPRODUCTION_OUTPUTS = {
 
 
 # The sampling cap that bounds each table's n (conflictlab.report.reproduction.plan): (config key, cap; None =
-# every item), by the caps of the benchmark that registered it (its descriptor's caps); the methods table reads
-# ContextConflict's samples.
-def _cap_key(stem):
-    owner = next((name for name in SELECTED if stem in BENCHMARK_TABLES[name]), "contextconflict")
-    return next(key for prefix, key in benchmarks.BY_NAME[owner].caps if stem.startswith(prefix))
-
-
+# every item), by the caps of the benchmark that registered it (its descriptor's caps).
 REPRODUCTION_CAPS = {
-    stem: (key, run_config.lookup(config, key)) for stem in REPRODUCTION_TABLES for key in [_cap_key(stem)] if key
+    stem: (key, run_config.lookup(config, key))
+    for stem in REPRODUCTION_TABLES
+    for key in [benchmarks.cap_key(BENCHMARK_RESULTS.owner(stem, SELECTED), stem)]
+    if key
 }
 
 

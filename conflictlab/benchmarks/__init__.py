@@ -66,3 +66,38 @@ def model_list_keys(config: Mapping) -> list[str]:
 def all_model_list_keys() -> list[str]:
     """Every registered benchmark's model lists and the shared ones: the lists a config may hold."""
     return [key for b in REGISTRY for key in b.all_model_lists] + list(SHARED_MODEL_LISTS)
+
+
+class Results:
+    """What each benchmark's rule files register for the collectors (rules/benchmarks.smk,
+    ``register_results``), by benchmark name: ``outputs`` (paths the default target and the HTML report
+    collect), ``tables`` (``{CSV stem: path}`` the profile and the paper rows read) and ``usage`` (its
+    jobs' endpoint usage files)."""
+
+    def __init__(self):
+        self.outputs: dict[str, list[str]] = {name: [] for name in NAMES}
+        self.tables: dict[str, dict[str, str]] = {name: {} for name in NAMES}
+        self.usage: dict[str, list[str]] = {name: [] for name in NAMES}
+
+    def register(self, name: str, *, outputs=(), tables: Mapping[str, str] | None = None, usage=()) -> None:
+        """Add to what benchmark ``name`` makes under this config (a rule file may call it more than
+        once). ValueError for a name that is not registered."""
+        if name not in self.outputs:
+            raise ValueError(f"register_results: {name!r} is not a registered benchmark ({', '.join(NAMES)})")
+        self.outputs[name].extend(outputs)
+        self.tables[name].update(tables or {})
+        self.usage[name].extend(usage)
+
+    def owner(self, stem: str, selected: list[str]) -> Benchmark:
+        """The selected benchmark that registered table ``stem`` (ContextConflict for a shared table: the
+        methods table reads its samples)."""
+        return BY_NAME[next((name for name in selected if stem in self.tables[name]), NAMES[0])]
+
+
+def cap_key(benchmark: Benchmark, stem: str) -> str | None:
+    """The dotted config key that caps the items behind ``benchmark``'s table ``stem`` (its ``caps``,
+    first matching prefix; None: no cap). ValueError where no prefix matches."""
+    for prefix, key in benchmark.caps:
+        if stem.startswith(prefix):
+            return key
+    raise ValueError(f"benchmark {benchmark.name!r}: no caps entry matches table {stem!r}")
