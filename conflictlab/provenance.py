@@ -2,7 +2,10 @@
 
 :func:`import_closure` follows ``import`` statements (module level and inside
 functions alike: a lazily imported module still runs) from a script through
-every ``conflictlab`` module it reaches, statically (nothing is executed).
+every ``conflictlab`` module it reaches, statically (nothing is executed); a
+package that loads its own modules by name (the benchmark registry) runs all of
+them, and a module that resolves the descriptors' module names
+(conflictlab.paper_registries) runs every module they name.
 A rule's code hash (:func:`code_hash`) covers exactly that closure, so an edit
 to any module a script can run reruns the rule, and an edit elsewhere does not.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +29,12 @@ class Closure:
     third_party: tuple[str, ...]  # top-level names of non-stdlib, non-conflictlab imports, sorted
 
 
+# A whole string that names a conflictlab module, or an object in one ("module:attribute"): how a benchmark's
+# descriptor (conflictlab/benchmarks/<name>.py) names the modules that its consumers import by name.
+_MODULE_REFERENCE = re.compile(rf"{PACKAGE}(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
+DESCRIPTORS = Path(PACKAGE) / "benchmarks"
+
+
 def _imported_names(tree: ast.AST) -> set[str]:
     names = set()
     for node in ast.walk(tree):
@@ -34,6 +44,34 @@ def _imported_names(tree: ast.AST) -> set[str]:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
+
+
+def _imports_by_name(tree: ast.AST) -> bool:
+    calls = (node.func for node in ast.walk(tree) if isinstance(node, ast.Call))
+    return any(getattr(f, "id", getattr(f, "attr", None)) == "import_module" for f in calls)
+
+
+def _loaded_by_name(path: Path, tree: ast.AST, root: Path) -> tuple[list[Path], set[str]]:
+    """What ``path`` imports by name (``importlib.import_module``), statically: a package ``__init__.py``
+    that does so runs every module of its package (the benchmark registry loads its descriptors so);
+    a module that does so and imports the registry runs every module the descriptors name by string
+    (conflictlab.paper_registries resolves them)."""
+    if not _imports_by_name(tree):
+        return [], set()
+    if path.name == "__init__.py":
+        return sorted(p for p in path.parent.glob("*.py") if p != path), set()
+    if f"{PACKAGE}.benchmarks" not in _imported_names(tree):  # it resolves no descriptor's name
+        return [], set()
+    named = set()
+    for descriptor in sorted((root / DESCRIPTORS).glob("*.py")):
+        for node in ast.walk(ast.parse(descriptor.read_text(), filename=str(descriptor))):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and _MODULE_REFERENCE.fullmatch(node.value)
+            ):
+                named.add(node.value.partition(":")[0])
+    return [], named
 
 
 def _module_file(name: str, root: Path) -> Path | None:
@@ -58,7 +96,13 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
     stack = [Path(script)]
     while stack:
         path = stack.pop()
-        for name in _imported_names(ast.parse(path.read_text(), filename=str(path))):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        modules, named = _loaded_by_name(path, tree, root)
+        for found in modules:
+            if found not in seen:
+                seen.add(found)
+                stack.append(found)
+        for name in _imported_names(tree) | named:
             top = name.split(".")[0]
             if top != PACKAGE:
                 if top not in sys.stdlib_module_names and top != "__future__":
