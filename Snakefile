@@ -5,6 +5,8 @@
 
 from snakemake.utils import min_version, validate
 
+from conflictlab import benchmarks
+
 from conflictlab.conflictbank.ratio import MixtureRatio
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
 from conflictlab.contextconflict.variants import RESPONDER_PATTERN
@@ -15,7 +17,20 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-validate(config, "schemas/config.schema.yaml")
+# The main schema validates every key but the sections of the benchmarks that
+# ship a schema fragment of their own (conflictlab.benchmarks); each fragment
+# validates its section.
+_own_sections = {b.config_section for b in benchmarks.REGISTRY if b.schema}
+_main = {key: value for key, value in config.items() if key not in _own_sections}
+validate(_main, "schemas/config.schema.yaml")
+config.update(_main)
+for _benchmark in benchmarks.REGISTRY:
+    if _benchmark.schema:
+        validate(config.setdefault(_benchmark.config_section, {}), _benchmark.schema)
+
+# The benchmarks config's `benchmarks:` list chooses (default: all), in registry
+# order; an unknown name stops the run here, naming the valid ones.
+SELECTED = benchmarks.selected_names(config)
 
 
 report: "report/workflow.rst"
@@ -32,18 +47,20 @@ wildcard_constraints:
     ratio=MixtureRatio.PATTERN,
 
 
-include: "rules/data.smk"
+include: "rules/benchmarks.smk"  # the registry's view: SELECTED, register_results
 include: "rules/models.smk"
-include: "rules/generate.smk"
-include: "rules/metrics.smk"
-include: "rules/shapley.smk"
-include: "rules/arbitration.smk"
-include: "rules/mechanistic.smk"
-include: "rules/steering.smk"
-include: "rules/methods.smk"  # after steering.smk (its test split and decoding settings) and shapley.smk (whose rule it reuses)
-include: "rules/conflictbank.smk"
-include: "rules/judges.smk"  # before conflicts.smk, whose judge job takes judges.smk's settings and cache
-include: "rules/conflicts.smk"
+include: "rules/judges.smk"  # before the benchmarks: a benchmark's judge job takes its settings and cache
+
+
+# Every registered benchmark's rule files, in registry order (conflictlab.benchmarks);
+# config's `benchmarks:` list picks which of them the targets collect.
+for _benchmark in benchmarks.REGISTRY:
+    for _rule_file in _benchmark.rule_files:
+
+        include: _rule_file
+
+
+include: "rules/methods.smk"  # every method on each benchmark that runs; after steering.smk and shapley.smk
 include: "rules/profile.smk"  # after every benchmark's rule file (it reads their tables), before report.smk (which lists its pages)
 include: "rules/reproduction.smk"  # after profile.smk (it reads the tables the profile reads), before report.smk
 include: "rules/report.smk"

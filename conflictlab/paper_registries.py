@@ -1,9 +1,23 @@
-"""Every paper's registry (``conflictlab.<benchmark>.paper_numbers``: PAPER, NUMBERS, CLAIMS, EXCLUSIONS), in the
-report's order. It imports every benchmark, so it stands above them; the reproduction scripts and tests read it."""
+"""Every paper's registry (a benchmark's ``paper_numbers`` module: PAPER, NUMBERS, CLAIMS, EXCLUSIONS), in the
+report's order: a view of the benchmark registry (:mod:`conflictlab.benchmarks`). It imports the modules the
+descriptors name, every benchmark's among them, so it stands above them; the reproduction and profile scripts
+and the tests read it."""
 
-from conflictlab.arbitration import paper_numbers as arbitration
-from conflictlab.conflictbank import paper_numbers as conflictbank
-from conflictlab.conflicts import paper_numbers as conflicts
-from conflictlab.contextconflict import paper_numbers as contextconflict
+from __future__ import annotations
 
-REGISTRIES = (contextconflict, conflicts, arbitration, conflictbank)
+from importlib import import_module
+
+from conflictlab import benchmarks
+
+
+def resolve(reference: str):
+    """What a descriptor names: the module of a dotted name (``paper_numbers``), or the object of
+    ``"module:attribute"`` (``profile_cells``)."""
+    module, _, attribute = reference.partition(":")
+    loaded = import_module(module)
+    return getattr(loaded, attribute) if attribute else loaded
+
+
+# Each registered benchmark's paper registry, by benchmark name, in registry order.
+BY_BENCHMARK = {b.name: resolve(b.paper_numbers) for b in benchmarks.REGISTRY if b.paper_numbers}
+REGISTRIES = tuple(BY_BENCHMARK.values())

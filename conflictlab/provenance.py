@@ -2,7 +2,10 @@
 
 :func:`import_closure` follows ``import`` statements (module level and inside
 functions alike: a lazily imported module still runs) from a script through
-every ``conflictlab`` module it reaches, statically (nothing is executed).
+every ``conflictlab`` module it reaches, statically (nothing is executed); a
+string that names a conflictlab module (a benchmark descriptor's reference) and
+a package that loads its own modules by name (the benchmark registry) count as
+imports too.
 A rule's code hash (:func:`code_hash`) covers exactly that closure, so an edit
 to any module a script can run reruns the rule, and an edit elsewhere does not.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +29,11 @@ class Closure:
     third_party: tuple[str, ...]  # top-level names of non-stdlib, non-conflictlab imports, sorted
 
 
+# A whole string that names a conflictlab module, or an object in one ("module:attribute"): how a benchmark's
+# descriptor (conflictlab.benchmarks) names the modules its consumers import by name.
+_MODULE_REFERENCE = re.compile(rf"{PACKAGE}(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
+
+
 def _imported_names(tree: ast.AST) -> set[str]:
     names = set()
     for node in ast.walk(tree):
@@ -33,7 +42,20 @@ def _imported_names(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_REFERENCE.fullmatch(node.value):
+            names.add(node.value.partition(":")[0])
     return names
+
+
+def _loaded_by_name(path: Path, tree: ast.AST) -> list[Path]:
+    """Every module of the package whose ``__init__.py`` is ``path``, where it imports its own
+    modules by name (``importlib.import_module``: the benchmark registry loads its descriptors so)."""
+    if path.name != "__init__.py":
+        return []
+    calls = (node.func for node in ast.walk(tree) if isinstance(node, ast.Call))
+    if not any(getattr(f, "id", getattr(f, "attr", None)) == "import_module" for f in calls):
+        return []
+    return sorted(p for p in path.parent.glob("*.py") if p != path)
 
 
 def _module_file(name: str, root: Path) -> Path | None:
@@ -58,7 +80,12 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
     stack = [Path(script)]
     while stack:
         path = stack.pop()
-        for name in _imported_names(ast.parse(path.read_text(), filename=str(path))):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for found in _loaded_by_name(path, tree):
+            if found not in seen:
+                seen.add(found)
+                stack.append(found)
+        for name in _imported_names(tree):
             top = name.split(".")[0]
             if top != PACKAGE:
                 if top not in sys.stdlib_module_names and top != "__future__":

@@ -15,20 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
 
+from conflictlab import benchmarks
 from conflictlab.lm.endpoint import Endpoint
 
-# Every config list of model names, by dotted key.
-MODEL_LISTS = (
-    "generators",
-    "scorers",
-    "arbitration.models",
-    "mechanistic.models",
-    "steering.models",
-    "methods.models",
-    "conflictbank.models",
-    "conflictbank.embedded.models",
-    "conflicts.models",
-)
+# Every config list of model names, by dotted key: each registered benchmark's and the shared ones.
+MODEL_LISTS = tuple(benchmarks.all_model_list_keys())
 
 # The lists whose stage runs a model's weights or activations, which an endpoint does not expose.
 INTERNALS_STAGES = {
@@ -49,8 +40,10 @@ def lookup(config: Mapping, dotted: str):
 
 
 def model_lists(config: Mapping) -> dict[str, list[str]]:
-    """Every model list of ``config`` by dotted key (:data:`MODEL_LISTS`)."""
-    return {key: list(lookup(config, key)) for key in MODEL_LISTS}
+    """Every model list of ``config`` by dotted key (:data:`MODEL_LISTS`); a list of a benchmark that
+    config's ``benchmarks:`` does not select is empty (conflictlab.benchmarks.selected)."""
+    used = set(benchmarks.model_list_keys(config))
+    return {key: list(lookup(config, key)) if key in used else [] for key in MODEL_LISTS}
 
 
 def judges(config: Mapping) -> dict[str, Mapping]:
@@ -73,7 +66,8 @@ def conflicts_judge(config: Mapping) -> Mapping:
 def used_models(config: Mapping) -> list[str]:
     """Every model a configured rule runs, sorted (each is prepared once): the model lists and the judges."""
     named = {m for models in model_lists(config).values() for m in models}
-    named |= {judge["model"] for judge in judges(config).values()}
+    if any(b.judged for b in benchmarks.selected(config)):
+        named |= {judge["model"] for judge in judges(config).values()}
     return sorted(named)
 
 
@@ -110,7 +104,7 @@ def skip_hosted_without_key(config: MutableMapping, environ: Mapping[str, str]) 
         mapping = lookup(config, parent) if parent else config
         skipped.update({m: missing[m] for m in mapping[last] if m in missing})
         mapping[last] = [m for m in mapping[last] if m not in missing]
-    if skipped and not config["generators"]:
+    if skipped and not config["generators"] and "generators" in benchmarks.model_list_keys(config):
         variables = ", ".join(sorted(set(skipped.values())))
         raise ValueError(
             f"config: every generator was skipped (skip_without_key; unset: {variables}): "

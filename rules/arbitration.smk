@@ -100,3 +100,18 @@ rule arbitration_report:
         code=code_hash("arbitration_report.py"),
     script:
         "../workflow/scripts/arbitration_report.py"
+
+
+register_results(
+    "arbitration",
+    outputs=flatten(ARBITRATION_OUTPUTS) if config["arbitration"]["models"] else [],
+    tables=(
+        {
+            Path(ARBITRATION_OUTPUTS[k]).stem: ARBITRATION_OUTPUTS[k]
+            for k in ("orders_csv", "accuracy_csv", "sensitivity_csv")
+        }
+        if config["arbitration"]["models"]
+        else {}
+    ),
+    usage=[f"results/usage/arbitration_evaluate/{m}.parquet" for m in config["arbitration"]["models"]],
+)

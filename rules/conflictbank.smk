@@ -204,3 +204,15 @@ rule conflictbank_report:
         code=code_hash("conflictbank_report.py"),
     script:
         "../workflow/scripts/conflictbank_report.py"
+
+
+register_results(
+    "conflictbank",
+    outputs=flatten(CONFLICTBANK_OUTPUTS) if config["conflictbank"]["models"] else [],
+    tables=(
+        {Path(CONFLICTBANK_OUTPUTS[k]).stem: CONFLICTBANK_OUTPUTS[k] for k in ("table_csv", "embedded_csv")}
+        if config["conflictbank"]["models"]
+        else {}
+    ),
+    usage=[f"results/usage/conflictbank_evaluate/{m}.parquet" for m in config["conflictbank"]["models"]],
+)

@@ -115,7 +115,7 @@ rule conflicts_judge:
         # the conflict-resolution methods' responses (rules/methods.smk), judged in the same judge load
         methods=expand(
             "results/conflicts/{model}/methods_responses.parquet",
-            model=config["methods"]["models"] if METHOD_BENCHMARKS["conflicts"] else [],
+            model=config["methods"]["models"] if methods_run_on("conflicts") else [],
         ),
     output:
         judged="results/conflicts/judged.parquet",
@@ -168,3 +168,21 @@ rule conflicts_tables:
         code=code_hash("conflicts_tables.py"),
     script:
         "../workflow/scripts/conflicts_tables.py"
+
+
+register_results(
+    "conflicts",
+    outputs=flatten(CONFLICTS_OUTPUTS) if config["conflicts"]["models"] else [],
+    tables=(
+        {
+            Path(CONFLICTS_OUTPUTS[f"{t}_csv"]).stem: CONFLICTS_OUTPUTS[f"{t}_csv"]
+            for t in ("table2", "table7", "table4", "table5", "table6")
+        }
+        if config["conflicts"]["models"]
+        else {}
+    ),
+    usage=[
+        *[f"results/usage/conflicts_respond/{m}.parquet" for m in config["conflicts"]["models"]],
+        *(["results/usage/judges/conflicts.parquet"] if config["conflicts"]["models"] else []),
+    ],
+)

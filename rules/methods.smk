@@ -57,12 +57,8 @@ use rule shapley_values as shapley_values_method with:
 # steered): it is the row every method is read against, and ConflictBank's
 # scored subset.
 METHODS_WITH_GREEDY = list(dict.fromkeys(["greedy", *config["methods"]["list"]]))
-# Each benchmark runs the methods where it runs at all.
-METHOD_BENCHMARKS = {
-    "conflictbank": bool(config["methods"]["models"] and config["conflictbank"]["models"]),
-    "arbitration": bool(config["methods"]["models"] and config["arbitration"]["models"]),
-    "conflicts": bool(config["methods"]["models"] and config["conflicts"]["models"]),
-}
+# Each benchmark runs the methods where it runs at all (rules/benchmarks.smk).
+METHOD_BENCHMARKS = {name: methods_run_on(name) for name in benchmarks.NAMES}
 
 
 rule conflictbank_methods:
@@ -153,20 +149,24 @@ rule conflicts_methods_respond:
 
 # ContextConflict rows of each methods model: Table 4's steered reruns (their
 # "base" is the greedy row) when the model is steered, and its method reruns.
-METHODS_TABLE_CC_RUNS = [
-    *[
-        SteeredModel(model, variant).format()
-        for model in config["methods"]["models"]
-        if model in config["steering"]["models"]
-        for variant in table4_variants(config["steering"]["alpha"])
-    ],
-    *[name for model in config["methods"]["models"] for name in method_names(model)],
-]
+METHODS_TABLE_CC_RUNS = (
+    [
+        *[
+            SteeredModel(model, variant).format()
+            for model in config["methods"]["models"]
+            if model in config["steering"]["models"]
+            for variant in table4_variants(config["steering"]["alpha"])
+        ],
+        *[name for model in config["methods"]["models"] for name in method_names(model)],
+    ]
+    if METHOD_BENCHMARKS["contextconflict"]
+    else []
+)
 
 METHODS_TABLE_INPUTS = {
     **(
         {"accuracy": [f"results/metrics/{name}/accuracy.parquet" for name in METHODS_TABLE_CC_RUNS]}
-        if REASONING_TYPES
+        if REASONING_TYPES and METHODS_TABLE_CC_RUNS
         else {}
     ),
     **(
@@ -175,10 +175,10 @@ METHODS_TABLE_INPUTS = {
                 f"results/metrics/{name}/attributions_{default_scorer()}.parquet" for name in METHODS_TABLE_CC_RUNS
             ]
         }
-        if SUMMARIZATION_TYPES and default_scorer()
+        if SUMMARIZATION_TYPES and default_scorer() and METHODS_TABLE_CC_RUNS
         else {}
     ),
-    "faithfulness": "results/judges/faithfulness.parquet",
+    **({"faithfulness": "results/judges/faithfulness.parquet"} if METHOD_BENCHMARKS["contextconflict"] else {}),
     **(
         {"conflictbank": expand("results/conflictbank/{model}/methods.parquet", model=config["methods"]["models"])}
         if METHOD_BENCHMARKS["conflictbank"]

@@ -3,34 +3,22 @@
 
 from conflictlab.report.paper_models import model_sources
 
-# The benchmarks' model lists (the page's columns); every model named in one gets a page.
-PROFILE_MODEL_LISTS = {
-    "contextconflict": config["generators"],
-    "arbitration": config["arbitration"]["models"],
-    "conflicts": config["conflicts"]["models"],
-    "conflictbank": config["conflictbank"]["models"],
-}
+# The selected benchmarks' model lists (the page's columns); every model named in one gets a page.
+PROFILE_MODEL_LISTS = {name: run_config.lookup(config, benchmarks.BY_NAME[name].models_key) for name in SELECTED}
 PROFILE_MODELS = list(dict.fromkeys(m for models in PROFILE_MODEL_LISTS.values() for m in models))
 # How a paper may name a model: its source (a hub repository), or a hosted model's id.
 PROFILE_SOURCES = model_sources(config, PROFILE_MODEL_LISTS.values())
 
-# The tables of the benchmarks this run has (a benchmark without models has none).
+# The tables the selected benchmarks' profile functions read (their descriptors' profile_tables), where this
+# run makes them (rules/benchmarks.smk), and the methods table.
 PROFILE_INPUTS = {
-    **({"accuracy": ACCURACY_OUTPUTS["csv"]} if config["generators"] and REASONING_TYPES else {}),
-    **(
-        {"balance": BALANCE_OUTPUTS["balance_csv"]}
-        if config["generators"] and config["scorers"] and SUMMARIZATION_TYPES
-        else {}
-    ),
-    **({"faithfulness": JUDGE_TABLE_OUTPUTS["faithfulness_csv"]} if config["generators"] else {}),
-    **({"arbitration": ARBITRATION_OUTPUTS["orders_csv"]} if config["arbitration"]["models"] else {}),
-    **(
-        {f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table4", "table5", "table6")}
-        if config["conflicts"]["models"]
-        else {}
-    ),
-    **({"conflictbank": CONFLICTBANK_OUTPUTS["table_csv"]} if config["conflictbank"]["models"] else {}),
-    **({"methods": METHODS_TABLE_OUTPUTS["csv"]} if config["methods"]["models"] else {}),
+    **{
+        stem: BENCHMARK_TABLES[name][stem]
+        for name in SELECTED
+        for stem in benchmarks.BY_NAME[name].profile_tables
+        if stem in BENCHMARK_TABLES[name]
+    },
+    **({"methods": METHODS_TABLE_OUTPUTS["csv"]} if any(METHOD_BENCHMARKS.values()) else {}),
 }
 
 PROFILE_OUTPUTS = [f"results/profiles/{model}.{ext}" for model in PROFILE_MODELS for ext in ("html", "png")]

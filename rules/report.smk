@@ -4,51 +4,17 @@
 import json
 import sys
 
-# Every path of an outputs mapping (list values flattened).
-flatten = lambda outputs: [
-    path for value in outputs.values() for path in (value if isinstance(value, list) else [value])
-]
-
 REPORT_INPUTS = [
-    *expand("results/data/{conflict_type}.parquet", conflict_type=config["conflict_types"]),
-    *flatten(TABLE1_OUTPUTS),
     *[model_dir(name) for name in used_models() if not is_hosted(name)],
-    *expand(
-        "results/responses/{model}/{conflict_type}.parquet",
-        model=config["generators"],
-        conflict_type=config["conflict_types"],
-    ),
-    *(flatten(ACCURACY_OUTPUTS) if REASONING_TYPES else []),
-    *(flatten(BALANCE_OUTPUTS) if SHUFFLE_TYPES else []),
-    *(flatten(TABLE3_OUTPUTS) if SHUFFLE_TYPES and LOCAL_GENERATORS else []),
-    *[path for model in config["generators"] if SHUFFLE_TYPES for path in flatten(shuffle_outputs(model))],
-    *(flatten(ARBITRATION_OUTPUTS) if config["arbitration"]["models"] else []),
-    *[path for model in config["mechanistic"]["models"] for path in flatten(mechanistic_outputs(model))],
-    *(flatten(TABLE4_OUTPUTS) if config["steering"]["models"] else []),
-    *(flatten(METHODS_TABLE_OUTPUTS) if config["methods"]["models"] else []),
-    *(flatten(CONFLICTBANK_OUTPUTS) if config["conflictbank"]["models"] else []),
-    *(flatten(CONFLICTS_OUTPUTS) if config["conflicts"]["models"] else []),
-    *flatten(JUDGE_TABLE_OUTPUTS),
+    # what every selected benchmark's rule files registered (rules/benchmarks.smk), in registry order
+    *selected_outputs(),
+    *(flatten(METHODS_TABLE_OUTPUTS) if any(METHOD_BENCHMARKS.values()) else []),
     *PROFILE_OUTPUTS,
     *REPRODUCTION_OUTPUTS.values(),
 ]
 
 # The endpoint usage file of every job of this config that may talk to an endpoint.
-USAGE_INPUTS = [
-    *[f"results/usage/generate/{m}.parquet" for m in config["generators"]],
-    *[f"results/usage/conflicts_respond/{m}.parquet" for m in config["conflicts"]["models"]],
-    *[f"results/usage/arbitration_evaluate/{m}.parquet" for m in config["arbitration"]["models"]],
-    *[f"results/usage/conflictbank_evaluate/{m}.parquet" for m in config["conflictbank"]["models"]],
-    "results/usage/judges/faithfulness.parquet",
-    "results/usage/judges/gold.parquet",
-    *(["results/usage/judges/ratings.parquet"] if JUDGE_TABLES_WITH_RATINGS else []),
-    *(["results/usage/judges/conflicts.parquet"] if config["conflicts"]["models"] else []),
-    *(
-        [f"results/usage/judges/answer_match-{m}.parquet" for m in config["generators"]]
-        if config["accuracy"]["free_text"] == "judge" and REASONING_TYPES
-        else []
-    ),
-]
+USAGE_INPUTS = [path for name in SELECTED for path in BENCHMARK_USAGE[name]]
 
 USAGE_OUTPUTS = {"md": "results/tables/usage.md", "csv": "results/tables/usage.csv"}
 

@@ -13,42 +13,9 @@ REPRODUCTION_MODEL_LISTS = model_lists(config)
 REPRODUCTION_INSTRUMENTS = instruments(config)
 REPRODUCTION_SOURCES = model_sources(config, (*REPRODUCTION_MODEL_LISTS.values(), *REPRODUCTION_INSTRUMENTS.values()))
 
-PROFILE_TABLE_STEMS = {Path(path).stem for path in PROFILE_INPUTS.values()}
-# The tables of this run that a paper's rows read (Ours.table: the CSV's stem), where this config makes them.
-REPRODUCTION_TABLES = {
-    **{Path(path).stem: path for path in PROFILE_INPUTS.values()},
-    "table1": TABLE1_OUTPUTS["table1_csv"],
-    **({"table3": TABLE3_OUTPUTS["table3_csv"]} if SHUFFLE_TYPES else {}),
-    **({"table4": TABLE4_OUTPUTS["table4_csv"]} if config["steering"]["models"] else {}),
-    # the claims' tables (conflictlab.<benchmark>.claims), by their CSV stems
-    **(
-        {f"conflicts_{t}": CONFLICTS_OUTPUTS[f"{t}_csv"] for t in ("table2", "table7")}
-        if config["conflicts"]["models"]
-        else {}
-    ),
-    **(
-        {Path(ARBITRATION_OUTPUTS[k]).stem: ARBITRATION_OUTPUTS[k] for k in ("accuracy_csv", "sensitivity_csv")}
-        if config["arbitration"]["models"]
-        else {}
-    ),
-    **(
-        {Path(BALANCE_OUTPUTS[k]).stem: BALANCE_OUTPUTS[k] for k in ("table6_csv", "agreement_csv", "positions")}
-        if "balance" in PROFILE_TABLE_STEMS
-        else {}
-    ),
-    **(
-        {"conflictbank_embedded": CONFLICTBANK_OUTPUTS["embedded_csv"]}
-        if "conflictbank_mr" in PROFILE_TABLE_STEMS
-        else {}
-    ),
-    **{f"shuffled_positions_{m}": shuffle_outputs(m)["presented_csv"] for m in config["generators"] if SHUFFLE_TYPES},
-    # the mechanistic tables are Parquet (results/mechanistic/<model>/), read by the same script
-    **{
-        f"mechanistic_{kind}_{m}": mechanistic_outputs(m)[kind]
-        for m in config["mechanistic"]["models"]
-        for kind in ("probes", "spectral", "projection", "subset_probes")
-    },
-}
+# The tables of this run that a paper's rows read (Ours.table: the CSV's stem): every table the selected
+# benchmarks registered (rules/benchmarks.smk), and the profile's (the methods table).
+REPRODUCTION_TABLES = {**selected_tables(), **PROFILE_INPUTS}
 
 REPRODUCTION_OUTPUTS = {
     "md": "results/reproduction.md",
@@ -56,26 +23,18 @@ REPRODUCTION_OUTPUTS = {
     "csv": "results/reproduction.csv",
     "claims_csv": "results/reproduction_claims.csv",
 }
-# The sampling caps that bound a table's n (conflictlab.report.reproduction.plan): (config key, cap; None = every item).
-_CAPS = {
-    "data.max_per_subset": config["data"]["max_per_subset"],
-    "conflicts.max_per_category": config["conflicts"]["max_per_category"],
-    "conflictbank.max_per_relation": config["conflictbank"]["max_per_relation"],
-    "judges.faithfulness_max_per_type": config["judges"]["faithfulness_max_per_type"],
-}
 
-# Which cap bounds a table (by the table stem's prefix; arbitration's sets are synthetic, sized by their own keys).
-_CAP_KEYS = {
-    "faithfulness": "judges.faithfulness_max_per_type",
-    "conflicts_": "conflicts.max_per_category",
-    "conflictbank": "conflictbank.max_per_relation",
-    "arbitration": None,
-}
+
+# The sampling cap that bounds each table's n (conflictlab.report.reproduction.plan): (config key, cap; None =
+# every item), by the caps of the benchmark that registered it (its descriptor's caps); the methods table reads
+# ContextConflict's samples.
+def _cap_key(stem):
+    owner = next((name for name in SELECTED if stem in BENCHMARK_TABLES[name]), "contextconflict")
+    return next(key for prefix, key in benchmarks.BY_NAME[owner].caps if stem.startswith(prefix))
+
+
 REPRODUCTION_CAPS = {
-    stem: (key, _CAPS[key])
-    for stem in REPRODUCTION_TABLES
-    for key in [next((k for prefix, k in _CAP_KEYS.items() if stem.startswith(prefix)), "data.max_per_subset")]
-    if key
+    stem: (key, run_config.lookup(config, key)) for stem in REPRODUCTION_TABLES for key in [_cap_key(stem)] if key
 }
 
 

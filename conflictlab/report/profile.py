@@ -44,103 +44,29 @@ import base64
 import html
 import io
 import math
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from conflictlab import benchmarks, metrics
 from conflictlab.report import reproduction
 from conflictlab.report.paper_models import paper_model_name  # noqa: F401  (the pages find their paper names through it)
 from conflictlab.report.tables import format_estimate
-from conflictlab.stats import MIN_N_INTERVAL, MIN_N_MEAN
+from conflictlab.stats import MIN_N_INTERVAL
 
-
-@dataclass(frozen=True)
-class Benchmark:
-    key: str
-    title: str
-    config_key: str  # the model list a model is added to, to run this benchmark
-    what: str  # one line on what is measured
-
-
-BENCHMARKS = (
-    Benchmark(
-        "contextconflict",
-        "ContextConflict",
-        "generators",
-        "Reasoning accuracy, Balance of evidence use and RAGAS Faithfulness of the generated responses",
-    ),
-    Benchmark(
-        "arbitration",
-        "Evidence arbitration (text vs numbers)",
-        "arbitration.models",
-        "A/B answers when a text summary and a numeric series (or a stale window, an unreliable source, a tool) disagree",
-    ),
-    Benchmark(
-        "conflicts",
-        "CONFLICTS",
-        "conflicts.models",
-        "Task 1: predicting the conflict type of a query's search results; Task 2: cited answers under four strategies",
-    ),
-    Benchmark(
-        "conflictbank",
-        "ConflictBank",
-        "conflictbank.models",
-        "A-D answers with conflicting evidence: memorization ratio MR, original (OAR) and conflicting (CAR) answer rates",
-    ),
-)
-BENCHMARK_BY_KEY = {b.key: b for b in BENCHMARKS}
+# The benchmarks in the report's order (conflictlab.benchmarks): a descriptor's title, what, models_key, its
+# profile_sections and its headline (the regular expression that picks the cells each figure panel plots).
+BENCHMARKS = benchmarks.REGISTRY
+BENCHMARK_BY_KEY = benchmarks.BY_NAME
 
 # Each section of the page: (benchmark, section key) -> (title, source table and how it is read).
-SECTIONS = {
-    ("contextconflict", "accuracy"): (
-        "Accuracy by reasoning type",
-        "results/tables/accuracy.csv, rows level = type; Clopper-Pearson 95% interval",
-    ),
-    ("contextconflict", "balance"): (
-        "Balance by summarization type (0 = even use of the evidence, 100 = one piece)",
-        "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, Student-t 95% interval",
-    ),
-    ("contextconflict", "faithfulness"): (
-        "Faithfulness by type (judged responses)",
-        "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, Student-t 95% interval",
-    ),
-    ("arbitration", "modality"): (
-        "Text vs numbers (modality setting, the two disagree)",
-        "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances",
-    ),
-    ("arbitration", "settings"): (
-        "Accuracy under conflict by setting",
-        "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two evidence orders; Clopper-Pearson 95% interval over instances",
-    ),
-    ("conflicts", "task1"): (
-        "Task 1: conflict-type prediction",
-        "results/tables/conflicts_table4.csv, rows source = this run; Clopper-Pearson 95% interval",
-    ),
-    ("conflicts", "task2"): (
-        "Task 2: expected behaviour and answer recall per strategy",
-        "results/tables/conflicts_table5.csv, rows source = this run; Clopper-Pearson 95% intervals; n = n_behaviour, n_recall",
-    ),
-    ("conflicts", "categories"): (
-        "Task 2: expected behaviour by category and strategy",
-        "results/tables/conflicts_table6.csv, rows source = this run; Clopper-Pearson 95% interval; n = n_<strategy>",
-    ),
-    ("conflictbank", "kinds"): (
-        "MR, OAR and CAR by conflict kind (conflicting evidence alone)",
-        "results/tables/conflictbank_mr.csv, settings misinformation, temporal, semantic, on the scored subset; "
-        "Clopper-Pearson 95% intervals, MR's over n = n_mr, OAR's and CAR's over n = n_scored",
-    ),
-}
+SECTIONS = {(b.name, s.key): (s.title, s.source) for b in BENCHMARKS for s in b.profile_sections}
 
 # The cells each figure panel plots (the benchmark's headline), by key.
-HEADLINE = {
-    "contextconflict": lambda key: key.startswith("accuracy/"),
-    "arbitration": lambda key: key.startswith("modality/"),
-    "conflicts": lambda key: key.startswith(("task1", "behaviour/")),
-    "conflictbank": lambda key: key.endswith("/mr"),
-}
+HEADLINE = {b.name: re.compile(b.headline or "$^").search for b in BENCHMARKS}
 
 ARBITRATION_SETTINGS = {
     "modality": "modality (text vs numbers)",
@@ -191,7 +117,7 @@ def _count(value) -> int | None:
     return None if number is None else int(number)
 
 
-def _cell(benchmark, section, key, label, model, value, low, high, n, *, paper_key=None) -> dict:
+def profile_cell(benchmark, section, key, label, model, value, low, high, n, *, paper_key=None) -> dict:
     """One number of the page. Its interval is dropped at n < 2 (also where
     a table carries one), and where it is incomplete."""
     n = _count(n)
@@ -210,6 +136,22 @@ def _cell(benchmark, section, key, label, model, value, low, high, n, *, paper_k
         "high": high,
         "n": n,
     }
+
+
+def interval_note(shown: Sequence = BENCHMARKS) -> str:
+    """Which interval each metric of the ``shown`` benchmarks' profile sections gets, from the metric
+    registry: e.g. "clopper-pearson for accuracy, ...; student-t for balance, faithfulness (none at n < 30)"."""
+    by_method: dict[str, list] = {}
+    for spec in dict.fromkeys(metrics.get(m) for b in shown for s in b.profile_sections for m in s.metrics):
+        by_method.setdefault(metrics.method_name(spec) or "no interval", []).append(spec)
+    parts = []
+    for method, specs in by_method.items():
+        floor = max(spec.min_n_interval for spec in specs)
+        parts.append(
+            f"{method} for {', '.join(spec.name.replace('_', ' ') for spec in specs)}"
+            + (f" (none at n < {floor})" if floor > MIN_N_INTERVAL else "")
+        )
+    return "; ".join(parts)
 
 
 # --------------------------------------------------------------------------
@@ -233,7 +175,7 @@ def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, mod
     for r in _rows(accuracy):
         if r["model"] in models and r["level"] == "type":
             cells.append(
-                _cell(
+                profile_cell(
                     "contextconflict",
                     "accuracy",
                     f"accuracy/{r['conflict_type']}",
@@ -248,7 +190,7 @@ def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, mod
     for r in _rows(balance):
         if r["model"] in models and r["group"] == "all":
             cells.append(
-                _cell(
+                profile_cell(
                     "contextconflict",
                     "balance",
                     f"balance/{r['scorer']}/{r['conflict_type']}",
@@ -263,7 +205,7 @@ def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, mod
     for r in _rows(faithfulness):
         if r["model"] in models:
             cells.append(
-                _cell(
+                profile_cell(
                     "contextconflict",
                     "faithfulness",
                     f"faithfulness/{r['conflict_type']}",
@@ -302,7 +244,7 @@ def arbitration_cells(orders=None, *, models: Sequence[str]) -> list[dict]:
             ):
                 r = mine.get(("modality", source), none)
                 cells.append(
-                    _cell(
+                    profile_cell(
                         "arbitration",
                         "modality",
                         f"modality/{source}_right",
@@ -316,7 +258,7 @@ def arbitration_cells(orders=None, *, models: Sequence[str]) -> list[dict]:
                 )
             r = mine["modality", "all"]
             cells.append(
-                _cell(
+                profile_cell(
                     "arbitration",
                     "modality",
                     "modality/follows_numbers",
@@ -331,7 +273,7 @@ def arbitration_cells(orders=None, *, models: Sequence[str]) -> list[dict]:
         for (setting, source), r in mine.items():
             if source == "all":
                 cells.append(
-                    _cell(
+                    profile_cell(
                         "arbitration",
                         "settings",
                         f"settings/{setting}",
@@ -359,7 +301,7 @@ def conflicts_cells(
     for r in _rows(table4):
         if r["source"] == source and r["model"] in models:
             readout = r.get("readout") or ""
-            cell = _cell(
+            cell = profile_cell(
                 "conflicts",
                 "task1",
                 f"task1/{readout}" if readout else "task1",
@@ -377,7 +319,7 @@ def conflicts_cells(
             s, origin = r["strategy"], f"{PAPER_TABLES['table5']}, row '{r['model']}', {r['strategy']}"
             cells.append(
                 {
-                    **_cell(
+                    **profile_cell(
                         "conflicts",
                         "task2",
                         f"behaviour/{s}",
@@ -393,7 +335,7 @@ def conflicts_cells(
             )
             cells.append(
                 {
-                    **_cell(
+                    **profile_cell(
                         "conflicts",
                         "task2",
                         f"recall/{s}",
@@ -411,7 +353,7 @@ def conflicts_cells(
         if r["source"] == source and r["model"] in models:
             # the strategy columns: each has its bounds and its n beside it
             for s in [c for c in r if f"{c}_low" in r and f"n_{c}" in r]:
-                cell = _cell(
+                cell = profile_cell(
                     "conflicts",
                     "categories",
                     f"category/{r['category']}/{s}",
@@ -436,7 +378,7 @@ def conflictbank_cells(table=None, *, models: Sequence[str]) -> list[dict]:
             for r in rows:
                 if r["setting"] == kind:
                     cells.append(
-                        _cell(
+                        profile_cell(
                             "conflictbank",
                             "kinds",
                             f"{kind}/{rate}",
@@ -478,9 +420,9 @@ def profile_figure(
 
     fig, axes = panel_grid(len(BENCHMARKS), width=4.6, height=3.6, ncols=2, sharey=False)
     for ax, bench in zip(axes, BENCHMARKS):
-        models = list(model_lists.get(bench.key, ()))
+        models = list(model_lists.get(bench.name, ()))
         shown = [
-            c for c in cells if c["benchmark"] == bench.key and HEADLINE[bench.key](c["key"]) and c["model"] in models
+            c for c in cells if c["benchmark"] == bench.name and HEADLINE[bench.name](c["key"]) and c["model"] in models
         ]
         keys = list(dict.fromkeys(c["key"] for c in shown))
         labels = {c["key"]: c["label"] for c in shown}
@@ -532,7 +474,7 @@ def profile_figure(
                     ax.annotate(
                         f"n={c['n']}", (x, y), textcoords="offset points", xytext=(5, -2), fontsize=6, color="tab:red"
                     )
-        published = {c["paper_key"]: c for c in paper if c["benchmark"] == bench.key and c["value"] is not None}
+        published = {c["paper_key"]: c for c in paper if c["benchmark"] == bench.name and c["value"] is not None}
         stars = [(j, 100 * published[paper_keys[k]]["value"]) for j, k in enumerate(keys) if paper_keys[k] in published]
         if stars:
             ax.scatter(
@@ -714,24 +656,23 @@ def render_page(
     everyone = profile_models(model_lists)
     if model not in everyone:
         raise ValueError(
-            f"{model!r} is in no benchmark's model list ({', '.join(b.config_key for b in BENCHMARKS)}); "
+            f"{model!r} is in no benchmark's model list ({', '.join(b.models_key for b in BENCHMARKS)}); "
             f"pages exist for: {', '.join(everyone) or 'none'}"
         )
-    configured = dict(configured or {b.key: bool(model_lists.get(b.key)) for b in BENCHMARKS})
+    configured = dict(configured or {b.name: bool(model_lists.get(b.name)) for b in BENCHMARKS})
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>Conflict profile: {html.escape(model)}</title>",
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>Conflict profile: {html.escape(model)}</h1>",
-        '<p class="note">Every number in % with its 95% interval in brackets and its n: Clopper-Pearson intervals for '
-        f"proportions, Student-t for means (Balance, Faithfulness; none at n &lt; {MIN_N_MEAN}); no "
-        "interval at n &lt; 2. Columns are the models of this run that "
+        f'<p class="note">Every number in % with its 95% interval in brackets and its n: {html.escape(interval_note())}; '
+        f"no interval at n &lt; {MIN_N_INTERVAL}. Columns are the models of this run that "
         "take part in each benchmark; this page's model is highlighted. No cell is marked best: the columns are different models, "
         "and the paper's numbers stand on the full release, not on this run's samples. The numbers are those of the tables named "
         "under each section (results/tables/).</p>",
     ]
-    ran = [b.title for b in BENCHMARKS if model in model_lists.get(b.key, ())]
+    ran = [b.title for b in BENCHMARKS if model in model_lists.get(b.name, ())]
     out.append(f"<p><b>Benchmarks run for this model:</b> {html.escape(', '.join(ran))}.</p>")
     if paper:
         origins = sorted({c["origin"].split(", row")[0] for c in paper})
@@ -755,25 +696,25 @@ def render_page(
             "per model (this page's model in red, with its n), 95% intervals; open stars: the paper's numbers of this model.</figcaption></figure>"
         )
     for bench in BENCHMARKS:
-        models = list(model_lists.get(bench.key, ()))
+        models = list(model_lists.get(bench.name, ()))
         out.append(f"<h2>{html.escape(bench.title)}</h2>")
         out.append(f'<p class="note">{html.escape(bench.what)}.</p>')
         if model not in models:
             out.append(
-                f'<p class="notrun">Not run for this model (add it to <code>{html.escape(bench.config_key)}</code>).</p>'
+                f'<p class="notrun">Not run for this model (add it to <code>{html.escape(bench.models_key)}</code>).</p>'
             )
-        if not configured.get(bench.key):
+        if not configured.get(bench.name):
             out.append(
-                f'<p class="note">No model runs this benchmark in this configuration (<code>{html.escape(bench.config_key)}</code> is empty).</p>'
+                f'<p class="note">No model runs this benchmark in this configuration (<code>{html.escape(bench.models_key)}</code> is empty).</p>'
             )
             continue
-        mine = [c for c in cells if c["benchmark"] == bench.key and c["model"] in models]
-        sections = [s for (b, s) in SECTIONS if b == bench.key]
+        mine = [c for c in cells if c["benchmark"] == bench.name and c["model"] in models]
+        sections = [s for (b, s) in SECTIONS if b == bench.name]
         for section in sections:
             section_cells = [c for c in mine if c["section"] == section]
             if not section_cells:
                 continue
-            title, source = SECTIONS[(bench.key, section)]
+            title, source = SECTIONS[(bench.name, section)]
             out.append(f"<h3>{html.escape(title)}</h3>")
             out.append(f'<p class="source">Source: {html.escape(source)}.</p>')
             out.append(
@@ -781,12 +722,12 @@ def render_page(
                     model,
                     models,
                     section_cells,
-                    [c for c in paper if c["benchmark"] == bench.key and c["section"] == section],
+                    [c for c in paper if c["benchmark"] == bench.name and c["section"] == section],
                 )
             )
         if not mine:
             out.append('<p class="note">Its tables hold no numbers of these models.</p>')
-        if not any(c["benchmark"] == bench.key for c in paper):
+        if not any(c["benchmark"] == bench.name for c in paper):
             out.append(
                 f'<p class="note">Paper: no published numbers of {html.escape(model)} for {html.escape(bench.title)} in this repository.</p>'
             )

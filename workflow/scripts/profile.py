@@ -1,10 +1,12 @@
-"""Rule profile: one model's conflict profile across the four benchmarks (HTML page and figure)."""
+"""Rule profile: one model's conflict profile across the selected benchmarks (HTML page and figure)."""
 
 import pyarrow as pa
 
+from conflictlab import benchmarks
 from conflictlab.conflicts.tables import table4, table5, table6
 from conflictlab.io import atomic_path
 from conflictlab.logs import configure_logging
+from conflictlab.paper_registries import resolve
 from conflictlab.report import profile
 from conflictlab.report.tables import write_text
 
@@ -18,15 +20,14 @@ def read(key):
     return profile.read_csv_rows(path) if path else None
 
 
+# Each selected benchmark's cells, by its descriptor's profile function over its profile tables
+# (conflictlab.benchmarks; the params hold the selected benchmarks' model lists).
 cells = [
-    *profile.contextconflict_cells(
-        read("accuracy"), read("balance"), read("faithfulness"), models=lists["contextconflict"]
-    ),
-    *profile.arbitration_cells(read("arbitration"), models=lists["arbitration"]),
-    *profile.conflicts_cells(
-        read("conflicts_table4"), read("conflicts_table5"), read("conflicts_table6"), models=lists["conflicts"]
-    ),
-    *profile.conflictbank_cells(read("conflictbank"), models=lists["conflictbank"]),
+    cell
+    for name, models in lists.items()
+    for bench in [benchmarks.BY_NAME[name]]
+    if bench.profile_cells
+    for cell in resolve(bench.profile_cells)(*map(read, bench.profile_tables), models=models)
 ]
 # The paper's numbers: the rows 'paper' that conflictlab.conflicts.tables puts
 # into CONFLICTS Tables 4-6 (given no rows of this run, those rows alone).
