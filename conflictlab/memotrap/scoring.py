@@ -52,7 +52,9 @@ def scoring_methods(methods: Sequence[str]) -> list[str]:
     for name in names:
         method = as_method(name)
         if name != GREEDY and not method.contrastive:
-            raise ValueError(f"method {name}: MemoTrap reads greedy, CAD and AdaCAD only (a prompt method rewrites a question)")
+            raise ValueError(
+                f"method {name}: MemoTrap reads greedy, CAD and AdaCAD only (a prompt method rewrites a question)"
+            )
     return names
 
 
