@@ -253,6 +253,7 @@ def claim_row(low, high, method="cad-a1"):
         "model": "m",
         "method": method,
         "file": "all",
+        "n_pairs": "40",
         "difference": str((low + high) / 2),
         "difference_low": str(low),
         "difference_high": str(high),
@@ -262,8 +263,10 @@ def claim_row(low, high, method="cad-a1"):
 def test_cads_knowledge_conflict_claim_needs_a_paired_gain_above_zero():
     (claim,) = paper_numbers.CLAIMS
     assert claim.check(context([claim_row(0.05, 0.3)])).status == HOLDS
-    failed = claim.check(context([claim_row(0.05, 0.3), claim_row(-0.1, 0.2, "cad-a0.5")]))
+    failed = claim.check(context([claim_row(0.05, 0.3), claim_row(-0.3, -0.1, "cad-a0.5")]))
     assert failed.status == "fails" and "cad-a0.5" in failed.why
+    unsure = claim.check(context([claim_row(0.05, 0.3), claim_row(-0.1, 0.2, "cad-a0.5")]))
+    assert unsure.status == NOT_COMPARABLE and "inconclusive" in unsure.why
     assert claim.check(context([claim_row(0.05, 0.3, "adacad")])).status == NOT_COMPARABLE
     assert paper_numbers.PAPER.key == "memotrap" and all(e.reason for e in paper_numbers.EXCLUSIONS)
 

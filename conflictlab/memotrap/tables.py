@@ -10,12 +10,15 @@ import os
 import polars as pl
 import pyarrow as pa
 
+from conflictlab import metrics
+from conflictlab.benchmarks.memotrap import BENCHMARK
 from conflictlab.lm.methods import GREEDY
 from conflictlab.paired import paired_columns
 from conflictlab.report.tables import write_markdown_and_csv
-from conflictlab.stats import proportion_interval
 
 ALL_FILES = "all"
+# The accuracy metric and its interval, from the metric registry (its spec is in the descriptor).
+ACCURACY = metrics.get("memotrap_accuracy", metrics.with_benchmarks([BENCHMARK]))
 
 ACCURACY_SCHEMA = pa.schema(
     [
@@ -55,7 +58,7 @@ def accuracy_table(scores: pa.Table) -> pa.Table:
                 if cell.is_empty():
                     continue
                 correct, n = int(cell["correct"].sum()), cell.height
-                accuracy, low, high = proportion_interval(correct, n)
+                accuracy, low, high = metrics.estimate(ACCURACY, cell["correct"].cast(pl.Float64).to_numpy())
                 row = {"model": model, "method": method, "file": file, "n": n, "correct": correct}
                 row.update(accuracy=accuracy, ci_low=low, ci_high=high)
                 base = by_model.filter(pl.col("method") == GREEDY)
