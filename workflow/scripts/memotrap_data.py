@@ -1,0 +1,10 @@
+"""Rule memotrap_data: the released MemoTrap CSV files -> one Parquet table (conflictlab.memotrap.dataset)."""
+
+from conflictlab.io import write_parquet
+from conflictlab.logs import configure_logging, value_counts
+from conflictlab.memotrap.dataset import ITEM_SCHEMA, load
+
+log = configure_logging(snakemake.log[0], "memotrap_data")
+table = load(snakemake.params.root, snakemake.params.files)
+write_parquet(table, snakemake.output.prompts, ITEM_SCHEMA)
+log.info("read %s; prompts per file: %s", ", ".join(snakemake.input), value_counts(table["file"]))
