@@ -29,7 +29,7 @@ rule nq_swap_data:
     input:
         [NQ_SWAP["path"]] if NQ_SWAP["source"] == "local" else [],
     output:
-        items="results/nq_swap/data.parquet",
+        data="results/nq_swap/data.parquet",
         rejected="results/nq_swap/data.rejected.parquet",
     log:
         "results/logs/nq_swap_data.log",
@@ -48,7 +48,7 @@ rule nq_swap_data:
 rule nq_swap_respond:
     """One model's answers to every item: closed-book, original, substituted (greedy), each method, steering."""
     input:
-        items="results/nq_swap/data.parquet",
+        data="results/nq_swap/data.parquet",
         model="resources/models/{model}",
     output:
         responses="results/nq_swap/{model}/responses.parquet",
@@ -76,7 +76,7 @@ rule nq_swap_respond:
 rule nq_swap_report:
     """The NQ-Swap table (EM sub, EM org, MR per model and run, paired with greedy) and its figure."""
     input:
-        items="results/nq_swap/data.parquet",
+        data="results/nq_swap/data.parquet",
         responses=expand("results/nq_swap/{model}/responses.parquet", model=NQ_SWAP["models"]),
     output:
         **flagged(NQ_SWAP_OUTPUTS, {"csv": "nq_swap", "png": "nq_swap"}, "NQ-Swap"),

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from conflictlab.lm.methods import GREEDY
 from conflictlab.nq_swap.generation import CLOSED_BOOK, ORIGINAL
 from conflictlab.nq_swap.report import BENCHMARK, EM_ORG, EM_SUB, MR
+from conflictlab.report.profile import profile_cell
 
 NAME = "nq_swap"
 KEYS = {EM_SUB: "em_sub", EM_ORG: "em_org", MR: "mr"}
@@ -22,8 +23,6 @@ def cells(rows: Sequence[dict] | None, *, models: Sequence[str]) -> list[dict]:
     """Profile cells from the rows of ``results/tables/nq_swap.csv`` (None: not made): per model, every metric of
     the three settings (section ``settings``) and of each method on the substituted context (``methods``); keys
     ``<metric>/<run>`` (``em_sub/greedy``, ``mr/adacad``), n as the table gives it (MR: the matching items)."""
-    from conflictlab.report.profile import profile_cell
-
     out = []
     for row in rows or ():
         if row["model"] not in models or row["benchmark"] != BENCHMARK or row["metric"] not in KEYS:

@@ -15,7 +15,7 @@ else:
 log.info("reading NQ-Swap records from %s", source)
 build = build_items(records, source=source, on_error=data["on_error"], max_items=data["max_items"], seed=data["seed"])
 items, rejected = build.tables()
-write_parquet(items, snakemake.output.items, ITEM_SCHEMA)
+write_parquet(items, snakemake.output.data, ITEM_SCHEMA)
 write_parquet(rejected, snakemake.output.rejected, REJECTION_SCHEMA)
 log.info("wrote %d items, rejected %d", items.num_rows, rejected.num_rows)
 for row in build.rejections:

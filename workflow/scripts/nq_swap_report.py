@@ -12,7 +12,7 @@ from conflictlab.report.tables import write_csv, write_text
 
 params, out = snakemake.params, snakemake.output
 log = configure_logging(snakemake.log[0], "nq_swap_report")
-items = read_tables(snakemake.input.items)
+items = read_tables(snakemake.input.data)
 scores = score_responses(items, read_tables(snakemake.input.responses))
 write_parquet(scores, out.scores, SCORE_SCHEMA)
 table = report.paired_cells(scores, min_n=params.min_n_mark, seed=params.seed)

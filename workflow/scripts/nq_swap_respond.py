@@ -10,7 +10,7 @@ from conflictlab.nq_swap.generation import RESPONSE_SCHEMA, answer_items
 model, params = snakemake.wildcards.model, snakemake.params
 settings = params.settings
 log = configure_logging(snakemake.log[0], f"nq_swap_respond.{model}")
-items = read_tables(snakemake.input.items).to_pylist()
+items = read_tables(snakemake.input.data).to_pylist()
 lm = load(snakemake.input.model, dtype=settings["dtype"])
 steering = {**params.steering, "batch_size": settings["batch_size"]} if params.steering else None
 responses = answer_items(
