@@ -48,11 +48,13 @@ class Metric:
 
 @dataclass(frozen=True)
 class ProfileSection:
-    """One section of a model's profile page: its key (the cells' ``section``), title and source table."""
+    """One section of a model's profile page: its key (the cells' ``section``), title and source table,
+    and the names of the metrics its cells show (conflictlab.metrics: the page states their intervals)."""
 
     key: str
     title: str
     source: str
+    metrics: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The configuration reference of the docs, generated from ``schemas/config.schema.yaml``.
+"""The configuration reference of the docs, generated from ``schemas/config.schema.yaml`` and the
+benchmarks' schema fragments (:func:`merged_schema`).
 
 ``schema_keys(schema)`` lists every key the schema allows, nested ones included (``data.root``,
 ``models.{name}.hosted.base_url``, ``arbitration.sensitivity.answer_choices[].a_means``), with its
@@ -56,6 +57,28 @@ def _walk(node: dict, path: str, required: bool, schema: dict):
     node = resolve(node, schema)
     yield SchemaKey(path, node, required)
     yield from _children(node, path, schema)
+
+
+def merged_schema(repo) -> dict:
+    """``schemas/config.schema.yaml`` of checkout ``repo`` with every registered benchmark's schema fragment
+    (conflictlab.benchmarks: ``schema``, validating its ``config_section``) as that section's node: the
+    whole config as the Snakefile validates it."""
+    import sys
+
+    import yaml
+
+    sys.path.insert(0, str(repo))  # this checkout's registry, as the hooks import its modules
+    try:
+        from conflictlab import benchmarks
+    finally:
+        sys.path.remove(str(repo))
+    schema = yaml.safe_load((repo / "schemas" / "config.schema.yaml").read_text())
+    for bench in benchmarks.REGISTRY:
+        if bench.schema:
+            fragment = yaml.safe_load((repo / bench.schema).read_text())
+            fragment.pop("$schema", None)
+            schema["properties"][bench.config_section] = fragment
+    return schema
 
 
 def schema_keys(schema: dict) -> list[SchemaKey]:

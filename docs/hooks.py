@@ -20,7 +20,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 # MkDocs puts this folder on sys.path only while it loads the hook: import its modules now.
 sys.path.insert(0, str(REPO / "docs"))
-from config_reference import reference_markdown  # noqa: E402
+from config_reference import merged_schema, reference_markdown  # noqa: E402
 
 sys.path.remove(str(REPO / "docs"))
 
@@ -28,7 +28,7 @@ GENERATED = {"configuration.md", "parquet-schemas.md"}
 
 
 def configuration_page() -> str:
-    schema = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text())
+    schema = merged_schema(REPO)
     defaults = yaml.safe_load((REPO / "config.yaml").read_text())
     return reference_markdown(schema, defaults)
 

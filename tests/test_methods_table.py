@@ -8,6 +8,7 @@ import pytest
 import scipy.stats
 from statsmodels.stats.proportion import proportion_confint
 
+from conflictlab import metrics
 from conflictlab.report.methods import (
     ITEMS,
     METHOD_CELL_SCHEMA,
@@ -18,6 +19,9 @@ from conflictlab.report.methods import (
     with_paired,
 )
 
+# A metric spec per (proportion, higher): the registry's accuracy, faithfulness and Balance.
+SPECS = {(True, True): "accuracy", (False, True): "faithfulness", (False, False): "balance"}
+
 
 def cell(method, values, ids, *, benchmark="B", metric="acc", model="m", proportion=True, higher=True):
     return method_cell(
@@ -27,8 +31,7 @@ def cell(method, values, ids, *, benchmark="B", metric="acc", model="m", proport
         metric=metric,
         values=np.asarray(values),
         sample_ids=ids,
-        proportion=proportion,
-        higher_is_better=higher,
+        spec=metrics.get(SPECS[proportion, higher]),
         n_resamples=200,
     )
 

@@ -9,11 +9,9 @@ from collections import Counter
 import pytest
 import yaml
 
-from conflictlab.arbitration import paper_numbers as arbitration_numbers
-from conflictlab.conflictbank import paper_numbers as conflictbank_numbers
+from conflictlab import benchmarks
 from conflictlab.conflictbank.prompts import SETTINGS as CONFLICTBANK_SETTINGS
-from conflictlab.conflicts import paper_numbers as conflicts_numbers
-from conflictlab.contextconflict import paper_numbers as contextconflict_numbers
+from conflictlab.paper_registries import BY_BENCHMARK
 from conflictlab.report.paper_models import (
     UNRUNNABLE_MODELS,
     instruments,
@@ -25,8 +23,10 @@ from conflictlab.run_config import model_lists
 
 from .conftest import REPO, snakemake_cmd
 
-PAPERS = ("contextconflict", "conflicts", "arbitration", "conflictbank")
-CONFIGS = [f"config/paper-{paper}.yaml" for paper in PAPERS] + ["config/paper.yaml"]
+# The benchmarks with a paper config (the registry's descriptors name it), in registry order.
+PAPER_CONFIGS = {b.name: b.paper_config for b in benchmarks.REGISTRY if b.paper_config}
+PAPERS = tuple(PAPER_CONFIGS)
+CONFIGS = [*PAPER_CONFIGS.values(), "config/paper.yaml"]
 OPEN_JUDGES = "config/paper-open-judges.yaml"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 
@@ -49,13 +49,9 @@ SECTIONS = {
     "arbitration": ("arbitration",),
     "conflictbank": ("conflictbank",),
 }
-# The model lists that run each benchmark (a paper's file empties the others').
-BENCHMARK_LISTS = {
-    "contextconflict": (("mechanistic", "models"), ("steering", "models"), ("methods", "models")),
-    "conflicts": (("conflicts", "models"),),
-    "arbitration": (("arbitration", "models"),),
-    "conflictbank": (("conflictbank", "models"), ("conflictbank", "embedded", "models")),
-}
+# Sections a paper's file may set beside its own: the models, the benchmark list, and the shared stages
+# (the generation backend every model job reads, the methods, the judges).
+SHARED_SECTIONS = {"models", "benchmarks", "generation", "methods", "judges"}
 
 
 def load(path) -> dict:
@@ -83,12 +79,6 @@ def overlay(base: dict, top: dict) -> dict:
 
 def effective(*paths) -> dict:
     return merged(*paths)
-
-
-def lookup(config: dict, keys: tuple) -> list:
-    for key in keys:
-        config = config[key]
-    return config
 
 
 def key_variables() -> dict[str, str]:
@@ -124,8 +114,10 @@ def skip_warnings(output: str) -> list[str]:
 
 def test_the_union_is_the_four_papers():
     union = load("config/paper.yaml")
-    papers = {paper: load(f"config/paper-{paper}.yaml") for paper in PAPERS}
-    assert set(union) == {"models"} | {section for sections in SECTIONS.values() for section in sections}
+    papers = {paper: load(PAPER_CONFIGS[paper]) for paper in PAPERS}
+    assert set(PAPERS) == set(SECTIONS)
+    assert set(union) == {"models", "benchmarks"} | {section for sections in SECTIONS.values() for section in sections}
+    assert union["benchmarks"] == list(PAPERS)
     for paper, sections in SECTIONS.items():
         for section in sections:
             assert union[section] == papers[paper][section], (paper, section)
@@ -137,10 +129,9 @@ def test_the_union_is_the_four_papers():
     # CONFLICTS alone judges everything with its paper's judge; in the union it judges CONFLICTS only
     conflicts_judge = papers["conflicts"]["conflicts"]["judge"]
     assert {k: papers["conflicts"]["judges"][k] for k in conflicts_judge} == conflicts_judge
-    for paper, config in papers.items():  # one paper per file: the others' model lists are empty
-        for other, lists in BENCHMARK_LISTS.items():
-            for keys in lists:
-                assert (lookup(config, keys) == []) == (other != paper), (paper, keys)
+    for paper, config in papers.items():  # one paper per file: it selects its benchmark and sets no other's section
+        assert config["benchmarks"] == [paper]
+        assert set(config) <= set(SECTIONS[paper]) | SHARED_SECTIONS, paper
 
 
 def test_the_paper_configs_hold_the_papers_settings():
@@ -177,27 +168,27 @@ def test_each_paper_config_plans_offline_with_a_job_per_model(workflow_copy, pat
     hosted = {name for name, entry in config["models"].items() if "hosted" in entry}
     local = lambda names: sorted(n for n in names if n not in hosted)
     jobs = planned_models(output)
+    lists = model_lists(config)  # a benchmark that config's `benchmarks:` leaves out has empty lists
     per_model = {
-        "generate": config["generators"],
-        "conflicts_respond": config["conflicts"]["models"],
-        "arbitration_evaluate": config["arbitration"]["models"],
-        "conflictbank_evaluate": config["conflictbank"]["models"],
-        "activations": config["mechanistic"]["models"],
-        "steered_generate": config["steering"]["models"],
+        "generate": lists["generators"],
+        "conflicts_respond": lists["conflicts.models"],
+        "arbitration_evaluate": lists["arbitration.models"],
+        "conflictbank_evaluate": lists["conflictbank.models"],
+        "activations": lists["mechanistic.models"],
+        "steered_generate": lists["steering.models"],
     }
     for rule, names in per_model.items():
         assert sorted(jobs.get(rule, [])) == local(names), rule
     embedded = config["conflictbank"]["embedded"]
-    assert Counter(jobs.get("conflictbank_train", [])) == {m: len(embedded["ratios"]) for m in embedded["models"]}
-    assert len(jobs["build_subset"]) == len(config["conflict_types"])
-    if config["conflicts"]["models"]:
+    assert Counter(jobs.get("conflictbank_train", [])) == {
+        m: len(embedded["ratios"]) for m in lists["conflictbank.embedded.models"]
+    }
+    assert len(jobs.get("build_subset", [])) == (len(config["conflict_types"]) if lists["generators"] else 0)
+    if lists["conflicts.models"]:
         assert len(jobs["conflicts_download"]) == (1 if config["conflicts"].get("url") else 0)
-    listed = [
-        *config["generators"],
-        *config["scorers"],
-        *(m for lists in BENCHMARK_LISTS.values() for keys in lists for m in lookup(config, keys)),
-    ]
-    assert sorted(jobs["prepare_model"]) == local(set(listed) | {config["judges"]["model"]})
+    listed = [m for models in lists.values() for m in models]
+    judged = any(b.judged for b in benchmarks.selected(config))
+    assert sorted(jobs["prepare_model"]) == local(set(listed) | ({config["judges"]["model"]} if judged else set()))
     named_hosted = [name for name in dict.fromkeys(listed) if name in hosted]
     if named_hosted:
         (warning,) = skip_warnings(output)  # one warning, each model once
@@ -255,12 +246,7 @@ def test_skip_without_key_never_skips_every_generator_or_the_judge(tmp_path, ove
 # --------------------------------------------------------------------------
 # Every model a paper's row names is configured, and so is its judge or scorer
 
-REGISTRIES = {
-    "contextconflict": contextconflict_numbers,
-    "conflicts": conflicts_numbers,
-    "arbitration": arbitration_numbers,
-    "conflictbank": conflictbank_numbers,
-}
+REGISTRIES = BY_BENCHMARK
 
 
 def unmatched_models(registry, config: dict) -> list[str]:
@@ -304,7 +290,7 @@ def unmatched_instruments(registry, config: dict) -> list[str]:
 def test_every_model_a_papers_rows_name_is_in_its_config_and_in_the_union(paper):
     registry = REGISTRIES[paper]
     assert registry.PAPER.key == paper
-    for path in (f"config/paper-{paper}.yaml", "config/paper.yaml"):
+    for path in (PAPER_CONFIGS[paper], "config/paper.yaml"):
         config = effective(path)
         assert unmatched_models(registry, config) == [], path
         assert unmatched_instruments(registry, config) == [], path
@@ -316,9 +302,11 @@ def test_the_rows_name_models_and_the_checks_can_fail():
     assert {"claude-4.5-sonnet", "Gemini 2.5 Flash Thinking", "LLaMA2-70B"} <= named
     assert all(reason for reason in UNRUNNABLE_MODELS.values())
     demo = effective()
-    assert any("claude-4.5-sonnet is in no generators" in p for p in unmatched_models(contextconflict_numbers, demo))
+    assert any(
+        "claude-4.5-sonnet is in no generators" in p for p in unmatched_models(REGISTRIES["contextconflict"], demo)
+    )
     assert unmatched_instruments(
-        conflicts_numbers, effective("config/paper-conflicts.yaml", OPEN_JUDGES)
+        REGISTRIES["conflicts"], effective("config/paper-conflicts.yaml", OPEN_JUDGES)
     )  # different judge
 
 

@@ -8,11 +8,9 @@ import re
 import pytest
 import yaml
 
-from conflictlab.arbitration import paper_numbers as arbitration
-from conflictlab.conflictbank import paper_numbers as conflictbank
 from conflictlab.conflicts import paper_numbers as conflicts
 from conflictlab.conflicts.tables import PAPER_TABLE4, PAPER_TABLE5, PAPER_TABLE6
-from conflictlab.contextconflict import paper_numbers as contextconflict
+from conflictlab.paper_registries import REGISTRIES
 from conflictlab.report import reproduction as R
 from conflictlab.report.paper_models import instruments, paper_model_name
 from conflictlab.report.reproduction import Instrument, Ours, PaperNumber
@@ -20,7 +18,6 @@ from conflictlab.run_config import MODEL_LISTS
 
 from .conftest import REPO
 
-REGISTRIES = (contextconflict, conflicts, arbitration, conflictbank)
 # Derived rows (a difference of two rows) are compared by the verdict engine from the rows they name, not by compare() alone.
 NUMBERS = [number for registry in REGISTRIES for number in registry.NUMBERS if not isinstance(number.ours, R.Derived)]
 

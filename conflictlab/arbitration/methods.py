@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import polars as pl
 import pyarrow as pa
 
+from conflictlab import metrics
 from conflictlab.arbitration.prompts import instance_unit
 from conflictlab.report.methods import method_cell
 
@@ -43,9 +44,9 @@ def method_cells(instances: pa.Table, predictions: pa.Table, runs: Mapping[str, 
         .with_columns(follows_text=pl.col("follows_text") & ~pl.col("tie"))
     )
     cells = []
-    for metric, frame, value, higher in (
-        ("Acc (conflict)", rows, "correct", True),
-        ("Text followed", rows.filter(pl.col("setting").is_in(TEXT_VS_NUMBERS)), "follows_text", None),
+    for metric, frame, value, spec in (
+        ("Acc (conflict)", rows, "correct", "conflict_accuracy"),
+        ("Text followed", rows.filter(pl.col("setting").is_in(TEXT_VS_NUMBERS)), "follows_text", "text_followed"),
     ):
         units = (
             frame.with_columns(unit=pl.col("instance_id").map_elements(instance_unit, return_dtype=pl.String))
@@ -63,8 +64,7 @@ def method_cells(instances: pa.Table, predictions: pa.Table, runs: Mapping[str, 
                     metric=metric,
                     values=group[value].to_numpy(),
                     sample_ids=group["unit"].to_list(),
-                    proportion=False,
-                    higher_is_better=higher,
+                    spec=metrics.get(spec),
                 )
             )
     return cells

@@ -19,12 +19,17 @@ BENCHMARK = Benchmark(
             "Text vs numbers (modality setting, the two disagree)",
             "results/tables/arbitration_orders.csv, setting = modality; per instance the mean of its two evidence "
             "orders; Clopper-Pearson 95% interval over instances",
+            metrics=(
+                "arbitration_accuracy",
+                "follows_numbers",
+            ),
         ),
         ProfileSection(
             "settings",
             "Accuracy under conflict by setting",
             "results/tables/arbitration_orders.csv, rows aligned_source = all; per instance the mean of its two "
             "evidence orders; Clopper-Pearson 95% interval over instances",
+            metrics=("arbitration_accuracy",),
         ),
     ),
     headline=r"^modality/",

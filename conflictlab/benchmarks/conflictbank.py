@@ -20,6 +20,11 @@ BENCHMARK = Benchmark(
             "MR, OAR and CAR by conflict kind (conflicting evidence alone)",
             "results/tables/conflictbank_mr.csv, settings misinformation, temporal, semantic, on the scored subset; "
             "Clopper-Pearson 95% intervals, MR's over n = n_mr, OAR's and CAR's over n = n_scored",
+            metrics=(
+                "mr",
+                "oar",
+                "car",
+            ),
         ),
     ),
     headline=r"/mr$",

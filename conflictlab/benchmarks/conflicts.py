@@ -19,18 +19,24 @@ BENCHMARK = Benchmark(
             "task1",
             "Task 1: conflict-type prediction",
             "results/tables/conflicts_table4.csv, rows source = this run; Clopper-Pearson 95% interval",
+            metrics=("type_accuracy",),
         ),
         ProfileSection(
             "task2",
             "Task 2: expected behaviour and answer recall per strategy",
             "results/tables/conflicts_table5.csv, rows source = this run; Clopper-Pearson 95% intervals; "
             "n = n_behaviour, n_recall",
+            metrics=(
+                "expected_behaviour",
+                "answer_recall",
+            ),
         ),
         ProfileSection(
             "categories",
             "Task 2: expected behaviour by category and strategy",
             "results/tables/conflicts_table6.csv, rows source = this run; Clopper-Pearson 95% interval; "
             "n = n_<strategy>",
+            metrics=("expected_behaviour",),
         ),
     ),
     headline=r"^(task1|behaviour/)",

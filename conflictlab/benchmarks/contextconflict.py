@@ -27,18 +27,21 @@ BENCHMARK = Benchmark(
             "accuracy",
             "Accuracy by reasoning type",
             "results/tables/accuracy.csv, rows level = type; Clopper-Pearson 95% interval",
+            metrics=("accuracy",),
         ),
         ProfileSection(
             "balance",
             "Balance by summarization type (0 = even use of the evidence, 100 = one piece)",
             "results/tables/balance.csv, rows group = all, per scorer; mean over the n defined samples, "
             "Student-t 95% interval",
+            metrics=("balance",),
         ),
         ProfileSection(
             "faithfulness",
             "Faithfulness by type (judged responses)",
             "results/tables/faithfulness.csv; mean RAGAS score over the n = n_scored scored responses, "
             "Student-t 95% interval",
+            metrics=("faithfulness",),
         ),
     ),
     headline=r"^accuracy/",

@@ -22,6 +22,8 @@ import pyarrow as pa
 
 from conflictlab.conflictbank.metrics import scored_records, setting_metrics
 from conflictlab.conflictbank.prompts import METHOD_SETTINGS
+from conflictlab.metrics import get as metric_spec
+from conflictlab.metrics import higher_is_better, method_name
 from conflictlab.report.methods import ITEMS, samples_key
 
 BENCHMARK = "ConflictBank"
@@ -63,8 +65,8 @@ def method_cells(
                     "ci_high": row[f"{name}_high"],
                     "n": row["n_mr"] if name == "mr" else row["n_scored"],
                     "samples": samples_key(ids[model]),
-                    "higher_is_better": None,
-                    "interval": "clopper-pearson",
+                    "higher_is_better": higher_is_better(metric_spec(name)),
+                    "interval": method_name(metric_spec(name)),
                     "shown": name in SHOWN,
                     ITEMS: items.get((row["model"], row["setting"], name), ([], [])),
                 }

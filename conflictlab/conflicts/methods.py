@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import polars as pl
 import pyarrow as pa
 
+from conflictlab import metrics
 from conflictlab.conflicts.tables import RECALL_CATEGORIES, scored_outcome
 from conflictlab.report.methods import method_cell
 
@@ -29,9 +30,9 @@ def method_cells(judged: pa.Table, runs: Mapping[str, tuple[str, str]]) -> list[
     rows = pl.from_arrow(judged).filter(pl.col("model").is_in(list(runs)) & (pl.col("strategy") == METHOD_STRATEGY))
     recall_rows = rows.filter((pl.col("recall_status") != "no_gold") & pl.col("conflict_type").is_in(RECALL_CATEGORIES))
     cells = []
-    for metric, frame, verdict in (
-        ("Expected behaviour", rows, "adheres"),
-        ("Answer recall", recall_rows, "answer_recall"),
+    for metric, frame, verdict, spec in (
+        ("Expected behaviour", rows, "adheres", "expected_behaviour"),
+        ("Answer recall", recall_rows, "answer_recall", "answer_recall"),
     ):
         scored = frame.with_columns(outcome=scored_outcome(verdict).cast(pl.Float64)).filter(
             pl.col("outcome").is_not_null()
@@ -46,8 +47,7 @@ def method_cells(judged: pa.Table, runs: Mapping[str, tuple[str, str]]) -> list[
                     metric=metric,
                     values=group["outcome"].to_numpy(),
                     sample_ids=group["query_id"].to_list(),
-                    proportion=True,
-                    higher_is_better=True,
+                    spec=metrics.get(spec),
                 )
             )
     return cells

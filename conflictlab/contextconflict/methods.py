@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import polars as pl
 import pyarrow as pa
 
+from conflictlab import metrics
 from conflictlab.report.methods import method_cell
 
 BENCHMARK = "ContextConflict"
@@ -41,15 +42,21 @@ def method_cells(
     """
     columns = []
     if accuracy is not None:
-        columns.append(("Acc (reasoning)", accuracy, pl.col("correct").cast(pl.Float64), pl.lit(True), True, True))
+        columns.append(("Acc (reasoning)", accuracy, pl.col("correct").cast(pl.Float64), pl.lit(True), "accuracy"))
     if attributions is not None:
-        columns.append(("Bal (summarization)", attributions, pl.col("balance"), ~pl.col("undefined"), False, False))
+        columns.append(("Bal (summarization)", attributions, pl.col("balance"), ~pl.col("undefined"), "balance"))
     if faithfulness is not None:
         columns.append(
-            ("Fth (all types)", faithfulness, pl.col("faithfulness"), pl.col("faithfulness").is_not_null(), False, True)
+            (
+                "Fth (all types)",
+                faithfulness,
+                pl.col("faithfulness"),
+                pl.col("faithfulness").is_not_null(),
+                "faithfulness",
+            )
         )
     cells = []
-    for metric, table, value, kept, proportion, higher in columns:
+    for metric, table, value, kept, spec in columns:
         frame = (
             pl.from_arrow(table)
             .filter(pl.col("model").is_in(list(runs)) & kept)
@@ -65,8 +72,7 @@ def method_cells(
                     metric=metric,
                     values=group["value"].to_numpy(),
                     sample_ids=group["sample_id"].to_list(),
-                    proportion=proportion,
-                    higher_is_better=higher,
+                    spec=metrics.get(spec),
                     n_resamples=n_resamples,
                     seed=seed,
                 )

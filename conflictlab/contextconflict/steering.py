@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from conflictlab import metrics
 from conflictlab.contextconflict.conflict_types import CONFLICT_TYPES
 from conflictlab.contextconflict.variants import BASE, METHODS, SteeredModel, SteeringVariant
 from conflictlab.io import atomic_path
@@ -254,7 +255,10 @@ def load_directions(path) -> dict[str, np.ndarray]:
 # Results: Table 4 and Figure 31 from the steered reruns' metric summaries.
 
 METHOD_LABELS = {"base": "Base", "all_tokens": "All-Tokens", "first_generated": "First-Generated", "cas": "CAS"}
-HIGHER_IS_BETTER = {"accuracy": True, "faithfulness": True, "balance": False}
+# Table 4's metrics, in its column order, with their directions from the metric registry.
+HIGHER_IS_BETTER = {
+    name: metrics.higher_is_better(metrics.get(name)) for name in ("accuracy", "faithfulness", "balance")
+}
 METRIC_LABELS = {"accuracy": "Acc", "faithfulness": "Fth", "balance": "Bal"}
 
 STEERING_RESULT_SCHEMA = pa.schema(
@@ -390,7 +394,7 @@ def table4(
                     [f[0] for f in found],
                     [f[1] for f in found],
                     higher_is_better=HIGHER_IS_BETTER[metric],
-                    proportion=metric == "accuracy",
+                    proportion=metrics.get(metric).kind == "proportion",
                     seed=seed,
                 )
                 if best is None:
@@ -427,7 +431,12 @@ def paired_results(
             what = f"Table 4 {r['metric']} {r['conflict_type']} of {r['model']}: {r['variant']} against {BASE}"
             paired.update(
                 paired_columns(
-                    mine, base, proportion=r["metric"] == "accuracy", what=what, n_resamples=n_resamples, seed=seed
+                    mine,
+                    base,
+                    proportion=metrics.get(r["metric"]).kind == "proportion",
+                    what=what,
+                    n_resamples=n_resamples,
+                    seed=seed,
                 )
             )
         rows.append(paired)

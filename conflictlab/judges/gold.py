@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from conflictlab import metrics
 from conflictlab.judges.prompts.equivalence import equivalence_request
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.prompts.ragas import verdict_request
@@ -189,8 +190,8 @@ GOLD_AGREEMENT_SCHEMA = pa.schema(
 
 
 # The fewest items whose bootstrap gives agreement over several labels an item
-# an interval: at 30 items it covers 92.6% in tests/test_coverage.py.
-MIN_N_ITEMS_BOOTSTRAP = 60
+# an interval (the metric registry's gold_agreement): at 30 items it covers 92.6% in tests/test_coverage.py.
+MIN_N_ITEMS_BOOTSTRAP = metrics.get("gold_agreement").min_n_interval
 
 
 def gold_agreement(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:

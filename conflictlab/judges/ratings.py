@@ -52,6 +52,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from conflictlab import metrics
 from conflictlab.io import group_in_order
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.requests import JudgeRequest, read_choices
@@ -201,9 +202,9 @@ def _kappas(
         return np.where(chance <= 1e-15, np.nan, 1.0 - (weight * table).sum(axis=(1, 2)) / chance)
 
 
-# Below this many units κ gets no interval: its percentile bootstrap covers
+# Below this many units κ gets no interval (the metric registry's kappa): its percentile bootstrap covers
 # 92-93% at n = 30-50 on a skewed binary verdict (tests/test_coverage.py, docs/statistics.md).
-MIN_N_KAPPA = 100
+MIN_N_KAPPA = metrics.get("kappa").min_n_interval
 
 
 def cohen_kappa_interval(

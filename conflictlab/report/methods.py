@@ -27,9 +27,10 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from conflictlab import metrics
 from conflictlab.paired import PAIRED_COLUMNS, PAIRED_MIN_N, best_by_paired_tests, nan_to_none, paired_columns
 from conflictlab.report.figures import panel_grid, plt
-from conflictlab.stats import mean_interval, proportion_ci
+from conflictlab.specs import Metric
 
 ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is built; never written
 # The fewest pairs at which a paired interval is printed: the coverage of
@@ -80,26 +81,23 @@ def method_cell(
     metric: str,
     values: np.ndarray,
     sample_ids: Sequence,
-    proportion: bool,
-    higher_is_better: bool | None,
+    spec: Metric,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
-    """One cell from per-sample ``values`` (shape (n,); 0/1 when
-    ``proportion``: the interval of :func:`~conflictlab.stats.proportion_ci`;
-    else the Student-t interval of the mean, none below
-    :data:`~conflictlab.stats.MIN_N_MEAN` values or without spread, whose
-    coverage tests/test_coverage.py checks). ``n_resamples`` is unused since
-    the percentile bootstrap, which undercovered at small n, was dropped."""
+    """One cell from per-sample ``values`` (shape (n,)) of the metric ``spec``
+    (:mod:`conflictlab.metrics`), which gives its interval
+    (:func:`conflictlab.metrics.estimate`: 0/1 outcomes for a proportion, the
+    Student-t interval of a mean, none below its minimum n or without spread,
+    whose coverage tests/test_coverage.py checks) and its direction; ``metric``
+    is the column's label. ``n_resamples`` is unused since the percentile
+    bootstrap, which undercovered at small n, was dropped."""
     values = np.asarray(values, dtype=float)
     if len(sample_ids) != values.size:
         raise ValueError(
             f"{benchmark} {metric} of {model}@{method}: {values.size} values but {len(sample_ids)} sample ids"
         )
-    if proportion:
-        value, low, high = proportion_ci(values)
-    else:
-        value, low, high = mean_interval(values)
+    value, low, high = metrics.estimate(spec, values)
     return {
         "model": model,
         "method": method,
@@ -110,8 +108,8 @@ def method_cell(
         "ci_high": high,
         "n": int(values.size),
         "samples": samples_key(sample_ids),
-        "higher_is_better": higher_is_better,
-        "interval": "clopper-pearson" if proportion else "student-t",
+        "higher_is_better": metrics.higher_is_better(spec),
+        "interval": metrics.method_name(spec),
         "shown": True,
         ITEMS: (list(sample_ids), values),
     }

@@ -51,11 +51,11 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from conflictlab import benchmarks
+from conflictlab import benchmarks, metrics
 from conflictlab.report import reproduction
 from conflictlab.report.paper_models import paper_model_name  # noqa: F401  (the pages find their paper names through it)
 from conflictlab.report.tables import format_estimate
-from conflictlab.stats import MIN_N_INTERVAL, MIN_N_MEAN
+from conflictlab.stats import MIN_N_INTERVAL
 
 # The benchmarks in the report's order (conflictlab.benchmarks): a descriptor's title, what, models_key, its
 # profile_sections and its headline (the regular expression that picks the cells each figure panel plots).
@@ -117,7 +117,7 @@ def _count(value) -> int | None:
     return None if number is None else int(number)
 
 
-def _cell(benchmark, section, key, label, model, value, low, high, n, *, paper_key=None) -> dict:
+def profile_cell(benchmark, section, key, label, model, value, low, high, n, *, paper_key=None) -> dict:
     """One number of the page. Its interval is dropped at n < 2 (also where
     a table carries one), and where it is incomplete."""
     n = _count(n)
@@ -136,6 +136,22 @@ def _cell(benchmark, section, key, label, model, value, low, high, n, *, paper_k
         "high": high,
         "n": n,
     }
+
+
+def interval_note(shown: Sequence = BENCHMARKS) -> str:
+    """Which interval each metric of the ``shown`` benchmarks' profile sections gets, from the metric
+    registry: e.g. "clopper-pearson for accuracy, ...; student-t for balance, faithfulness (none at n < 30)"."""
+    by_method: dict[str, list] = {}
+    for spec in dict.fromkeys(metrics.get(m) for b in shown for s in b.profile_sections for m in s.metrics):
+        by_method.setdefault(metrics.method_name(spec) or "no interval", []).append(spec)
+    parts = []
+    for method, specs in by_method.items():
+        floor = max(spec.min_n_interval for spec in specs)
+        parts.append(
+            f"{method} for {', '.join(spec.name.replace('_', ' ') for spec in specs)}"
+            + (f" (none at n < {floor})" if floor > MIN_N_INTERVAL else "")
+        )
+    return "; ".join(parts)
 
 
 # --------------------------------------------------------------------------
@@ -159,7 +175,7 @@ def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, mod
     for r in _rows(accuracy):
         if r["model"] in models and r["level"] == "type":
             cells.append(
-                _cell(
+                profile_cell(
                     "contextconflict",
                     "accuracy",
                     f"accuracy/{r['conflict_type']}",
@@ -174,7 +190,7 @@ def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, mod
     for r in _rows(balance):
         if r["model"] in models and r["group"] == "all":
             cells.append(
-                _cell(
+                profile_cell(
                     "contextconflict",
                     "balance",
                     f"balance/{r['scorer']}/{r['conflict_type']}",
@@ -189,7 +205,7 @@ def contextconflict_cells(accuracy=None, balance=None, faithfulness=None, *, mod
     for r in _rows(faithfulness):
         if r["model"] in models:
             cells.append(
-                _cell(
+                profile_cell(
                     "contextconflict",
                     "faithfulness",
                     f"faithfulness/{r['conflict_type']}",
@@ -228,7 +244,7 @@ def arbitration_cells(orders=None, *, models: Sequence[str]) -> list[dict]:
             ):
                 r = mine.get(("modality", source), none)
                 cells.append(
-                    _cell(
+                    profile_cell(
                         "arbitration",
                         "modality",
                         f"modality/{source}_right",
@@ -242,7 +258,7 @@ def arbitration_cells(orders=None, *, models: Sequence[str]) -> list[dict]:
                 )
             r = mine["modality", "all"]
             cells.append(
-                _cell(
+                profile_cell(
                     "arbitration",
                     "modality",
                     "modality/follows_numbers",
@@ -257,7 +273,7 @@ def arbitration_cells(orders=None, *, models: Sequence[str]) -> list[dict]:
         for (setting, source), r in mine.items():
             if source == "all":
                 cells.append(
-                    _cell(
+                    profile_cell(
                         "arbitration",
                         "settings",
                         f"settings/{setting}",
@@ -285,7 +301,7 @@ def conflicts_cells(
     for r in _rows(table4):
         if r["source"] == source and r["model"] in models:
             readout = r.get("readout") or ""
-            cell = _cell(
+            cell = profile_cell(
                 "conflicts",
                 "task1",
                 f"task1/{readout}" if readout else "task1",
@@ -303,7 +319,7 @@ def conflicts_cells(
             s, origin = r["strategy"], f"{PAPER_TABLES['table5']}, row '{r['model']}', {r['strategy']}"
             cells.append(
                 {
-                    **_cell(
+                    **profile_cell(
                         "conflicts",
                         "task2",
                         f"behaviour/{s}",
@@ -319,7 +335,7 @@ def conflicts_cells(
             )
             cells.append(
                 {
-                    **_cell(
+                    **profile_cell(
                         "conflicts",
                         "task2",
                         f"recall/{s}",
@@ -337,7 +353,7 @@ def conflicts_cells(
         if r["source"] == source and r["model"] in models:
             # the strategy columns: each has its bounds and its n beside it
             for s in [c for c in r if f"{c}_low" in r and f"n_{c}" in r]:
-                cell = _cell(
+                cell = profile_cell(
                     "conflicts",
                     "categories",
                     f"category/{r['category']}/{s}",
@@ -362,7 +378,7 @@ def conflictbank_cells(table=None, *, models: Sequence[str]) -> list[dict]:
             for r in rows:
                 if r["setting"] == kind:
                     cells.append(
-                        _cell(
+                        profile_cell(
                             "conflictbank",
                             "kinds",
                             f"{kind}/{rate}",
@@ -650,9 +666,8 @@ def render_page(
         f"<title>Conflict profile: {html.escape(model)}</title>",
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>Conflict profile: {html.escape(model)}</h1>",
-        '<p class="note">Every number in % with its 95% interval in brackets and its n: Clopper-Pearson intervals for '
-        f"proportions, Student-t for means (Balance, Faithfulness; none at n &lt; {MIN_N_MEAN}); no "
-        "interval at n &lt; 2. Columns are the models of this run that "
+        f'<p class="note">Every number in % with its 95% interval in brackets and its n: {html.escape(interval_note())}; '
+        f"no interval at n &lt; {MIN_N_INTERVAL}. Columns are the models of this run that "
         "take part in each benchmark; this page's model is highlighted. No cell is marked best: the columns are different models, "
         "and the paper's numbers stand on the full release, not on this run's samples. The numbers are those of the tables named "
         "under each section (results/tables/).</p>",

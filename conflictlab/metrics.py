@@ -1,0 +1,217 @@
+"""The metric registry: one spec per metric (:class:`conflictlab.specs.Metric`), and the
+interval each kind of metric gets.
+
+Which interval a number gets, from which n it is printed and whether a best
+mark may fall on it are read from here by the table writers, the methods
+table, the profile page and the statistics tests; a metric is added in one
+place: :data:`CORE` here, or a benchmark's own in its descriptor's
+``metrics`` (conflictlab/benchmarks/<name>.py), which :data:`METRICS` joins.
+The interval functions themselves live in :mod:`conflictlab.stats` and
+:mod:`conflictlab.paired`; a spec names them through :data:`INTERVALS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from conflictlab import benchmarks, stats
+from conflictlab.specs import Metric
+
+# How a spec's interval is computed, by its key: the function in conflictlab.stats.
+# "proportion": 0/1 outcomes (stats.proportion_interval: the one proportion interval of every table);
+# "unit-proportion": shares of units in [0, 1] (an instance asked in both evidence orders);
+# "mean": graded scores, Student-t, none below the spec's min_n_interval or without spread;
+# "bootstrap": a percentile interval of resampled statistics (agreement over items); "none": no interval.
+INTERVALS = {
+    "proportion": stats.proportion_interval,
+    "unit-proportion": stats.unit_proportion_interval,
+    "mean": stats.mean_interval,
+    "bootstrap": stats.percentile_interval,
+    "none": None,
+}
+
+# The name a table prints for an interval function (the methods table's `interval` column among them).
+METHOD_NAMES = {
+    "clopper_pearson_interval": "clopper-pearson",
+    "wilson_interval": "wilson",
+    "unit_proportion_interval": "clopper-pearson over units",
+    "mean_interval": "student-t",
+    "percentile_interval": "percentile bootstrap",
+}
+
+_proportion = dict(unit="proportion", kind="proportion", interval="proportion", min_n_interval=stats.MIN_N_INTERVAL)
+_mean = dict(kind="mean", interval="mean", min_n_interval=stats.MIN_N_MEAN)
+
+# Every metric the four first benchmarks print. min_n_mark None: the config's statistics.min_n_mark decides.
+CORE = (
+    Metric(
+        "accuracy", better="higher", min_n_mark=None, description="share of answers matching the gold", **_proportion
+    ),  # fmt: skip
+    Metric(
+        "balance",
+        unit="0-1 score",
+        better="lower",
+        min_n_mark=None,
+        description="Gini of a response's evidence attributions (0 even use, 1 one piece)",
+        **_mean,
+    ),  # fmt: skip
+    Metric(
+        "faithfulness",
+        unit="0-1 score",
+        better="higher",
+        min_n_mark=None,
+        description="RAGAS Faithfulness of a judged response",
+        **_mean,
+    ),  # fmt: skip
+    Metric(
+        "grounding",
+        unit="0-1 score",
+        better="higher",
+        min_n_mark=None,
+        description="FACTS grounding of a CONFLICTS response",
+        **_mean,
+    ),  # fmt: skip
+    Metric(
+        "position_share",
+        unit="0-1 share",
+        better="none",
+        min_n_mark=None,
+        description="mean share of a response's attribution on one evidence position",
+        **_mean,
+    ),  # fmt: skip
+    Metric(
+        "expected_behaviour",
+        better="higher",
+        min_n_mark=None,
+        description="share of CONFLICTS responses with the category's expected behaviour",
+        **_proportion,
+    ),  # fmt: skip
+    Metric(
+        "answer_recall",
+        better="higher",
+        min_n_mark=None,
+        description="share of CONFLICTS responses that recall a gold answer",
+        **_proportion,
+    ),  # fmt: skip
+    Metric(
+        "type_accuracy",
+        better="higher",
+        min_n_mark=None,
+        description="share of CONFLICTS queries whose conflict type is predicted right",
+        **_proportion,
+    ),  # fmt: skip
+    Metric(
+        "mr",
+        better="none",
+        min_n_mark=None,
+        description="ConflictBank memorization ratio: the original answer among original or conflicting ones",
+        **_proportion,
+    ),  # fmt: skip
+    Metric("oar", better="none", min_n_mark=None, description="ConflictBank original-answer rate", **_proportion),
+    Metric("car", better="none", min_n_mark=None, description="ConflictBank conflicting-answer rate", **_proportion),
+    Metric(
+        "arbitration_accuracy",
+        unit="proportion",
+        kind="proportion",
+        interval="unit-proportion",
+        better="higher",
+        min_n_interval=stats.MIN_N_INTERVAL,
+        min_n_mark=None,
+        description="arbitration accuracy over instances, each the mean of its two evidence orders",
+    ),  # fmt: skip
+    Metric(
+        "follows_numbers",
+        unit="proportion",
+        kind="proportion",
+        interval="unit-proportion",
+        better="none",
+        min_n_interval=stats.MIN_N_INTERVAL,
+        min_n_mark=None,
+        description="share of arbitration answers that follow the numbers, over instances",
+    ),  # fmt: skip
+    # The methods table reads arbitration's instance shares as graded scores (Student-t over instances).
+    Metric(
+        "conflict_accuracy",
+        unit="0-1 share",
+        better="higher",
+        min_n_mark=None,
+        description="arbitration accuracy under conflict, per instance the mean of its evidence orders (methods)",
+        **_mean,
+    ),  # fmt: skip
+    Metric(
+        "text_followed",
+        unit="0-1 share",
+        better="none",
+        min_n_mark=None,
+        description="share of arbitration answers following the text, per instance (methods)",
+        **_mean,
+    ),  # fmt: skip
+    # Agreement over gold items: a percentile bootstrap over items, below which its coverage falls under 93%.
+    Metric(
+        "kappa",
+        unit="kappa",
+        kind="agreement",
+        interval="bootstrap",
+        better="higher",
+        min_n_interval=100,
+        min_n_mark=None,
+        description="Cohen's kappa of the judge's labels against the gold labels",
+    ),  # fmt: skip
+    Metric(
+        "gold_agreement",
+        unit="proportion",
+        kind="agreement",
+        interval="bootstrap",
+        better="higher",
+        min_n_interval=60,
+        min_n_mark=None,
+        description="share of gold items the judge labels as the gold does (clustered items: bootstrap)",
+    ),  # fmt: skip
+)
+
+METRICS: dict[str, Metric] = {m.name: m for m in (*CORE, *(m for b in benchmarks.REGISTRY for m in b.metrics))}
+if len(METRICS) != len(CORE) + sum(len(b.metrics) for b in benchmarks.REGISTRY):
+    raise ValueError("conflictlab.metrics: two metric specs share a name (CORE and the descriptors' metrics)")
+
+
+def get(name: str) -> Metric:
+    """The spec of metric ``name``; KeyError naming the registered metrics."""
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise KeyError(f"no metric {name!r}; registered: {', '.join(METRICS)}") from None
+
+
+def method_name(metric: Metric) -> str | None:
+    """The printed name of ``metric``'s interval ("clopper-pearson", "student-t", ...), None without one."""
+    function = INTERVALS[metric.interval]
+    return None if function is None else METHOD_NAMES[function.__name__]
+
+
+def estimate(metric: Metric, values: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
+    """``(value, low, high)`` of per-unit ``values`` (shape (n,)) by ``metric``'s interval: 0/1
+    outcomes for a proportion, shares in [0, 1] for a unit proportion, scores for a mean (none below
+    its min_n_interval or without spread). ValueError for a metric whose interval is not over units."""
+    values = np.asarray(values, dtype=float)
+    if metric.interval == "proportion":
+        return stats.proportion_ci(values)
+    if metric.interval == "unit-proportion":
+        return stats.unit_proportion_interval(values)
+    if metric.interval == "mean":
+        return stats.mean_interval(values, min_n=metric.min_n_interval)
+    raise ValueError(f"metric {metric.name!r}: its {metric.interval!r} interval is not computed from unit values")
+
+
+def min_n_mark(metric: Metric, configured: int) -> int | None:
+    """The n each cell needs before ``metric``'s best cell is marked: the config's ``statistics.min_n_mark``
+    or the metric's own, the larger; None for a metric without a better direction (never marked)."""
+    if metric.better == "none":
+        return None
+    return max(configured, metric.min_n_mark or 0)
+
+
+def higher_is_better(metric: Metric) -> bool | None:
+    """``metric``'s direction as the tables store it (None: no direction)."""
+    return {"higher": True, "lower": False, "none": None}[metric.better]
