@@ -2,6 +2,7 @@
 
 from conflictlab.specs import Benchmark, Metric, ProfileSection
 
+METRICS = ("em_sub", "em_org", "memorisation_ratio")
 SOURCE = "results/tables/nq_swap.csv, benchmark = NQ-Swap; Clopper-Pearson 95% intervals"
 
 BENCHMARK = Benchmark(
@@ -17,11 +18,12 @@ BENCHMARK = Benchmark(
     profile_cells="conflictlab.nq_swap.profile:cells",
     profile_tables=("nq_swap",),
     profile_sections=(
-        ProfileSection("settings", "Closed-book, original and substituted context (greedy)", SOURCE),
+        ProfileSection("settings", "Closed-book, original and substituted context (greedy)", SOURCE, METRICS),
         ProfileSection(
             "methods",
             "Resolution methods on the substituted context",
             SOURCE + "; n of MR: items whose answer matches either answer",
+            METRICS,
         ),
     ),
     headline=r"^(em_sub|mr)/greedy$",
@@ -32,30 +34,30 @@ BENCHMARK = Benchmark(
             "em_sub",
             "proportion",
             "proportion",
-            "clopper-pearson",
+            "proportion",
             "higher",
             2,
-            30,
+            None,
             "NQ-Swap: SQuAD-normalised exact match with the substituted answer (faithful to the context)",
         ),
         Metric(
             "em_org",
             "proportion",
             "proportion",
-            "clopper-pearson",
+            "proportion",
             "lower",
             2,
-            30,
+            None,
             "NQ-Swap: SQuAD-normalised exact match with the original answer (the memorised one)",
         ),
         Metric(
             "memorisation_ratio",
             "proportion",
             "proportion",
-            "clopper-pearson",
+            "proportion",
             "lower",
             2,
-            30,
+            None,
             "NQ-Swap: EM_org / (EM_org + EM_sub) over the items whose answer matches either (Longpre et al. 2021)",
         ),
     ),

@@ -54,15 +54,15 @@ def cad_overrides_prior(ctx: ClaimContext) -> ClaimCheck:
 
 @checked
 def adacad_outperforms(ctx: ClaimContext) -> ClaimCheck:
-    """AdaCAD's EM sub at least greedy's and every CAD run's, for every model."""
+    """AdaCAD's EM sub above greedy's and every CAD run's, for every model."""
     found, failed = {}, []
     for model in _models(ctx):
         adacad = _value(ctx, model, ADACAD, EM_SUB)
         found[f"{model} adacad"] = adacad
         for run in [GREEDY, *_runs(ctx, model, f"{CAD}-a")]:
             other = found[f"{model} {run}"] = _value(ctx, model, run, EM_SUB)
-            if adacad < other:
-                failed.append(f"{model}: adacad < {run}")
+            if adacad <= other:
+                failed.append(f"{model}: adacad <= {run}")
     return outcome(not failed, found, "; ".join(failed))
 
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import polars as pl
 import pyarrow as pa
 
+from conflictlab.benchmarks.nq_swap import BENCHMARK as DESCRIPTOR
 from conflictlab.lm.methods import GREEDY
 from conflictlab.nq_swap.generation import CLOSED_BOOK, ORIGINAL
 from conflictlab.report.methods import (
@@ -38,7 +39,8 @@ from conflictlab.report.methods import (
 
 BENCHMARK = "NQ-Swap"
 EM_SUB, EM_ORG, MR = "EM sub", "EM org", "MR"
-HIGHER_IS_BETTER = {EM_SUB: True, EM_ORG: False, MR: False}
+# each column's spec (interval, direction) from the descriptor's metrics
+SPECS = dict(zip((EM_SUB, EM_ORG, MR), DESCRIPTOR.metrics))
 REFERENCE_RUNS = (CLOSED_BOOK, ORIGINAL)
 
 
@@ -58,8 +60,7 @@ def cells(scores: pa.Table) -> list[dict]:
                     metric=metric,
                     values=rows[column].cast(pl.Float64).to_numpy(),
                     sample_ids=rows["item_id"].to_list(),
-                    proportion=True,
-                    higher_is_better=HIGHER_IS_BETTER[metric],
+                    spec=SPECS[metric],
                 )
             )
     return out
