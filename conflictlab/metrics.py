@@ -5,7 +5,7 @@ Which interval a number gets, from which n it is printed and whether a best
 mark may fall on it are read from here by the table writers, the methods
 table, the profile page and the statistics tests; a metric is added in one
 place: :data:`CORE` here, or a benchmark's own in its descriptor's
-``metrics`` (conflictlab/benchmarks/<name>.py), which :data:`METRICS` joins.
+``metrics`` (conflictlab/benchmarks/<name>.py), which :func:`with_benchmarks` joins.
 The interval functions themselves live in :mod:`conflictlab.stats` and
 :mod:`conflictlab.paired`; a spec names them through :data:`INTERVALS`.
 """
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from conflictlab import benchmarks, stats
-from conflictlab.specs import Metric
+from conflictlab import stats
+from conflictlab.specs import Benchmark, Metric
 
 # How a spec's interval is computed, by its key: the function in conflictlab.stats.
 # "proportion": 0/1 outcomes (stats.proportion_interval: the one proportion interval of every table);
@@ -171,17 +171,29 @@ CORE = (
     ),  # fmt: skip
 )
 
-METRICS: dict[str, Metric] = {m.name: m for m in (*CORE, *(m for b in benchmarks.REGISTRY for m in b.metrics))}
-if len(METRICS) != len(CORE) + sum(len(b.metrics) for b in benchmarks.REGISTRY):
-    raise ValueError("conflictlab.metrics: two metric specs share a name (CORE and the descriptors' metrics)")
+METRICS: dict[str, Metric] = {m.name: m for m in CORE}
 
 
-def get(name: str) -> Metric:
-    """The spec of metric ``name``; KeyError naming the registered metrics."""
+def with_benchmarks(descriptors: Sequence[Benchmark]) -> dict[str, Metric]:
+    """:data:`METRICS` and every metric of ``descriptors`` (conflictlab.benchmarks.REGISTRY), by name:
+    the whole registry, for the profile page and the tests. (This module does not import the benchmark
+    registry itself, so that a table's code hash does not change with every descriptor.) ValueError
+    where two specs share a name."""
+    found = dict(METRICS)
+    for bench in descriptors:
+        for metric in bench.metrics:
+            if metric.name in found:
+                raise ValueError(f"benchmark {bench.name!r}: metric {metric.name!r} is registered twice")
+            found[metric.name] = metric
+    return found
+
+
+def get(name: str, registry: dict[str, Metric] = METRICS) -> Metric:
+    """The spec of metric ``name`` in ``registry`` (default: the core ones); KeyError naming the registered."""
     try:
-        return METRICS[name]
+        return registry[name]
     except KeyError:
-        raise KeyError(f"no metric {name!r}; registered: {', '.join(METRICS)}") from None
+        raise KeyError(f"no metric {name!r}; registered: {', '.join(registry)}") from None
 
 
 def method_name(metric: Metric) -> str | None:
@@ -190,17 +202,20 @@ def method_name(metric: Metric) -> str | None:
     return None if function is None else METHOD_NAMES[function.__name__]
 
 
-def estimate(metric: Metric, values: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
+def estimate(
+    metric: Metric, values: Sequence[float] | np.ndarray, *, bounds: tuple[float, float] | None = None
+) -> tuple[float, float, float]:
     """``(value, low, high)`` of per-unit ``values`` (shape (n,)) by ``metric``'s interval: 0/1
     outcomes for a proportion, shares in [0, 1] for a unit proportion, scores for a mean (none below
-    its min_n_interval or without spread). ValueError for a metric whose interval is not over units."""
+    its min_n_interval or without spread; clipped to the score's ``bounds`` where given). ValueError
+    for a metric whose interval is not computed from unit values."""
     values = np.asarray(values, dtype=float)
     if metric.interval == "proportion":
         return stats.proportion_ci(values)
     if metric.interval == "unit-proportion":
         return stats.unit_proportion_interval(values)
     if metric.interval == "mean":
-        return stats.mean_interval(values, min_n=metric.min_n_interval)
+        return stats.mean_interval(values, bounds=bounds, min_n=metric.min_n_interval)
     raise ValueError(f"metric {metric.name!r}: its {metric.interval!r} interval is not computed from unit values")
 
 

@@ -3,9 +3,9 @@
 :func:`import_closure` follows ``import`` statements (module level and inside
 functions alike: a lazily imported module still runs) from a script through
 every ``conflictlab`` module it reaches, statically (nothing is executed); a
-string that names a conflictlab module (a benchmark descriptor's reference) and
-a package that loads its own modules by name (the benchmark registry) count as
-imports too.
+package that loads its own modules by name (the benchmark registry) runs all of
+them, and a module that resolves the descriptors' module names
+(conflictlab.paper_registries) runs every module they name.
 A rule's code hash (:func:`code_hash`) covers exactly that closure, so an edit
 to any module a script can run reruns the rule, and an edit elsewhere does not.
 """
@@ -30,8 +30,9 @@ class Closure:
 
 
 # A whole string that names a conflictlab module, or an object in one ("module:attribute"): how a benchmark's
-# descriptor (conflictlab.benchmarks) names the modules its consumers import by name.
+# descriptor (conflictlab/benchmarks/<name>.py) names the modules that its consumers import by name.
 _MODULE_REFERENCE = re.compile(rf"{PACKAGE}(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
+DESCRIPTORS = Path(PACKAGE) / "benchmarks"
 
 
 def _imported_names(tree: ast.AST) -> set[str]:
@@ -42,20 +43,33 @@ def _imported_names(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_REFERENCE.fullmatch(node.value):
-            names.add(node.value.partition(":")[0])
     return names
 
 
-def _loaded_by_name(path: Path, tree: ast.AST) -> list[Path]:
-    """Every module of the package whose ``__init__.py`` is ``path``, where it imports its own
-    modules by name (``importlib.import_module``: the benchmark registry loads its descriptors so)."""
-    if path.name != "__init__.py":
-        return []
+def _imports_by_name(tree: ast.AST) -> bool:
     calls = (node.func for node in ast.walk(tree) if isinstance(node, ast.Call))
-    if not any(getattr(f, "id", getattr(f, "attr", None)) == "import_module" for f in calls):
-        return []
-    return sorted(p for p in path.parent.glob("*.py") if p != path)
+    return any(getattr(f, "id", getattr(f, "attr", None)) == "import_module" for f in calls)
+
+
+def _loaded_by_name(path: Path, tree: ast.AST, root: Path) -> tuple[list[Path], set[str]]:
+    """What ``path`` imports by name (``importlib.import_module``), statically: a package ``__init__.py``
+    that does so runs every module of its package (the benchmark registry loads its descriptors so);
+    any other module that does so runs every module the descriptors name by string
+    (conflictlab.paper_registries resolves them)."""
+    if not _imports_by_name(tree):
+        return [], set()
+    if path.name == "__init__.py":
+        return sorted(p for p in path.parent.glob("*.py") if p != path), set()
+    named = set()
+    for descriptor in sorted((root / DESCRIPTORS).glob("*.py")):
+        for node in ast.walk(ast.parse(descriptor.read_text(), filename=str(descriptor))):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and _MODULE_REFERENCE.fullmatch(node.value)
+            ):
+                named.add(node.value.partition(":")[0])
+    return [], named
 
 
 def _module_file(name: str, root: Path) -> Path | None:
@@ -81,11 +95,12 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
     while stack:
         path = stack.pop()
         tree = ast.parse(path.read_text(), filename=str(path))
-        for found in _loaded_by_name(path, tree):
+        modules, named = _loaded_by_name(path, tree, root)
+        for found in modules:
             if found not in seen:
                 seen.add(found)
                 stack.append(found)
-        for name in _imported_names(tree):
+        for name in _imported_names(tree) | named:
             top = name.split(".")[0]
             if top != PACKAGE:
                 if top not in sys.stdlib_module_names and top != "__future__":

@@ -80,11 +80,13 @@ rule html_report:
 
 
 # The hosted models of each endpoint job, for the dry estimate.
+# (A benchmark the config does not select has empty model lists: conflictlab.run_config.model_lists.)
+_LISTS = run_config.model_lists(config)
 HOSTED_JOBS = {
-    "generate": [m for m in config["generators"] if is_hosted(m)],
-    "conflicts_respond": [m for m in config["conflicts"]["models"] if is_hosted(m)],
-    "arbitration_evaluate": [m for m in config["arbitration"]["models"] if is_hosted(m)],
-    "conflictbank_evaluate": [m for m in config["conflictbank"]["models"] if is_hosted(m)],
+    "generate": [m for m in _LISTS["generators"] if is_hosted(m)],
+    "conflicts_respond": [m for m in _LISTS["conflicts.models"] if is_hosted(m)],
+    "arbitration_evaluate": [m for m in _LISTS["arbitration.models"] if is_hosted(m)],
+    "conflictbank_evaluate": [m for m in _LISTS["conflictbank.models"] if is_hosted(m)],
 }
 
 

@@ -9,11 +9,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from conflictlab import metrics
 from conflictlab.arbitration.methods import TEXT_VS_NUMBERS
 from conflictlab.arbitration.prompts import ORDERS, instance_unit
 from conflictlab.arbitration.trajectories import THRESHOLD
 from conflictlab.report.figures import plt
-from conflictlab.stats import paired_difference, proportion_interval, unit_proportion_interval
+from conflictlab.stats import paired_difference, proportion_interval
 
 
 def calibrated_correct(instances: pa.Table, predictions: pa.Table) -> pl.DataFrame:
@@ -353,7 +354,12 @@ def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
             first, last = (mine[order].cast(pl.Float64).to_numpy() for order in ORDERS)
             both = (first + last) / 2
             row = {"model": model, "setting": setting, "aligned_source": source, "n_pairs": int(both.size)}
-            row.update(zip(("accuracy", "accuracy_low", "accuracy_high"), unit_proportion_interval(both)))
+            row.update(
+                zip(
+                    ("accuracy", "accuracy_low", "accuracy_high"),
+                    metrics.estimate(metrics.get("arbitration_accuracy"), both),
+                )
+            )
             for order, values in zip(ORDERS, (first, last)):
                 row.update(
                     zip(
@@ -374,7 +380,7 @@ def order_pairs(instances: pa.Table, predictions: pa.Table) -> pa.Table:
                 row.update(
                     zip(
                         ("follows_numbers", "follows_numbers_low", "follows_numbers_high"),
-                        unit_proportion_interval(follows),
+                        metrics.estimate(metrics.get("follows_numbers"), follows),
                     )
                 )
             out.append(row)

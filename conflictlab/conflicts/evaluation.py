@@ -8,14 +8,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from conflictlab import metrics
 from conflictlab.conflicts.dataset import ORDER
-from conflictlab.stats import proportion_ci
 
 
 def task1_accuracy(predicted: Sequence[str | None], gold: Sequence[str]) -> tuple[float, float, float]:
     """(accuracy, 95% Wilson low, high) over every query, shapes (n,); an
     unparseable prediction (None) is wrong; NaN interval at n < 2."""
-    return proportion_ci([p == g for p, g in zip(predicted, gold, strict=True)])
+    return metrics.estimate(metrics.get("type_accuracy"), [p == g for p, g in zip(predicted, gold, strict=True)])
 
 
 def confusion_matrix(

@@ -41,9 +41,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from conflictlab import metrics
 from conflictlab.conflicts.evaluation import ORDER, confusion_matrix
 from conflictlab.conflicts.prompts import STRATEGIES, TAXONOMY
-from conflictlab.stats import mean_interval, proportion_interval
+from conflictlab.stats import proportion_interval
 
 THIS_RUN, PAPER = "this run", "paper"
 
@@ -363,7 +364,10 @@ def table5(judged: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Ta
                 **dict(zip(("answer_recall", "ar_low", "ar_high"), _rate_of(g["k_recall"], g["n_recall"]))),
                 "n_grounding": grounding.size,
                 **dict(
-                    zip(("grounding", "gr_low", "gr_high"), _none_if_nan(mean_interval(grounding, bounds=(0.0, 1.0))))
+                    zip(
+                        ("grounding", "gr_low", "gr_high"),
+                        _none_if_nan(metrics.estimate(metrics.get("grounding"), grounding, bounds=(0.0, 1.0))),
+                    )
                 ),
                 "n_recall_all_gold": g["n_recall_all_gold"],
                 **dict(

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from conflictlab import metrics
 from conflictlab.contextconflict.shapley import exact_shapley, sampled_shapley
 from conflictlab.rank_tests import rank_agreement, stratified_kendall
 from conflictlab.stats import balance, mean_interval, proportion_interval
@@ -156,7 +157,7 @@ def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0)
         ]
         for group, rs in groups:
             defined = rs[~undefined[rs]]
-            mean, low, high = mean_interval(values[defined], bounds=(0.0, 1.0))
+            mean, low, high = metrics.estimate(metrics.get("balance"), values[defined], bounds=(0.0, 1.0))
             rows.append(
                 {
                     "model": key[0],
@@ -201,7 +202,7 @@ def position_shares(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -
     ):  # one per (model, scorer, type, n)
         shares = frame["shares"].gather(members).list.to_array(key[3]).to_numpy()  # (samples, n)
         for position in range(key[3]):
-            mean, low, high = mean_interval(shares[:, position], bounds=(0.0, 1.0))
+            mean, low, high = metrics.estimate(metrics.get("position_share"), shares[:, position], bounds=(0.0, 1.0))
             rows.append(
                 {
                     "model": key[0],

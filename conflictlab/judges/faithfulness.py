@@ -37,10 +37,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from conflictlab import metrics
 from conflictlab.io import group_in_order
 from conflictlab.judges.prompts.ragas import statements_request, verdict_request
 from conflictlab.judges.requests import JudgeRequest, read_choices, read_json_object
-from conflictlab.stats import mean_interval, proportion_interval
+from conflictlab.stats import proportion_interval
 
 STATUSES = ("ok", "no_statements", "unparseable", "truncated", "refusal", "empty_response", "not_generated")
 NAN_STATUSES = tuple(s for s in STATUSES if s != "ok")
@@ -229,7 +230,7 @@ def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int
     ):  # per (model, type)
         members = np.asarray(members, dtype=np.int64)
         scores = faithfulness[members[scored[members]]]
-        mean, low, high = mean_interval(scores, bounds=(0.0, 1.0))
+        mean, low, high = metrics.estimate(metrics.get("faithfulness"), scores, bounds=(0.0, 1.0))
         nan_rate, nan_low, nan_high = proportion_interval(members.size - int(scores.size), members.size)
         row = {
             "model": model,

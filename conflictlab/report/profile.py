@@ -142,7 +142,8 @@ def interval_note(shown: Sequence = BENCHMARKS) -> str:
     """Which interval each metric of the ``shown`` benchmarks' profile sections gets, from the metric
     registry: e.g. "clopper-pearson for accuracy, ...; student-t for balance, faithfulness (none at n < 30)"."""
     by_method: dict[str, list] = {}
-    for spec in dict.fromkeys(metrics.get(m) for b in shown for s in b.profile_sections for m in s.metrics):
+    registry = metrics.with_benchmarks(BENCHMARKS)
+    for spec in dict.fromkeys(metrics.get(m, registry) for b in shown for s in b.profile_sections for m in s.metrics):
         by_method.setdefault(metrics.method_name(spec) or "no interval", []).append(spec)
     parts = []
     for method, specs in by_method.items():
