@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pyarrow as pa
 
 from conflictlab.lm.methods import ADACAD_SHORT_ANSWER_FLOOR, GREEDY, as_method, contrast_logits
@@ -139,10 +138,3 @@ def answer_items(
                 }
             )
     return pa.Table.from_pylist(rows, schema=RESPONSE_SCHEMA)
-
-
-def fold_sizes(responses: pa.Table) -> dict[int, int]:
-    """Items per steering fold in ``responses`` (for the log)."""
-    folds = [f for f in responses.column("fold").to_pylist() if f is not None]
-    values, counts = np.unique(folds, return_counts=True)
-    return dict(zip(values.tolist(), counts.tolist()))
