@@ -16,7 +16,7 @@ from importlib import import_module
 from conflictlab.specs import Benchmark
 
 # The registry: one name per benchmark, in the report's order (each is a module of this package).
-NAMES = ("contextconflict", "conflicts", "arbitration", "conflictbank", "memotrap")
+NAMES = ("contextconflict", "conflicts", "arbitration", "conflictbank", "memotrap", "nq_swap")
 
 # Model lists that belong to no one benchmark: the conflict-resolution methods run on every selected benchmark.
 SHARED_MODEL_LISTS = ("methods.models",)
