@@ -37,7 +37,11 @@ STAGE_CAPABILITIES = {
 CONTRASTIVE_STAGE = ("conflict-resolution methods (CAD and AdaCAD read the logits)", "logits")
 
 # The backend of every stage above for a local model: one with all their capabilities (and logits).
-INTERNALS_BACKEND = backend_with(*{cap for _, cap in STAGE_CAPABILITIES.values()}, CONTRASTIVE_STAGE[1])
+INTERNALS_BACKEND = backend_with(
+    *{cap for _, cap in STAGE_CAPABILITIES.values()},
+    CONTRASTIVE_STAGE[1],
+    *{cap for benchmark in benchmarks.REGISTRY for _, _, cap in benchmark.needs},
+)
 
 
 def lookup(config: Mapping, dotted: str):
@@ -187,8 +191,10 @@ def capability_problems(config: Mapping) -> list[str]:
     stages = dict(STAGE_CAPABILITIES)
     if any(as_method(m).contrastive for m in config["methods"]["list"]):
         stages["methods.models"] = CONTRASTIVE_STAGE
+    needs = [(key, stage, capability) for key, (stage, capability) in stages.items()]
+    needs += [need for name in benchmarks.selected_names(config) for need in benchmarks.BY_NAME[name].needs]
     problems = []
-    for key, (stage, capability) in stages.items():
+    for key, stage, capability in needs:
         for name in lookup(config, key):
             entry = config["models"].get(name)
             if entry is None:

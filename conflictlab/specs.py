@@ -92,6 +92,9 @@ class Benchmark:
     caps: tuple[tuple[str, str | None], ...] = ()
     docs: str | None = None  # its docs page (docs/benchmarks/<name>.md)
     metrics: tuple[Metric, ...] = ()  # metrics of its own, beside conflictlab.metrics.CORE
+    # What its model lists need of a model's backend (conflictlab.lm.backends.CAPABILITIES), checked before any
+    # job (conflictlab.run_config.capability_problems): (dotted model-list key, what the stage does, capability).
+    needs: tuple[tuple[str, str, str], ...] = ()
 
     def __post_init__(self):
         if self.model_lists and self.model_lists[0] != self.models_key:

@@ -333,14 +333,16 @@ rule construct_summary:
         "../workflow/scripts/construct_summary.py"
 
 
-# What `all` and the HTML report collect (rules/report.smk), and the generating jobs' endpoint usage.
+# What `all` and the HTML report collect (rules/report.smk), and the generating jobs' endpoint usage: only
+# where the run selects both benchmarks whose data it extends (so `benchmarks: [nq_swap]` runs NQ-Swap alone).
+CONSTRUCTION_IN_DEFAULT = CONSTRUCTION["default_target"] and {"contextconflict", "conflictbank"} <= set(SELECTED)
 CONSTRUCTION_OUTPUTS = (
     [f"{CB_DIR}/data.parquet", f"{CC_DIR}/samples.parquet", *CONSTRUCTION_SUMMARY_OUTPUTS.values()]
-    if CONSTRUCTION["default_target"]
+    if CONSTRUCTION_IN_DEFAULT
     else []
 )
 CONSTRUCTION_USAGE = (
     ["results/usage/construct_cb_evidence.parquet", "results/usage/construct_cc_generate.parquet"]
-    if CONSTRUCTION["default_target"]
+    if CONSTRUCTION_IN_DEFAULT
     else []
 )

@@ -6,8 +6,8 @@ from conflictlab.nq_swap.checks import check_section
 
 NQ_SWAP = config["nq_swap"]
 
-# Methods spelled right and runnable on hf, models local: refused before any job.
-check_section(NQ_SWAP, is_hosted)
+# Methods spelled right, refused before any job (a hosted model in nq_swap.models: conflictlab.run_config).
+check_section(NQ_SWAP)
 
 NQ_SWAP_DATA_PARAMS = subset(
     NQ_SWAP,

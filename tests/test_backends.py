@@ -172,6 +172,20 @@ def test_validation_refuses_a_stage_on_a_backend_without_its_capability(key, cap
     assert f"lacks capability {capability}" in problems[0] and "backends with it: hf" in problems[0]
 
 
+@pytest.mark.parametrize(
+    "benchmark, capabilities", [("memotrap", {"loglikelihood", "logits"}), ("nq_swap", {"logits", "activations"})]
+)
+def test_a_benchmarks_declared_needs_refuse_a_hosted_model_in_its_list(benchmark, capabilities):
+    """The descriptor's ``needs`` (conflictlab.benchmarks) join the core stages; only a selected benchmark's count."""
+    config = demo_with(closed=HOSTED)
+    config[benchmark]["models"] = ["closed"]
+    problems = rc.capability_problems(config)
+    assert {p.split("lacks capability ")[1].split(" ")[0] for p in problems} == capabilities, problems
+    assert all(p.startswith(f"{benchmark}.models names closed, a hosted model (m): ") for p in problems)
+    config["benchmarks"] = ["contextconflict"]
+    assert rc.capability_problems(config) == []
+
+
 def test_validation_asks_the_methods_models_for_logits_only_with_cad_or_adacad():
     config = demo_with(closed=HOSTED)
     config["methods"]["models"] = ["closed"]

@@ -32,6 +32,10 @@ BENCHMARK = Benchmark(
     headline=r"^(accuracy/all|methods/[^/]+)$",
     caps=(("", None),),  # every row of the configured files is read
     docs="docs/benchmarks/memotrap.md",
+    needs=(
+        ("memotrap.models", "MemoTrap's class log-likelihoods", "loglikelihood"),
+        ("memotrap.models", "MemoTrap under CAD and AdaCAD (a second pass's logits)", "logits"),
+    ),
     metrics=(
         Metric(
             "memotrap_accuracy",

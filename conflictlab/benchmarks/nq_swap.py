@@ -29,6 +29,10 @@ BENCHMARK = Benchmark(
     headline=r"^(em_sub|mr)/greedy$",
     caps=(("", "nq_swap.max_items"),),
     docs="docs/benchmarks/nq_swap.md",
+    needs=(
+        ("nq_swap.models", "NQ-Swap under CAD and AdaCAD (a second pass's logits)", "logits"),
+        ("nq_swap.models", "NQ-Swap's context-aware steering", "activations"),
+    ),
     metrics=(
         Metric(
             "em_sub",
