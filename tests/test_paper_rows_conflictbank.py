@@ -8,10 +8,10 @@ import pytest
 
 from conflictlab.conflictbank import paper_numbers as conflictbank
 from conflictlab.conflictbank.metrics import ALL_RECORDS, SCORED_SUBSET, embedded_metrics, with_oar_drop
+from conflictlab.paired import tango_interval
 from conflictlab.report import reproduction
 from conflictlab.report.paper_models import instruments, model_sources
 from conflictlab.run_config import model_lists
-from conflictlab.stats import agresti_min_interval
 
 from .test_paper_configs import effective
 
@@ -59,7 +59,7 @@ def _embedded(base, trained):
     return with_oar_drop(rows, base, trained)
 
 
-def test_the_drop_is_paired_over_the_same_records_with_the_agresti_min_interval():
+def test_the_drop_is_paired_over_the_same_records_with_tangos_interval():
     out = {(r["scored_on"], r["ratio"], r["setting"]): r for r in _embedded(*_runs()).to_pylist()}
     headline = out[(SCORED_SUBSET, "2:1", "default")]
     assert headline["n_paired"] == 10
@@ -69,7 +69,7 @@ def test_the_drop_is_paired_over_the_same_records_with_the_agresti_min_interval(
         == pytest.approx(out[(SCORED_SUBSET, "1:0", "default")]["oar"] - headline["oar"])
     )
     assert (headline["oar_drop"], headline["oar_drop_low"], headline["oar_drop_high"]) == pytest.approx(
-        agresti_min_interval(5, 1, 10)
+        tango_interval(5, 1, 10)
     )
     # records 10 and 11 are wrong in both runs: all records pairs 12, the same discordant ones
     companion = out[(ALL_RECORDS, "2:1", "default")]
@@ -113,7 +113,7 @@ def test_the_37_6_row_reads_the_paired_drop_at_2_1_and_gets_a_verdict():
     row = _compare_drop(_csv_rows(_embedded(*_runs())))
     assert row["our_model"] == "mistral-7b" and row["n"] == 10
     assert row["ours"] == pytest.approx(40.0)  # points
-    assert (row["low"], row["high"]) == pytest.approx([100 * v for v in agresti_min_interval(5, 1, 10)[1:]])
+    assert (row["low"], row["high"]) == pytest.approx([100 * v for v in tango_interval(5, 1, 10)[1:]])
     assert row["verdict"] != reproduction.NOT_COMPARABLE, row["why"]
     assert row["difference"] == pytest.approx(40.0 - 37.6)
     assert row["difference_low"] < row["difference"] < row["difference_high"]

@@ -45,7 +45,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from conflictlab.stats import agresti_min_interval, mean_interval, proportion_interval
+from conflictlab.paired import tango_interval
+from conflictlab.stats import mean_interval, proportion_interval
 
 RATES = ("oar", "car", "uncertain", "neither")
 
@@ -407,8 +408,8 @@ def with_oar_drop(
 ) -> pa.Table:
     """``rows`` (:func:`embedded_metrics` of ``base`` and ``trained``) with the columns of :data:`DROP_SCHEMA`:
     OAR at the ``reference`` ratio minus OAR at the row's ratio, as a proportion in [-1, 1], over the records of
-    the row's scoring that both runs answered in the row's setting (``n_paired``), with the Agresti-Min interval of
-    a paired difference (:func:`conflictlab.stats.agresti_min_interval`): both runs answer the same records, so
+    the row's scoring that both runs answered in the row's setting (``n_paired``), with Tango's score interval of
+    a paired difference (:func:`conflictlab.paired.tango_interval`): both runs answer the same records, so
     the pairs, not two independent samples, carry the difference's error. Null on the ``base`` and ``reference``
     rows, and everywhere when ``trained`` has no ``reference`` run."""
     table = pl.from_arrow(rows).with_row_index("_order")
@@ -440,7 +441,7 @@ def with_oar_drop(
                     )
                 )
                 for model, setting, n, only_before, only_after in counts.iter_rows():
-                    drop, low, high = agresti_min_interval(only_before, only_after, n, confidence=confidence)
+                    drop, low, high = tango_interval(only_before, only_after, n, confidence=confidence)
                     found.append((scored_on, ratio, model, setting, drop, low, high, n))
     drops = pl.DataFrame(found, schema={**dict.fromkeys(_KEYS, pl.String), **_DROP_TYPES}, orient="row")
     joined = table.join(drops, on=list(_KEYS), how="left").sort("_order").drop("_order")
