@@ -142,8 +142,10 @@ def _one_gguf_reader():
     SmolLM2's. The reader only maps the file and is never written to, so a
     shared one gives the same tensors and metadata.
     """
-    import gguf
-
+    # By name, as transformers imports it: only a GGUF source (envs/gguf.yaml, rule
+    # prepare_model) gets here, while the scripts that import this module for its
+    # other functions run in environments without gguf.
+    gguf = importlib.import_module("gguf")
     original = gguf.GGUFReader
     readers = {}
 
