@@ -13,6 +13,7 @@ to any module a script can run reruns the rule, and an edit elsewhere does not.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import re
@@ -35,42 +36,42 @@ _MODULE_REFERENCE = re.compile(rf"{PACKAGE}(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
 DESCRIPTORS = Path(PACKAGE) / "benchmarks"
 
 
-def _imported_names(tree: ast.AST) -> set[str]:
-    names = set()
-    for node in ast.walk(tree):
+# Keyed by the source text, so an edited file is parsed again. A Snakefile hashes
+# some 60 scripts whose closures share most modules: parsing and walking each module
+# once per script took 2.6 CPU s of every Snakemake start.
+@functools.cache
+def _parsed(source: str, filename: str) -> tuple[frozenset[str], bool, frozenset[str]]:
+    """What ``source`` imports (modules, and ``module.name`` of each ``from module import name``; absolute only),
+    whether it imports by name (``importlib.import_module``), and the module references among its string
+    constants (:data:`_MODULE_REFERENCE`, the module part)."""
+    names, by_name, references = set(), False, set()
+    for node in ast.walk(ast.parse(source, filename=filename)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
+        elif isinstance(node, ast.Call):
+            by_name |= getattr(node.func, "id", getattr(node.func, "attr", None)) == "import_module"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_REFERENCE.fullmatch(node.value):
+            references.add(node.value.partition(":")[0])
+    return frozenset(names), by_name, frozenset(references)
 
 
-def _imports_by_name(tree: ast.AST) -> bool:
-    calls = (node.func for node in ast.walk(tree) if isinstance(node, ast.Call))
-    return any(getattr(f, "id", getattr(f, "attr", None)) == "import_module" for f in calls)
-
-
-def _loaded_by_name(path: Path, tree: ast.AST, root: Path) -> tuple[list[Path], set[str]]:
-    """What ``path`` imports by name (``importlib.import_module``), statically: a package ``__init__.py``
-    that does so runs every module of its package (the benchmark registry loads its descriptors so);
-    a module that does so and imports the registry runs every module the descriptors name by string
+def _loaded_by_name(path: Path, names: frozenset[str], by_name: bool, root: Path) -> tuple[list[Path], set[str]]:
+    """What ``path`` (importing ``names``) imports by name (``importlib.import_module``), statically: a package
+    ``__init__.py`` that does so runs every module of its package (the benchmark registry loads its descriptors
+    so); a module that does so and imports the registry runs every module the descriptors name by string
     (conflictlab.paper_registries resolves them)."""
-    if not _imports_by_name(tree):
+    if not by_name:
         return [], set()
     if path.name == "__init__.py":
         return sorted(p for p in path.parent.glob("*.py") if p != path), set()
-    if f"{PACKAGE}.benchmarks" not in _imported_names(tree):  # it resolves no descriptor's name
+    if f"{PACKAGE}.benchmarks" not in names:  # it resolves no descriptor's name
         return [], set()
     named = set()
     for descriptor in sorted((root / DESCRIPTORS).glob("*.py")):
-        for node in ast.walk(ast.parse(descriptor.read_text(), filename=str(descriptor))):
-            if (
-                isinstance(node, ast.Constant)
-                and isinstance(node.value, str)
-                and _MODULE_REFERENCE.fullmatch(node.value)
-            ):
-                named.add(node.value.partition(":")[0])
+        named |= _parsed(descriptor.read_text(), str(descriptor))[2]
     return [], named
 
 
@@ -96,13 +97,13 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
     stack = [Path(script)]
     while stack:
         path = stack.pop()
-        tree = ast.parse(path.read_text(), filename=str(path))
-        modules, named = _loaded_by_name(path, tree, root)
+        names, by_name, _ = _parsed(path.read_text(), str(path))
+        modules, named = _loaded_by_name(path, names, by_name, root)
         for found in modules:
             if found not in seen:
                 seen.add(found)
                 stack.append(found)
-        for name in _imported_names(tree) | named:
+        for name in names | named:
             top = name.split(".")[0]
             if top != PACKAGE:
                 if top not in sys.stdlib_module_names and top != "__future__":
