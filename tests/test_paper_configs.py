@@ -51,7 +51,7 @@ SECTIONS = {
 }
 # Sections a paper's file may set beside its own: the models, the benchmark list, and the shared stages
 # (the generation backend every model job reads, the methods, the judges).
-SHARED_SECTIONS = {"models", "benchmarks", "generation", "methods", "judges"}
+SHARED_SECTIONS = {"models", "benchmarks", "generation", "methods", "judges", "construction"}
 
 
 def load(path) -> dict:
