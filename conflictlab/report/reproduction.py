@@ -1040,12 +1040,41 @@ def _groups(rows: Sequence[Mapping]) -> dict[str, list[Mapping]]:
     return groups
 
 
+def why_none_equivalent(rows: Sequence[Mapping]) -> str:
+    """Where no row of ``rows`` (one paper's) is ``equivalent``, one sentence on why, from the rows' verdicts and
+    reasons (a demo's models are not the paper's, and its n is far too small); empty where one is."""
+    c = counts(rows)
+    if not rows or c[EQUIVALENT]:
+        return ""
+    other = c[NOT_COMPARABLE] - c["model absent"]
+    differ = [r for r in rows if r["verdict"] == DIFFERS]
+    parts = [
+        f"{c['model absent']} rows are of models this run does not have" if c["model absent"] else "",
+        f"{c['underpowered']} are underpowered (even a perfect match at this run's n could not be equivalent)"
+        if c["underpowered"]
+        else "",
+        f"{c[INCONCLUSIVE] - c['underpowered']} others are inconclusive" if c[INCONCLUSIVE] > c["underpowered"] else "",
+        f"{c[DIFFERS]} differ"
+        + (
+            " (counts: this run's sample is not the paper's whole set)"
+            if all(r["unit"] == COUNT for r in differ)
+            else ""
+        )
+        if differ
+        else "",
+        f"{other} are not comparable for the other reasons their rows give" if other > 0 else "",
+    ]
+    return "No row is equivalent: " + "; ".join(part for part in parts if part)
+
+
 def _sections(papers, rows, claims, exclusions):
-    """Per paper: (paper, its summary line, its rows by table, its claims, its exclusions)."""
+    """Per paper: (paper, its summary line with why no row is equivalent where none is, its rows by table, its
+    claims, its exclusions)."""
     for paper in papers:
         mine = [r for r in rows if r["paper"] == paper.key]
         said = [c for c in claims if c["paper"] == paper.key]
-        yield paper, summary_line(mine, said), _groups(mine), said, [e for e in exclusions if e.paper == paper.key]
+        line = ". ".join(t for t in (summary_line(mine, said), why_none_equivalent(mine)) if t)
+        yield paper, line, _groups(mine), said, [e for e in exclusions if e.paper == paper.key]
 
 
 def render_markdown(
