@@ -119,7 +119,8 @@ def run(args) -> None:
         command = [
             "/usr/bin/time",
             "-v",
-            str(REPO / ".venv" / "bin" / "snakemake"),
+            # this interpreter's environment's (a worktree has no .venv of its own)
+            str(Path(sys.executable).parent / "snakemake"),
             "-s",
             str(REPO / "Snakefile"),
             "--directory",

@@ -399,6 +399,14 @@ def test_the_demo_models_give_model_absent_rows():
     assert with_model and all("model absent" in r["why"] for r in with_model)
     assert R.counts(rows)["model absent"] > len(rows) / 2  # most rows, as the report says
     assert all(r["verdict"] == R.NOT_COMPARABLE for r in rows)  # no table of this run: no verdict
+    # the report says why no row is equivalent, per paper
+    for registry in REGISTRIES:
+        mine = [r for r in rows if r["paper"] == registry.PAPER.key]
+        absent = sum("model absent" in r["why"] for r in mine)
+        why = R.why_none_equivalent(mine)
+        assert why.startswith("No row is equivalent: ") and why in R.render_markdown([registry.PAPER], mine, run="")
+        assert (f"{absent} rows are of models this run does not have" in why) == (absent > 0)
+    assert R.why_none_equivalent([{**rows[0], "verdict": R.EQUIVALENT, "why": ""}]) == ""
 
 
 def test_the_paper_config_runs_the_papers_models():

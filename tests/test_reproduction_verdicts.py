@@ -17,6 +17,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 from conflictlab.paper_registries import REGISTRIES
 from conflictlab.report import reproduction as R
 from conflictlab.report import verdicts as V
+from conflictlab.report.paper_models import paper_model_name
 from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext, Derived, Ours, PaperNumber
 
 from .conftest import REPO
@@ -365,7 +366,7 @@ def test_a_unit_without_a_margin_is_not_comparable():
 
 def test_claims_hold_fail_or_are_not_comparable_with_the_reason():
     def higher(ctx):
-        a, b = ctx.rows["temporal"]["ours"], ctx.rows["misinformation"]["ours"]
+        a, b = ctx.row("p", "temporal")["ours"], ctx.row("p", "misinformation")["ours"]
         return ClaimCheck(R.HOLDS if a > b else R.FAILS, {"temporal": a, "misinformation": b}, "temporal is not higher")
 
     def reads_a_table(ctx):
@@ -377,11 +378,36 @@ def test_claims_hold_fail_or_are_not_comparable_with_the_reason():
         Claim("p", "c3", "Humans agree.", "§3.2", exclusion="human labels, unreleased"),
     ]
     rows = compare_all([acc(60.0, "temporal", key="temporal"), acc(40.0, "misinformation", key="misinformation")])
-    context = ClaimContext(tables={"accuracy": ACCURACY}, rows={r["key"]: r for r in rows}, model_lists={}, sources={})
+    context = ClaimContext(
+        tables={"accuracy": ACCURACY}, rows={(r["paper"], r["key"]): r for r in rows}, model_lists={}, sources={}
+    )
     out = R.evaluate_claims(claims, context)
     assert [c["status"] for c in out] == [R.HOLDS, R.NOT_COMPARABLE, R.NOT_COMPARABLE]
     assert out[0]["numbers"] == "temporal = 60; misinformation = 40" and out[0]["why"] == ""
     assert out[1]["why"] == "missing in this run's results: probes" and out[2]["why"] == "human labels, unreleased"
+
+
+def test_claims_read_their_own_papers_row_where_two_papers_use_one_key():
+    # keys are unique within a paper only: the claims' context is keyed by paper and key, so neither shadows the other
+    ours = [acc(60.0, "temporal", key="t"), PaperNumber("q", **{**_fields(acc(40.0, "misinformation")), "key": "t"})]
+    rows = compare_all(ours)
+    context = ClaimContext(tables={}, rows={(r["paper"], r["key"]): r for r in rows}, model_lists={}, sources={})
+    assert len(context.rows) == 2
+    assert (context.row("p", "t")["ours"], context.row("q", "t")["ours"]) == (pytest.approx(60.0), pytest.approx(40.0))
+    claim = Claim(
+        "q", "c", "Q's t is 40.", "§1", check=lambda ctx: ClaimCheck(R.HOLDS, {"t": ctx.row("q", "t")["ours"]})
+    )
+    (out,) = R.evaluate_claims([claim], context)
+    assert out["numbers"] == "t = 40"
+    (missing,) = R.evaluate_claims([Claim("r", "c", "R.", "§1", check=lambda ctx: ctx.row("r", "t"))], context)
+    assert missing["status"] == R.NOT_COMPARABLE and "('r', 't')" in missing["why"]
+
+
+def _fields(number: PaperNumber) -> dict:
+    """A PaperNumber's fields but its paper, to build the same row for another paper."""
+    from dataclasses import asdict
+
+    return {k: getattr(number, k) for k in asdict(number) if k != "paper"}
 
 
 # --------------------------------------------------------------------------
@@ -459,7 +485,103 @@ def test_the_plan_says_what_a_config_can_compare_and_the_power():
     )[0]
     assert "results/tables/accuracy.csv is not made by this config" in missing["why_not"]
     summary = R.plan_summary(rows)
-    assert summary[-1].startswith("all papers: comparable share: 2 of 3 rows")  # the human-label row is left out
+    assert summary[-1].startswith("all papers: comparable share: 2 of 3 rows (67%)")  # the human-label row left out
+    assert kappa["counted"].startswith("no: ") and t["counted"] == "yes"
+
+
+def test_the_plan_counts_a_derived_row_of_lost_cells_and_not_the_cells():
+    # the +19.2 of two Table 4 cells the copy lost: the gain is comparable, the cells are no paper number to count
+    cells = [acc(None, t, key=t, paper_n=3000) for t in ("temporal", "misinformation")]
+    gain = PaperNumber(
+        "p",
+        "gain",
+        None,
+        "x",
+        19.2,
+        "points",
+        "§5",
+        paper_n=3000,
+        key="g",
+        ours=Derived("difference", ("temporal", "misinformation")),
+    )
+    context = dict(tables_made=["accuracy"], model_lists={"generators": [LLAMA]}, sources=SOURCES, instruments={})
+    *lost, row = R.plan([*cells, gain], [], **context)
+    assert row["comparable"] and row["counted"] == "yes" and row["power"] is None
+    assert all(not c["comparable"] and c["counted"] == "no: " + R.NO_NUMBER for c in lost)
+    assert R.plan_shares([*lost, row]) == {"rows": (1, 1), "claims": (0, 0)}
+    # an arm that cannot be compared for another reason still makes the derived row not comparable
+    *_, absent = R.plan([*cells, gain], [], **{**context, "model_lists": {"generators": []}})
+    assert not absent["comparable"] and absent["why_not"].startswith("from temporal: ")
+    assert "model absent: Llama-3.1-8B-Instruct" in absent["why_not"]
+
+
+def test_the_plan_says_whether_a_config_gives_a_claim_the_tables_models_and_scorers_it_reads():
+    sources = {**SOURCES, "gpt-oss-20b": "hf:openai/gpt-oss-20b", "llama-3.2-1b": "hf:meta-llama/Llama-3.2-1B"}
+    claims = [
+        Claim("p", "probes", "P.", "§4", check=print, reads=(R.Reads("probes_{model}", ("GPT-OSS-20B",), "mech"),)),
+        Claim("p", "two", "T.", "§3", check=print, reads=(R.Reads("acc", (LLAMA, "GPT-OSS-20B"), at_least=None),)),
+        Claim("p", "one", "O.", "§3", check=print, reads=(R.Reads("acc", (LLAMA, "GPT-OSS-20B")),)),
+        Claim("p", "scored", "S.", "§3", check=print, reads=(R.Reads("balance", scorers=("Llama-3.2-1B",)),)),
+    ]
+
+    def planned(tables, lists, scorers=()):
+        out = R.plan(
+            [], claims, tables_made=tables, model_lists=lists, sources=sources, instruments={"scorer": list(scorers)}
+        )
+        return {r["key"]: (r["comparable"], r["why_not"]) for r in out}
+
+    everything = planned(
+        ["probes_gpt-oss-20b", "acc", "balance"],
+        {"mech": ["gpt-oss-20b"], "generators": [LLAMA, "gpt-oss-20b"]},
+        ["llama-3.2-1b"],
+    )
+    assert everything == {key: (True, "") for key in ("probes", "two", "one", "scored")}
+    lacking = planned(["probes_llama"], {"mech": ["gpt-oss-20b"], "generators": [LLAMA]})
+    assert lacking["probes"] == (False, "results/tables/probes_gpt-oss-20b.csv is not made by this config")
+    assert not lacking["two"][0] and "model absent: 1 of the paper's" in lacking["two"][1]
+    assert "the claim needs 2" in lacking["two"][1] and "results/tables/acc.csv is not made" in lacking["two"][1]
+    assert lacking["one"] == (False, "results/tables/acc.csv is not made by this config")
+    assert lacking["scored"][0] is False and "scorer absent: Llama-3.2-1B is not in scorers" in lacking["scored"][1]
+
+
+def _claim_fixture(paper: str):
+    """Tables on which every check of ``paper`` holds, with the model lists, sources and scorers they are of
+    (tests/test_paper_rows_*.py build them)."""
+    if paper == "contextconflict":
+        from .test_paper_rows_contextconflict import CC_LISTS, SCORERS, contextconflict_tables
+
+        return contextconflict_tables(), CC_LISTS, {}, SCORERS
+    from .test_paper_rows_conflicts import ARBITRATION_MODELS, arbitration_tables
+
+    models = ARBITRATION_MODELS.values()
+    return arbitration_tables(), {"arbitration.models": [m for m, _ in models]}, dict(models), []
+
+
+# ConflictBank's and CONFLICTS' claims are their registries' (branch rows49 lists what they read).
+READS_LISTED = ("contextconflict", "arbitration")
+
+
+@pytest.mark.parametrize(
+    "claim", [c for c in CLAIMS if c.check and c.paper in READS_LISTED], ids=lambda c: f"{c.paper}:{c.key}"
+)
+def test_a_claims_reads_name_every_table_its_check_reads_and_the_plan_finds_them(claim):
+    tables, lists, sources, scorers = _claim_fixture(claim.paper)
+    (planned,) = R.plan(
+        [], [claim], tables_made=list(tables), model_lists=lists, sources=sources, instruments={"scorer": scorers}
+    )
+    assert planned["comparable"] is True, planned["why_not"]
+    named = set()
+    for reads in claim.reads:
+        found = [
+            m for name in reads.models for m in lists[reads.model_list] if paper_model_name(m, sources.get(m), [name])
+        ]
+        named |= {reads.table.format(model=m) for m in found} if "{model}" in reads.table else {reads.table}
+    # the check still holds on the tables its reads name alone: it reads no other
+    only = ClaimContext(
+        tables={k: v for k, v in tables.items() if k in named}, rows={}, model_lists=lists, sources=sources
+    )
+    result = claim.check(only)
+    assert result.status == R.HOLDS, result.why
 
 
 # --------------------------------------------------------------------------

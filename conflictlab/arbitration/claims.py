@@ -17,7 +17,7 @@ import itertools
 
 from conflictlab.arbitration.prompts import ORDERS, SETTINGS
 from conflictlab.report.claim_checks import Missing, cell, checked, mean, number, outcome, present, table
-from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext
+from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext, Reads
 
 MODELS = "arbitration.models"
 QWEN3 = ("Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B")  # by size
@@ -307,8 +307,14 @@ def length_sensitive(ctx: ClaimContext) -> ClaimCheck:
     )
 
 
-def _claim(key: str, quote: str, section: str, check) -> Claim:
-    return Claim("arbitration", key, quote, section, None, check)
+def _claim(key: str, quote: str, section: str, check, reads: tuple[Reads, ...]) -> Claim:
+    return Claim("arbitration", key, quote, section, None, check, reads=reads)
+
+
+def _reads(table: str, models: tuple[str, ...] = PAPER_MODELS, at_least: int | None = 1) -> tuple[Reads, ...]:
+    """What a check reads (Claim.reads): ``table`` and the paper's ``models`` in arbitration.models, as its
+    present() asks for them."""
+    return (Reads(table, models, MODELS, at_least),)
 
 
 CLAIMS: tuple[Claim, ...] = (
@@ -318,6 +324,7 @@ CLAIMS: tuple[Claim, ...] = (
         "conflicting setting primarily reflect arbitration behaviour rather than intrinsic task difficulty.",
         "§4.1",
         unimodal_high,
+        _reads(ACCURACY),
     ),
     _claim(
         "modality-preferences",
@@ -325,15 +332,21 @@ CLAIMS: tuple[Claim, ...] = (
         "comparatively stronger reliance on textual evidence.",
         "§4.1",
         modality_preferences,
+        _reads(ACCURACY, (*QWEN3, LLAMA, MISTRAL)),
     ),
     _claim(
         "gemma-balanced",
         "Gemma exhibits the most balanced behaviour between the two modalities.",
         "§4.1",
         gemma_balanced,
+        _reads(ACCURACY, at_least=2) + _reads(ACCURACY, (GEMMA,)),
     ),
     _claim(
-        "no-monotonic-size", "No clear monotonic relationship with model size is observed.", "§4.1", no_monotonic_size
+        "no-monotonic-size",
+        "No clear monotonic relationship with model size is observed.",
+        "§4.1",
+        no_monotonic_size,
+        _reads(ACCURACY, QWEN3, at_least=3),
     ),
     _claim(
         "later-evidence-wins",
@@ -341,12 +354,14 @@ CLAIMS: tuple[Claim, ...] = (
         "the prompt, revealing a strong prompt recency effect.",
         "§4.1",
         _later_wins("modality"),
+        _reads(ACCURACY),
     ),
     _claim(
         "qwen3-below-chance",
         "In several conditions, larger Qwen3 variants even fall below chance",
         "§4.1",
         qwen3_below_chance,
+        _reads(ACCURACY, QWEN3[2:]),
     ),
     _claim(
         "recency-stronger",
@@ -354,24 +369,28 @@ CLAIMS: tuple[Claim, ...] = (
         "stronger and more consistent arbitration behaviour across model families",
         "§4.2",
         recency_stronger,
+        _reads(ACCURACY),
     ),
     _claim(
         "recency-later-wins",
         "performance is generally higher when the most recent source is presented later in the prompt",
         "§4.2",
         _later_wins("recency"),
+        _reads(ACCURACY),
     ),
     _claim(
         "gemma-order-consistent",
         "Gemma exhibits the most consistent behaviour, maintaining high accuracy regardless of evidence order.",
         "§4.2",
         _gemma_order_stable("recency"),
+        _reads(ACCURACY, at_least=2) + _reads(ACCURACY, (GEMMA,)),
     ),
     _claim(
         "gemma-order-stable-reliability",
         "Gemma again exhibits the most stable behaviour across ordering conditions",
         "§4.3",
         _gemma_order_stable("reliability"),
+        _reads(ACCURACY, at_least=2) + _reads(ACCURACY, (GEMMA,)),
     ),
     _claim(
         "reliability-weaker",
@@ -379,12 +398,14 @@ CLAIMS: tuple[Claim, ...] = (
         "most models, suggesting that explicit source reliability is a weaker arbitration cue than temporal recency.",
         "§4.3",
         reliability_weaker,
+        _reads(ACCURACY),
     ),
     _claim(
         "tool-strongest",
         "show that tool forecast conflicts produce the strongest degradation observed across all experiments",
         "§4.4",
         tool_strongest,
+        _reads(ACCURACY),
     ),
     _claim(
         "tool-context-last",
@@ -392,6 +413,7 @@ CLAIMS: tuple[Claim, ...] = (
         "forecast, indicating that later evidence can partially mitigate over-reliance on the external prediction.",
         "§4.4",
         _later_wins("tool"),
+        _reads(ACCURACY),
     ),
     _claim(
         "tool-near-zero",
@@ -399,6 +421,7 @@ CLAIMS: tuple[Claim, ...] = (
         "appears first, often achieving near-zero accuracy despite perfectly predictive contextual evidence.",
         "§4.4",
         tool_near_zero,
+        _reads(ACCURACY, (*QWEN3, GEMMA)),
     ),
     _claim(
         "tool-amplifies",
@@ -407,6 +430,7 @@ CLAIMS: tuple[Claim, ...] = (
         "arbitration failures, especially for Qwen3 and Gemma.",
         "§4.4",
         tool_amplifies,
+        _reads(ACCURACY, (*QWEN3, GEMMA)),
     ),
     _claim(
         "llama-mistral-resist-tool",
@@ -414,6 +438,7 @@ CLAIMS: tuple[Claim, ...] = (
         "frequently retaining relatively high accuracy even in the conflicting setting.",
         "§4.4",
         llama_mistral_resist_tool,
+        _reads(ACCURACY, (LLAMA, MISTRAL)) + _reads(ACCURACY, (*QWEN3, GEMMA)),
     ),
     _claim(
         "sensitivity-text-low",
@@ -423,6 +448,7 @@ CLAIMS: tuple[Claim, ...] = (
         "models.",
         "§4.5",
         sensitivity_text_low,
+        _reads(SENSITIVITY),
     ),
     _claim(
         "qwen3-14b-stable",
@@ -430,6 +456,7 @@ CLAIMS: tuple[Claim, ...] = (
         "remaining comparatively stable across all settings.",
         "§4.5",
         qwen3_14b_stable,
+        _reads(SENSITIVITY, QWEN3, at_least=2) + _reads(SENSITIVITY, (QWEN3[-1],)),
     ),
     _claim(
         "numbers-sensitive-margin",
@@ -438,6 +465,7 @@ CLAIMS: tuple[Claim, ...] = (
         "with margin range perturbations producing the largest effects.",
         "Appendix E",
         numbers_sensitive_margin_largest,
+        _reads(SENSITIVITY),
     ),
     _claim(
         "length-sensitive",
@@ -445,5 +473,6 @@ CLAIMS: tuple[Claim, ...] = (
         "stable unimodal performance.",
         "Appendix E",
         length_sensitive,
+        _reads(SENSITIVITY, at_least=3) + _reads(SENSITIVITY, (QWEN3[1], GEMMA), at_least=None),
     ),
 )

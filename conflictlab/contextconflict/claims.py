@@ -19,7 +19,7 @@ from conflictlab.contextconflict.conflict_types import TASK_FAMILY
 from conflictlab.contextconflict.variants import SteeringVariant
 from conflictlab.report.claim_checks import Missing, cell, checked, mean, number, outcome, present, table
 from conflictlab.report.paper_models import paper_model_name
-from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext
+from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext, Reads
 
 PAPER = "contextconflict"
 GENERATORS, STEERING, MECHANISTIC = "generators", "steering.models", "mechanistic.models"
@@ -702,8 +702,55 @@ def gpt_oss_awareness(ctx: ClaimContext) -> ClaimCheck:
 
 HUMAN_LABELS = "the paper's human annotations are not released: no run can compute agreement with them"
 
+STEERED = (LLAMA, GPT_OSS_20B)
+_PROBES, _SPECTRAL = "mechanistic_probes_{model}", "mechanistic_spectral_{model}"
+# What each claim's check reads (Claim.reads), by claim key: the tables and the models (``at_least`` as the check's
+# present() asks) and scorers the plan needs a config to give, so it can say before the run whether a claim is
+# checkable. Every claim with a check has an entry (tests/test_reproduction_verdicts.py runs each check on these
+# tables alone).
+READS: dict[str, tuple[Reads, ...]] = {
+    "difficulty-hierarchy": (Reads("accuracy", SEVEN, at_least=2),),
+    "capacity-scaling": (Reads("accuracy", ("llama-3.1-8b-instruct", "claude-4.5-sonnet"), at_least=None),),
+    "inferential-below-half": (Reads("accuracy", SEVEN),),
+    "balance-not-monotonic": (
+        Reads("balance", ("GPT-OSS-120B", "GPT-OSS-20B"), at_least=None, scorers=(DEFAULT_SCORER,)),
+    ),
+    "faithfulness-summarization": (Reads("faithfulness", SEVEN),),
+    "causal-intervention": (Reads("table3", STEERED, at_least=None),),
+    "scorer-rankings": (Reads("table6_agreement", scorers=(DEFAULT_SCORER, *ROBUSTNESS_SCORERS)),),
+    "gemini-best-ambiguity": (
+        Reads("table6", SEVEN, at_least=2, scorers=ROBUSTNESS_SCORERS),
+        Reads("table6", ("gemini-2.5-pro",)),
+    ),
+    "llama-highest-balance": (
+        Reads("table6", SEVEN, at_least=2, scorers=ROBUSTNESS_SCORERS),
+        Reads("table6", ("llama-3.1-8b-instruct",)),
+    ),
+    "auc-above-0.85": (Reads(_PROBES, (LLAMA,), MECHANISTIC),),
+    "awareness-order": (Reads(_PROBES, (LLAMA,), MECHANISTIC),),
+    "granularity-u-perspective-peak": (Reads(_PROBES, (LLAMA,), MECHANISTIC),),
+    "delta-er-signs": (Reads(_SPECTRAL, (LLAMA,), MECHANISTIC),),
+    "delta-er-near-zero": (Reads(_SPECTRAL, (LLAMA,), MECHANISTIC),),
+    "perspective-layer-dependence": (Reads(_SPECTRAL, (LLAMA,), MECHANISTIC),),
+    "projection-first": (Reads("mechanistic_projection_{model}", (LLAMA,), MECHANISTIC),),
+    "first-evidence-shares": (Reads("position_shares", (LLAMA,), scorers=(DEFAULT_SCORER,)),),
+    "first-evidence-all-models": (Reads("position_shares", SEVEN, scorers=(DEFAULT_SCORER,)),),
+    "both-models-gain": (Reads("table4", STEERED, STEERING, at_least=None),),
+    "llama-balance-accuracy": (Reads("table4", (LLAMA,), STEERING),),
+    "wins-five-of-six": (Reads("table4", STEERED, STEERING, at_least=None),),
+    "cas-exception": (Reads("table4", STEERED, STEERING, at_least=None),),
+    "all-tokens-largest": (Reads("table4", STEERED, STEERING),),
+    "faithfulness-minor-decrease": (Reads("table4", STEERED, STEERING),),
+    "gpt-oss-awareness": (Reads(_PROBES, (GPT_OSS_20B,), MECHANISTIC),),
+    "explicit-inferential": (Reads("mechanistic_subset_probes_{model}", (LLAMA,), MECHANISTIC),),
+    "perspectrum-allsides": (Reads("mechanistic_subset_probes_{model}", (LLAMA,), MECHANISTIC),),
+    "shuffling": (Reads("shuffled_positions_{model}", STEERED, at_least=None, scorers=(DEFAULT_SCORER,)),),
+    "alpha-improves": (Reads("table4", (LLAMA,), STEERING),),
+    "alpha-temporal-largest": (Reads("table4", (LLAMA,), STEERING),),
+}
+
 CLAIMS: tuple[Claim, ...] = tuple(
-    Claim(PAPER, key, quote, section, None, check, exclusion)
+    Claim(PAPER, key, quote, section, None, check, exclusion, READS[key] if check else ())
     for key, quote, section, check, exclusion in (
         (
             "difficulty-hierarchy",

@@ -185,21 +185,44 @@ class ClaimCheck:
 @dataclass(frozen=True)
 class ClaimContext:
     """What a claim's check reads: ``tables`` (``{table stem: rows}``, the
-    result CSVs), ``rows`` (the compared report rows by
-    :attr:`PaperNumber.id`, each a :func:`compare` dict), ``model_lists``,
-    ``sources`` and ``instruments`` (the judges and scorers by role) as
-    :func:`compare` takes them."""
+    result CSVs), ``rows`` (the compared report rows by ``(paper,``
+    :attr:`PaperNumber.id` ``)``, each a :func:`compare` dict: ids are unique
+    within a paper only, so two papers may use the same one; :meth:`row`
+    reads one), ``model_lists``, ``sources`` and ``instruments`` (the judges
+    and scorers by role) as :func:`compare` takes them."""
 
     tables: Mapping[str, Sequence[Mapping]]
-    rows: Mapping[str, Mapping]
+    rows: Mapping[tuple[str, str], Mapping]
     model_lists: Mapping[str, Sequence[str]]
     sources: Mapping[str, str]
     instruments: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def row(self, paper: str, key: str) -> Mapping:
+        """The compared report row ``key`` of ``paper`` (KeyError, which a claim reports as missing, if none)."""
+        return self.rows[(paper, key)]
 
     def model(self, paper_name: str, model_list: str) -> str | None:
         """This run's model (in config list ``model_list``) that the paper calls ``paper_name``."""
         configured = self.model_lists.get(model_list, ())
         return next((m for m in configured if paper_model_name(m, self.sources.get(m), [paper_name])), None)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """A result table a claim's check reads and the paper's models it needs there, so that the plan can say
+    before the run whether a config can check the claim.
+
+    ``table``: the CSV stem (``results/tables/{table}.csv``, or a mechanistic Parquet file by the stem the
+    reproduction rule gives it), where ``{model}`` stands for this run's name of each model found (per-model
+    tables: ``mechanistic_probes_{model}``); ``models``: the paper's names of the models the check reads,
+    looked up in config list ``model_list``, of which ``at_least`` must be configured (None: every one);
+    ``scorers``: the paper's Shapley scorers the check reads, each of which must be a configured scorer."""
+
+    table: str
+    models: tuple[str, ...] = ()
+    model_list: str = "generators"
+    at_least: int | None = 1
+    scorers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -218,8 +241,9 @@ class Claim:
     page: str | None = None
     check: Callable[[ClaimContext], ClaimCheck] | None = None
     exclusion: str | None = None
-    # The rows (PaperNumber.key) the check reads, so that the plan can say whether a config can check it.
-    reads: tuple[str, ...] = ()
+    # What the check reads, so that the plan can say whether a config can check it: rows of the same paper (by
+    # PaperNumber.key; the rows' own reasons decide) and tables with the models they need (Reads).
+    reads: tuple[str | Reads, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -676,9 +700,12 @@ def plan(
     stem: (config key, cap)}`` of the sampling caps that bound a table's n
     (cap None: every item). Each plan row: ``what`` ("row" or "claim"),
     ``paper``, ``key``, ``table``, ``metric``, ``model``, ``setting``,
-    ``comparable`` (bool), ``why_not``, ``paper_n``, ``our_n`` ("all" or the
-    cap), ``power`` (the chance of ``equivalent`` for a faithful rerun, None
-    where it cannot be said before the run, with ``power_note``)."""
+    ``value`` (the paper's, None for a claim), ``comparable`` (bool; for a
+    claim None where it lists nothing it reads), ``why_not``, ``counted``
+    (whether the comparable share counts it: "yes", or why not),
+    ``paper_n``, ``our_n`` ("all" or the cap), ``power`` (the chance of
+    ``equivalent`` for a faithful rerun, None where it cannot be said before
+    the run, with ``power_note``)."""
     out, by_key = [], {}
     for number in numbers:
         reasons, _, _ = _config_reasons(number, model_lists, sources, instruments, margins)
@@ -692,7 +719,8 @@ def plan(
                 arm = by_key.get((number.paper, key))
                 if arm is None:
                     reasons.append(f"row {key} is not in the plan (derived rows follow the rows they use)")
-                elif not arm["comparable"]:
+                elif not (arm["comparable"] or arm["why_not"] == NO_NUMBER):
+                    # a row whose printed value the copy lost still gives our estimate to the row derived from it
                     reasons.append(f"from {key}: {arm['why_not']}")
         our_n, n = _planned(number if not isinstance(ours, Derived) else _arm(numbers, number), caps)
         power, note = (
@@ -706,8 +734,10 @@ def plan(
             "metric": number.metric,
             "model": number.model,
             "setting": number.setting,
+            "value": number.value,
             "comparable": not reasons,
             "why_not": "; ".join(reasons),
+            "counted": _counted(number.value, reasons),
             "paper_n": number.paper_n,
             "our_n": our_n,
             "power": power,
@@ -719,15 +749,17 @@ def plan(
         if claim.check is None:
             ok, why = False, claim.exclusion or "neither a check nor an exclusion"
         elif not claim.reads:
-            ok, why = None, "unknown before the run: the claim does not list the rows it reads (Claim.reads)"
+            ok, why = None, "unknown before the run: the claim does not list what it reads (Claim.reads)"
         else:
-            used = [by_key.get((claim.paper, key)) for key in claim.reads]
-            why = "; ".join(
-                f"row {key}: " + (r["why_not"] if r else "not in the registry")
-                for key, r in zip(claim.reads, used)
-                if not (r and r["comparable"])
-            )
-            ok = not why
+            found = []
+            for item in claim.reads:
+                if isinstance(item, Reads):
+                    found += _reads_reasons(item, tables_made, model_lists, sources, instruments)
+                    continue
+                r = by_key.get((claim.paper, item))
+                if not (r and r["comparable"]):
+                    found.append(f"row {item}: " + (r["why_not"] if r else "not in the registry"))
+            ok, why = not found, "; ".join(dict.fromkeys(found))
         out.append(
             {
                 "what": "claim",
@@ -737,8 +769,10 @@ def plan(
                 "metric": claim.quote,
                 "model": None,
                 "setting": "",
+                "value": None,
                 "comparable": ok,
                 "why_not": why,
+                "counted": _counted("", [why] if ok is False else []),
                 "paper_n": None,
                 "our_n": "",
                 "power": None,
@@ -748,25 +782,79 @@ def plan(
     return out
 
 
+def _counted(value, reasons: Sequence[str]) -> str:
+    """Whether the comparable share counts a plan row ("yes"), or why not: a row without a printed value is no
+    number of the paper to reproduce (it carries our estimate into a derived row, or names a figure whose
+    values the copy lacks), and one that needs the paper's unreleased human labels no config can compare."""
+    if value is None:
+        return "no: " + NO_NUMBER
+    if any(for_unreleased_human_labels(r) for r in reasons):
+        return "no: the paper's human labels are unreleased"
+    return "yes"
+
+
+def _reads_reasons(
+    reads: Reads,
+    tables_made: Sequence[str],
+    model_lists: Mapping[str, Sequence[str]],
+    sources: Mapping[str, str],
+    instruments: Mapping[str, Sequence[str]],
+) -> list[str]:
+    """Why this config cannot give a claim what ``reads`` names (empty: it can)."""
+    configured = list(model_lists.get(reads.model_list, ()))
+    found = [m for name in reads.models for m in configured if paper_model_name(m, sources.get(m), [name])]
+    found = list(dict.fromkeys(found))
+    need = len(reads.models) if reads.at_least is None else reads.at_least
+    reasons = []
+    if reads.models and len(found) < need:
+        reasons.append(
+            f"model absent: {len(found)} of the paper's {', '.join(reads.models)} in {reads.model_list} "
+            f"(this run: {_listed(configured)}); the claim needs {need}"
+        )
+    scorers = list(instruments.get("scorer", ()))
+    for wanted in reads.scorers:
+        if not any(paper_model_name(m, sources.get(m), [wanted]) for m in scorers):
+            reasons.append(f"scorer absent: {wanted} is not in scorers (this run: {_listed(scorers)})")
+    stems = [reads.table.format(model=m) for m in found] if "{model}" in reads.table else [reads.table]
+    reasons += [f"results/tables/{stem}.csv is not made by this config" for stem in stems if stem not in tables_made]
+    return reasons
+
+
 def _arm(numbers: Sequence[PaperNumber], derived: PaperNumber) -> PaperNumber:
     """The first row a derived row uses (its n is the derived row's), else the derived row itself."""
     return _for_paper(numbers, derived.paper).get(derived.ours.of[0], derived)
 
 
+def _share(done: int, of: int, noun: str) -> str:
+    return f"{done} of {of} {noun} ({100 * done / of:.0f}%)" if of else f"no {noun}"
+
+
+def plan_shares(rows: Sequence[Mapping], paper: str | None = None) -> dict[str, tuple[int, int]]:
+    """``{"rows": (comparable, counted), "claims": (checkable, counted)}`` of ``paper``'s plan rows (None: every
+    paper's); the counted rows and claims leave out those whose ``counted`` says why not (no printed value,
+    the paper's unreleased human labels)."""
+    mine = [r for r in rows if r["counted"] == "yes" and (paper is None or r["paper"] == paper)]
+    return {
+        what: (sum(r["comparable"] is True for r in mine if r["what"] == kind), sum(r["what"] == kind for r in mine))
+        for what, kind in (("rows", "row"), ("claims", "claim"))
+    }
+
+
 def plan_summary(rows: Sequence[Mapping]) -> list[str]:
-    """Lines: per paper and in all, "comparable share: x of y rows (excluding rows not comparable for unreleased
-    human labels)", and the claims a config can check."""
+    """Lines: per paper and in all, the comparable share of its rows and the checkable share of its claims (of
+    those counted: :func:`plan_shares`), and what is left out of the count."""
     lines = []
     for paper in [*dict.fromkeys(r["paper"] for r in rows), None]:
         mine = [r for r in rows if paper is None or r["paper"] == paper]
-        counted = [r for r in mine if r["what"] == "row" and not for_unreleased_human_labels(r["why_not"])]
-        share = sum(r["comparable"] for r in counted)
-        claims = [r for r in mine if r["what"] == "claim"]
+        shares = plan_shares(rows, paper)
+        left_out = [r for r in mine if r["counted"] != "yes"]
+        unknown = sum(r["comparable"] is None for r in mine)
         lines.append(
-            f"{paper or 'all papers'}: comparable share: {share} of {len(counted)} rows "
-            f"({100 * share / max(1, len(counted)):.0f}%; excluding rows not comparable for unreleased human labels); "
-            f"claims checkable: {sum(r['comparable'] is True for r in claims)} of {len(claims)}"
-            f" ({sum(r['comparable'] is None for r in claims)} unknown before the run)"
+            f"{paper or 'all papers'}: comparable share: {_share(*shares['rows'], 'rows')}; "
+            f"claims checkable: {_share(*shares['claims'], 'claims')}"
+            + (f" ({unknown} unknown before the run)" if unknown else "")
+            + f"; not counted: {sum(r['what'] == 'row' for r in left_out)} rows and "
+            f"{sum(r['what'] == 'claim' for r in left_out)} claims (no printed value, or unreleased human labels)"
         )
     return lines
 
@@ -878,8 +966,10 @@ PLAN_CSV_COLUMNS = (
     "metric",
     "model",
     "setting",
+    "value",
     "comparable",
     "why_not",
+    "counted",
     "paper_n",
     "our_n",
     "power",
@@ -956,12 +1046,41 @@ def _groups(rows: Sequence[Mapping]) -> dict[str, list[Mapping]]:
     return groups
 
 
+def why_none_equivalent(rows: Sequence[Mapping]) -> str:
+    """Where no row of ``rows`` (one paper's) is ``equivalent``, one sentence on why, from the rows' verdicts and
+    reasons (a demo's models are not the paper's, and its n is far too small); empty where one is."""
+    c = counts(rows)
+    if not rows or c[EQUIVALENT]:
+        return ""
+    other = c[NOT_COMPARABLE] - c["model absent"]
+    differ = [r for r in rows if r["verdict"] == DIFFERS]
+    parts = [
+        f"{c['model absent']} rows are of models this run does not have" if c["model absent"] else "",
+        f"{c['underpowered']} are underpowered (even a perfect match at this run's n could not be equivalent)"
+        if c["underpowered"]
+        else "",
+        f"{c[INCONCLUSIVE] - c['underpowered']} others are inconclusive" if c[INCONCLUSIVE] > c["underpowered"] else "",
+        f"{c[DIFFERS]} differ"
+        + (
+            " (counts: this run's sample is not the paper's whole set)"
+            if all(r["unit"] == COUNT for r in differ)
+            else ""
+        )
+        if differ
+        else "",
+        f"{other} are not comparable for the other reasons their rows give" if other > 0 else "",
+    ]
+    return "No row is equivalent: " + "; ".join(part for part in parts if part)
+
+
 def _sections(papers, rows, claims, exclusions):
-    """Per paper: (paper, its summary line, its rows by table, its claims, its exclusions)."""
+    """Per paper: (paper, its summary line with why no row is equivalent where none is, its rows by table, its
+    claims, its exclusions)."""
     for paper in papers:
         mine = [r for r in rows if r["paper"] == paper.key]
         said = [c for c in claims if c["paper"] == paper.key]
-        yield paper, summary_line(mine, said), _groups(mine), said, [e for e in exclusions if e.paper == paper.key]
+        line = ". ".join(t for t in (summary_line(mine, said), why_none_equivalent(mine)) if t)
+        yield paper, line, _groups(mine), said, [e for e in exclusions if e.paper == paper.key]
 
 
 def render_markdown(

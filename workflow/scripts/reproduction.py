@@ -18,7 +18,7 @@ rows = reproduction.compare_all(
 )
 claims = reproduction.evaluate_claims(
     [claim for registry in REGISTRIES for claim in registry.CLAIMS],
-    reproduction.ClaimContext(rows={r["key"]: r for r in rows}, **context),
+    reproduction.ClaimContext(rows={(r["paper"], r["key"]): r for r in rows}, **context),
 )
 exclusions = [exclusion for registry in REGISTRIES for exclusion in registry.EXCLUSIONS]
 run = reproduction.describe_run(params.model_lists, params.instruments)
