@@ -253,8 +253,8 @@ def test_skip_without_key_never_skips_every_generator_or_the_judge(tmp_path, ove
     assert message in result.stdout + result.stderr
 
 
-# The papers whose claims list what they read (Claim.reads); ConflictBank's come with branch rows49.
-CLAIMS_PLANNED = ("contextconflict", "conflicts", "arbitration")
+# The papers whose claims list what they read (Claim.reads).
+CLAIMS_PLANNED = ("contextconflict", "conflicts", "arbitration", "conflictbank")
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from conflictlab.report.claim_checks import Missing, cell, checked, mean, outcome, present
-from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext
+from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext, Reads
 
 PAPER = "conflictbank"
 MODELS = "conflictbank.models"
@@ -236,8 +236,24 @@ def qwen_follows_later_external(ctx: ClaimContext) -> ClaimCheck:
 
 INTERPRETATION = "the authors' interpretation of the pattern above, not a measurable result"
 
+_MR, _TRAINED = "conflictbank_mr", "conflictbank_embedded"
+# What each check reads (Claim.reads): the table and the paper's models its present() asks for, so the plan can
+# say before the run whether a config can check the claim.
+READS: dict[str, tuple[Reads, ...]] = {
+    "mr-below-above-50": (Reads(_MR, TWELVE, MODELS),),
+    "mr-by-kind": (Reads(_MR, TWELVE, MODELS),),
+    "mr-falls-with-size-llama2": (Reads(_MR, SERIES["LLaMA2"], MODELS, at_least=3),),
+    "later-evidence": (Reads(_MR, TWELVE, MODELS),),
+    "larger-models-lower-mr": (Reads(_MR, TWELVE, MODELS, at_least=2),),
+    "conflicting-data-lowers-oar": (Reads(_TRAINED, TRAINED, MODELS),),
+    "default-evidence-retained": (Reads(_TRAINED, TRAINED, MODELS),),
+    "qwen-later-external": (Reads(_TRAINED, ("Qwen1.5-4B",), MODELS),),
+    "descriptions-lower-mr": (Reads(_MR, TWELVE, MODELS),),
+    "descriptions-lower-mr-internal": (Reads(_TRAINED, TRAINED, MODELS),),
+}
+
 CLAIMS: tuple[Claim, ...] = tuple(
-    Claim(PAPER, key, quote, section, page, check, exclusion)
+    Claim(PAPER, key, quote, section, page, check, exclusion, READS[key] if check else ())
     for key, quote, section, page, check, exclusion in (
         (
             "mr-below-above-50",
