@@ -35,7 +35,6 @@ rule memotrap_data:
     conda:
         "../envs/datasets.yaml"
     params:
-        root=MEMOTRAP["root"],
         files=MEMOTRAP["files"],
         code=code_hash("memotrap_data.py"),
     script:
@@ -80,7 +79,8 @@ rule memotrap_report:
     benchmark:
         "results/benchmarks/memotrap_report.tsv"
     conda:
-        "../envs/scipy.yaml"
+        # it reads the scores with their schema, which lives beside the scorer (conflictlab.memotrap.scoring)
+        "../envs/transformers.yaml"
     params:
         code=code_hash("memotrap_report.py"),
     script:

@@ -370,11 +370,12 @@ def test_conflicts_runs_the_six_configurations_of_table_5():
 
 @pytest.mark.slow
 def test_the_conflicts_judge_job_runs_conflicts_judge_and_the_others_judges(workflow_copy):
-    """conflicts.judge (hosted) beside an open judges: only the CONFLICTS judge job talks to the endpoint."""
+    """conflicts.judge (hosted) beside an open judges: only the CONFLICTS judge job talks to the endpoint (the
+    union config, whose ContextConflict judge jobs run beside CONFLICTS')."""
     (workflow_copy / "mixed.yaml").write_text("conflicts:\n  judge: {model: gemini-2.5-flash, backend: openai}\n")
     env = {**OFFLINE, **NO_KEYS, "GEMINI_API_KEY": "not-a-key"}
     result = snakemake_cmd(
-        "-n", "--configfile", "config/paper-conflicts.yaml", OPEN_JUDGES, "mixed.yaml", cwd=workflow_copy, env=env
+        "-n", "--configfile", "config/paper.yaml", OPEN_JUDGES, "mixed.yaml", cwd=workflow_copy, env=env
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]

@@ -269,7 +269,7 @@ def test_whole_dag_runs_on_the_smoke_config(smoke_run):
     )
     assert "@" not in table5  # the methods' runs are judged in the same job but tabled in the methods table only
     figures = sorted(p.name for p in (results / "figures").iterdir())
-    assert len(figures) == 36 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
+    assert len(figures) == 38 and all((results / "figures" / f).stat().st_size > 1000 for f in figures)
     assert "fig31_alpha_smollm2-135m-instruct.png" in figures and "methods.png" in figures
     report = (results / "report.html").read_text(errors="replace")
     assert "table4.csv" in report and "fig31_alpha_smollm2-135m-instruct.png" in report

@@ -68,7 +68,8 @@ def cad_improves_under_conflict(ctx: ClaimContext) -> ClaimCheck:
         label = f"{r['model']} {r['method']}: CAD - greedy"
         found[label] = number(r["difference"])
         low, high = number(r["difference_low"]), number(r["difference_high"])
-        shown = f"{label} [{low}, {high}] (n = {r['n_pairs']})"
+        bounds = ", ".join("none" if v is None else f"{v:.3f}" for v in (low, high))
+        shown = f"{label} [{bounds}] (n={r['n_pairs']})"
         if high is not None and high <= 0:
             worse.append(shown)
         elif low is None or low <= 0:

@@ -28,9 +28,9 @@ import pyarrow as pa
 
 from conflictlab.lm.methods import ADACAD_SHORT_ANSWER_FLOOR, GREEDY, as_method, contrast_logits
 from conflictlab.nq_swap.prompts import closed_book_prompt, context_prompt
+from conflictlab.nq_swap.runs import CLOSED_BOOK, ORIGINAL
 from conflictlab.nq_swap.steering import cross_fitted_directions, fold_of, run_name
 
-CLOSED_BOOK, ORIGINAL = "closed_book", "original"
 SETTINGS = (CLOSED_BOOK, ORIGINAL, GREEDY)
 
 RESPONSE_SCHEMA = pa.schema(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from conflictlab.lm.methods import GREEDY
-from conflictlab.nq_swap.generation import CLOSED_BOOK, ORIGINAL
 from conflictlab.nq_swap.report import BENCHMARK, EM_ORG, EM_SUB, MR
+from conflictlab.nq_swap.runs import CLOSED_BOOK, ORIGINAL
 from conflictlab.report.profile import profile_cell
 
 NAME = "nq_swap"

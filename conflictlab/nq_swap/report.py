@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from conflictlab.benchmarks.nq_swap import BENCHMARK as DESCRIPTOR
 from conflictlab.lm.methods import GREEDY
-from conflictlab.nq_swap.generation import CLOSED_BOOK, ORIGINAL
+from conflictlab.nq_swap.runs import CLOSED_BOOK, ORIGINAL
 from conflictlab.report.methods import (
     METHOD_CELL_SCHEMA,
     method_cell,
