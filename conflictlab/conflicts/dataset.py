@@ -84,26 +84,21 @@ class RecordError(ValueError):
         return f"{self.path}, line {self.line}: field {self.field!r}: {self.reason}"
 
 
-_MONTHS = {
-    m.casefold(): i
-    for i, m in enumerate(
-        [
-            "January",
-            "February",
-            "March",
-            "April",
-            "May",
-            "June",
-            "July",
-            "August",
-            "September",
-            "October",
-            "November",
-            "December",
-        ],
-        start=1,
-    )
-}
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_MONTHS = {m.casefold(): i for i, m in enumerate(MONTH_NAMES, start=1)}
 _MONTHS.update({name[:3]: i for name, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")

@@ -247,6 +247,25 @@ def _type_row(
     }
 
 
+def task2_row(query_id: str, model: str, strategy: str, named: str | None, status: str, decoding: str) -> dict:
+    """A :data:`RESPONSE_SCHEMA` row of one Task 2 prompt before any reply: no tokens, reply or response yet."""
+    return {
+        "query_id": query_id,
+        "model": model,
+        "strategy": strategy,
+        "template": TASK2_TEMPLATES[strategy],
+        "given_type": named,
+        "predicted_type": None,
+        "n_prompt_tokens": 0,
+        "reply": None,
+        "reasoning": None,
+        "response": None,
+        "finish_reason": None,
+        "status": status,
+        "decoding": decoding,
+    }
+
+
 def given_type(strategy: str, query: dict, predicted: dict[int, str | None]) -> str | None:
     """The type a strategy's prompt names: Task 1's prediction for Pipeline,
     the gold type for Oracle, none for the others."""
@@ -296,21 +315,7 @@ def respond(
     for strategy in strategies:
         for query in queries:
             named = given_type(strategy, query, predicted)
-            row = {
-                "query_id": query["query_id"],
-                "model": model,
-                "strategy": strategy,
-                "template": TASK2_TEMPLATES[strategy],
-                "given_type": named,
-                "predicted_type": None,
-                "n_prompt_tokens": 0,
-                "reply": None,
-                "reasoning": None,
-                "response": None,
-                "finish_reason": None,
-                "status": "ok",
-                "decoding": params.to_json(),
-            }
+            row = task2_row(query["query_id"], model, strategy, named, "ok", params.to_json())
             rows.append(row)
             if strategy == "pipeline" and named is None:
                 row["status"] = "no_predicted_type"

@@ -23,8 +23,8 @@ import pyarrow as pa
 
 from conflictlab.conflicts.dataset import CATEGORIES, ORDER
 from conflictlab.conflicts.judging import JUDGED_SCHEMA, grounding_score, unjudged_row
-from conflictlab.conflicts.prompts import STRATEGIES, TASK2_TEMPLATES, TAXONOMY, task2_messages
-from conflictlab.conflicts.responses import RESPONSE_SCHEMA, TYPE_PREDICTION_SCHEMA, given_type
+from conflictlab.conflicts.prompts import STRATEGIES, TAXONOMY, task2_messages
+from conflictlab.conflicts.responses import RESPONSE_SCHEMA, TYPE_PREDICTION_SCHEMA, given_type, task2_row
 from conflictlab.conflicts.tables import PAPER_TABLE7, RECALL_CATEGORIES, RELEASE_COUNTS
 from conflictlab.fake_text import Words, chosen, scaled
 
@@ -190,21 +190,7 @@ def plant_responses(
             ["query_id", "conflict_type", "question", "search_results", "n_results"]
         ).to_pylist():
             named = given_type(strategy, query, predicted)
-            row = {
-                "query_id": query["query_id"],
-                "model": model,
-                "strategy": strategy,
-                "template": TASK2_TEMPLATES[strategy],
-                "given_type": named,
-                "predicted_type": None,
-                "n_prompt_tokens": 0,
-                "reply": None,
-                "reasoning": None,
-                "response": None,
-                "finish_reason": None,
-                "status": "no_predicted_type",
-                "decoding": decoding,
-            }
+            row = task2_row(query["query_id"], model, strategy, named, "no_predicted_type", decoding)
             rows.append(row)
             if strategy == "pipeline" and named is None:
                 continue

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 import polars as pl
 import pyarrow as pa
 
+from conflictlab.conflicts.dataset import MONTH_NAMES
 from conflictlab.construction.templates import TEMPLATES, templates_for
 from conflictlab.judges.requests import JudgeRequest, read_choices
 
@@ -36,20 +37,6 @@ CONFLICT_KINDS = ("misinformation", "temporal", "semantic")
 KINDS = ("default", *CONFLICT_KINDS)
 # The released categories (the hub writes the news style "new").
 STYLES = ("wikipedia", "new", "book")
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 
 # Table 3 of the paper lost its cells in the text copy; these totals are stated
 # in its abstract and §1 (003_f1d9f2914a4daca0.txt, lines 47 and 57).
@@ -160,7 +147,7 @@ def gather_facts(
         month = (
             ((h // (4200 * salt)) % 12)
             .cast(pl.Int64)
-            .replace_strict(list(range(12)), list(MONTHS), return_dtype=pl.String)
+            .replace_strict(list(range(12)), list(MONTH_NAMES), return_dtype=pl.String)
         )
         return pl.format("{} {}, {}", day, month, year)
 
