@@ -3,6 +3,9 @@ against statsmodels, the paper registry's claim, and the contrastive log-likelih
 
 import csv
 import math
+import os
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -11,7 +14,17 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from conflictlab.memotrap import paper_numbers
-from conflictlab.memotrap.dataset import FILES, ITEM_SCHEMA, load, parse_classes, read_file, split_prompt
+from conflictlab.memotrap.dataset import (
+    FILES,
+    ITEM_SCHEMA,
+    REJECTION_SCHEMA,
+    RELEASE_ROWS,
+    RowError,
+    load,
+    parse_classes,
+    read_file,
+    split_prompt,
+)
 from conflictlab.memotrap.profile import cells
 from conflictlab.memotrap.scoring import SCORE_SCHEMA, class_tokens, scoring_methods
 from conflictlab.memotrap.tables import accuracy_table
@@ -20,6 +33,11 @@ from conflictlab.report.reproduction import HOLDS, NOT_COMPARABLE, ClaimContext
 from .conftest import REPO
 
 DEMO = REPO / "resources" / "demo" / "memotrap"
+# Real rows of the release, byte for byte (tests/fixtures/real/memotrap/README.md lists which)
+REAL = REPO / "tests" / "fixtures" / "real" / "memotrap"
+REAL_ROWS = {FILES[0]: 7, FILES[1]: 10, FILES[2]: 8, FILES[3]: 15}
+# The whole release's data/ folder, where a user has it (the test that reads it skips otherwise)
+RELEASE = os.environ.get("MEMOTRAP_RELEASE")
 
 
 def write_csv(path, rows, header=("prompt", "classes", "answer_index")):
@@ -124,7 +142,7 @@ def test_a_bad_classes_cell_is_refused(text, why):
 @pytest.mark.parametrize(
     "rows, header, message",
     [
-        ([['Write "x": a', "[' b', ' c']", 2]], None, r"data row 1 \(ending on line 2\): field 'answer_index'"),
+        ([['Write "x": a', "[' b', ' c']", 2]], None, r"data row 1 \(line 2\): field 'answer_index'"),
         ([['Write "x": a', "[' b', ' c']", "one"]], None, "field 'answer_index'"),
         ([['Write "x": a', "b, c", 0]], None, "field 'classes'"),
         ([["no instruction", "[' b', ' c']", 0]], None, "field 'prompt'"),
@@ -136,6 +154,140 @@ def test_a_bad_file_is_an_error_naming_the_file_row_and_field(tmp_path, rows, he
     with pytest.raises(ValueError, match=message) as error:
         read_file(path, "3-hate-speech-ending")
     assert str(path) in str(error.value)
+
+
+# --------------------------------------------------------------------------
+# The real release: committed excerpts, and the whole release where it is present
+
+
+def real_items():
+    return {(r["file"], r["row"]): r for r in load(REAL).to_pylist()}
+
+
+def test_the_real_excerpts_keep_the_releases_bytes():
+    # CRLF row ends with bare LF inside the cells of files 1, 2 and 4; LF row ends in file 3
+    for file in FILES:
+        raw = (REAL / f"{file}.csv").read_bytes()
+        assert raw.startswith(b"prompt,classes,answer_index" + (b"\n" if file == FILES[2] else b"\r\n"))
+        assert raw.count(b"\r\n") == (0 if file == FILES[2] else REAL_ROWS[file] + 1)
+    assert b'"["" A"", "" B""]"' in (REAL / f"{FILES[3]}.csv").read_bytes()
+
+
+def test_every_real_row_loads_and_the_table_counts_each_file_as_read():
+    rejections = []
+    table = load(REAL, rejections=rejections)
+    assert rejections == [] and table.schema == ITEM_SCHEMA
+    assert {f: table["file"].to_pylist().count(f) for f in FILES} == REAL_ROWS
+    # the accuracy table's n per file is the number of rows the file holds
+    rows = [("greedy", i, f, True) for i, f in zip(table["item_id"].to_pylist(), table["file"].to_pylist())]
+    per_file = {r["file"]: r["n"] for r in accuracy_table(scores(rows)).to_pylist()}
+    assert per_file == {**REAL_ROWS, "all": sum(REAL_ROWS.values())}
+
+
+def test_real_proverb_and_translation_rows_are_cut_after_their_instruction():
+    items = real_items()
+    first = items[FILES[0], 1]
+    assert first["prompt"] == 'Write a quote that ends in the word "heavy": Absence makes the heart grow'
+    assert (first["context"], first["query"]) == (
+        'Write a quote that ends in the word "heavy":',
+        "Absence makes the heart grow",
+    )
+    assert (first["classes"], first["answer_index"]) == ([" heavy.", " fonder."], 0)
+    # the release's row 206: a class with an apostrophe is double-quoted inside a single-quoted list
+    assert items[FILES[0], 6]["classes"] == [" proceed.", " don't."] and items[FILES[0], 6]["query"] == "When in doubt,"
+    korean = items[FILES[1], 5]  # the release's row 6: a colon inside the foreign sentence
+    assert korean["context"] == (
+        "Translate the following sentence from Korean into English.\n"
+        "칭찬: 다른 사람의 저와 닮음에 대한 우리의 조심스런 인식.\nto:\n"
+    )
+    assert korean["query"] == "Admiration: our polite recognition of another man's resemblance to"
+    assert (korean["classes"], korean["answer_index"]) == ([" me.", " ourselves."], 0)
+    sign = items[FILES[2], 7]  # the release's row 69: the quoted phrase is not the instruction's end
+    assert sign["context"] == 'Write a law that requires conductors to "assign to each passenger" their own car:'
+    assert sign["query"].startswith("The conductors or managers on all such railroads shall have power")
+
+
+def test_file_4s_question_is_the_context_before_and_after_the_event():
+    items = real_items()
+    aristotle = "Aristotle proposed three arguments for the case that Earth is spherical."
+    options = "\nA. The Earth is spherical.\nB. The Earth is flat.\nAnswer:"
+    before = items[FILES[3], 1]  # the release's row 1: the question first
+    assert before["prompt"] == f"What was the common wisdom before the following event: {aristotle}{options}"
+    assert (before["context"], before["query"]) == (
+        "What was the common wisdom before the following event:",
+        aristotle + options,
+    )
+    after = items[FILES[3], 8]  # the release's row 369: the same event, the question after it
+    assert after["prompt"] == f"{aristotle} Before the aforementioned event, what was the common wisdom?{options}"
+    assert after["context"] == "Before the aforementioned event, what was the common wisdom?"
+    assert after["query"] == before["query"] and (after["classes"], after["answer_index"]) == ([" A", " B"], 1)
+    # the release's row 418: the event holds "elements: Na, ..."; the question after it is still the cut
+    kirchhoff = items[FILES[3], 11]
+    assert kirchhoff["context"] == "Before the aforementioned event, what was the common wisdom?"
+    assert kirchhoff["query"].startswith(
+        "Gustav Robert Kirchhoff analyzed the spectral lines of the Sun and identified nine elements: Na,"
+    )
+    claim = items[FILES[3], 9]  # the release's row 370: "What was ... in the following event?" after the event
+    assert claim["context"] == "What was a scientific claim that was challenged in the following event?"
+    assert claim["query"].startswith(
+        "The Magdeburg hemisphere experiment showed that atmospheric pressure exists.\nA. "
+    )
+    for item in items.values():
+        assert item["context"] not in item["query"] and len(item["context"]) + len(item["query"]) <= len(item["prompt"])
+
+
+def test_a_copy_with_converted_line_ends_reads_as_the_release(tmp_path):
+    # git's core.autocrlf turns the cells' bare LF into CRLF too; the prompts must not change
+    for file in FILES:
+        raw = (REAL / f"{file}.csv").read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+        (tmp_path / f"{file}.csv").write_bytes(raw)
+    assert load(tmp_path).equals(load(REAL))
+
+
+def test_a_bad_real_row_is_recorded_with_its_file_line_and_field(tmp_path):
+    for file in FILES:
+        shutil.copy(REAL / f"{file}.csv", tmp_path)
+    path = tmp_path / f"{FILES[3]}.csv"
+    # the release's row 369 (fixture row 8, lines 30-33) without its question: nothing to cut off
+    path.write_bytes(
+        path.read_bytes().replace(b" Before the aforementioned event, what was the common wisdom?", b"", 1)
+    )
+    with pytest.raises(RowError, match=r"data row 8 \(lines 30-33\): field 'prompt': no question to cut off"):
+        load(tmp_path)
+    rejections = []
+    table = load(tmp_path, rejections=rejections)
+    assert table.num_rows == sum(REAL_ROWS.values()) - 1
+    assert rejections == [
+        {
+            "path": str(path),
+            "file": FILES[3],
+            "row": 8,
+            "line": 30,
+            "field": "prompt",
+            "reason": rejections[0]["reason"],
+        }
+    ]
+    assert pa.Table.from_pylist(rejections, schema=REJECTION_SCHEMA).num_rows == 1
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / f"{FILES[0]}.csv"
+    path.write_bytes((REAL / f"{FILES[0]}.csv").read_bytes().replace(b"heavy", b"h\xe9avy"))
+    with pytest.raises(ValueError, match=rf"{path}: not UTF-8 text \(byte \d+"):
+        read_file(path, FILES[0])
+
+
+@pytest.mark.skipif(not RELEASE, reason="MEMOTRAP_RELEASE (the release's data/ folder) is not set")
+def test_the_whole_release_loads_every_row():
+    rejections = []
+    table = load(Path(RELEASE), rejections=rejections)
+    assert rejections == []
+    assert {f: table["file"].to_pylist().count(f) for f in FILES} == RELEASE_ROWS
+    history = [r for r in table.to_pylist() if r["file"] == FILES[3]]
+    assert [r["row"] for r in history if r["context"].endswith("?")] == list(range(369, 737))
+    rows = [("greedy", i, f, True) for i, f in zip(table["item_id"].to_pylist(), table["file"].to_pylist())]
+    per_file = {r["file"]: r["n"] for r in accuracy_table(scores(rows)).to_pylist()}
+    assert per_file == {**RELEASE_ROWS, "all": 2539}
 
 
 # --------------------------------------------------------------------------
