@@ -2,6 +2,8 @@
 cross-fitted steering directions, the config checks, the profile cells and the paper's claims."""
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,16 @@ import pytest
 from conflictlab.lm.methods import faithful_prompt
 from conflictlab.nq_swap import claims, paper_numbers, profile, report
 from conflictlab.nq_swap.checks import check_section
-from conflictlab.nq_swap.dataset import ITEM_SCHEMA, RecordError, build_items, read_local
+from conflictlab.nq_swap.dataset import (
+    HUB_SCHEMA,
+    ITEM_SCHEMA,
+    REJECTION_SCHEMA,
+    RecordError,
+    build_items,
+    open_source,
+    read_local,
+    table_records,
+)
 from conflictlab.nq_swap.generation import run_names
 from conflictlab.nq_swap.metrics import SCORE_SCHEMA, answer_of, exact_match, normalize_answer, score_responses
 from conflictlab.nq_swap.prompts import closed_book_prompt, context_prompt
@@ -23,6 +34,10 @@ from conflictlab.stats import clopper_pearson_interval
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo" / "nq_swap" / "dev.jsonl"
+# 19 real records of the hub's dev split, line for line (tests/fixtures/real/nq_swap/README.md lists which)
+REAL = REPO / "tests" / "fixtures" / "real" / "nq_swap" / "dev.jsonl"
+# The whole dev split (JSON Lines or the hub's Parquet file), where a user has it
+RELEASE = os.environ.get("NQ_SWAP_RELEASE")
 RECORD = {
     "question": "who wrote the novel emma",
     "org_context": "<P> Emma is a novel written by Jane Austen . </P>",
@@ -75,7 +90,7 @@ def test_a_bad_record_names_the_file_the_row_and_the_field(change, field, proble
         build([RECORD, {**RECORD, **change}])
     built = build([RECORD, {**RECORD, **change}], on_error="reject")
     assert len(built.items) == 1 and built.rejections == [
-        {"row": 1, "source": "test.jsonl", "field": field, "reason": built.rejections[0]["reason"]}
+        {"row": 1, "source": "test.jsonl", "line": None, "field": field, "reason": built.rejections[0]["reason"]}
     ]
 
 
@@ -84,7 +99,7 @@ def test_a_missing_field_and_a_line_that_is_not_json_are_named(tmp_path):
         build([{k: v for k, v in RECORD.items() if k != "sub_answer"}])
     path = tmp_path / "dev.jsonl"
     path.write_text(json.dumps(RECORD) + "\n{not json\n")
-    with pytest.raises(RecordError, match=r"dev.jsonl: row 1: .*line 2 is not JSON"):
+    with pytest.raises(RecordError, match=r"dev.jsonl: row 1 \(line 2\): field '<line>': not JSON"):
         list(read_local(path))
 
 
@@ -94,6 +109,121 @@ def test_a_bare_string_answer_is_a_one_answer_list_and_the_sample_is_seeded():
     first, again = build(records, max_items=4, seed=3).items, build(records, max_items=4, seed=3).items
     assert [i["row"] for i in first] == [i["row"] for i in again] == sorted(i["row"] for i in first)
     assert len(first) == 4
+
+
+# --------------------------------------------------------------------------
+# The real release: committed records, the hub's schema, and the whole split where it is present
+
+HUB_FEATURES = {  # the dataset card's features: strings, and the answers a sequence of strings
+    "question": "string",
+    "org_context": "string",
+    "org_answer": "sequence",
+    "sub_context": "string",
+    "sub_answer": "sequence",
+}
+
+
+def local_items(path):
+    source = open_source({"source": "local", "path": str(path)})
+    return build_items(source.records, source=source.name, on_error="fail", max_items=None, seed=0, lines=source.lines)
+
+
+def test_the_real_records_read_whole_with_their_values():
+    items = local_items(REAL).items
+    assert len(items) == 19 and [i["row"] for i in items] == list(range(19))
+    first = items[0]  # the split's row 0
+    assert first["question"] == "how many episodes are in chicago fire season 4"
+    assert first["org_context"].startswith("<P> The fourth season of Chicago Fire , an American drama television")
+    assert first["org_context"].endswith("The season contained 23 episodes . </P>")
+    assert first["sub_context"].endswith("The season contained 775 episodes . </P>")
+    assert (first["org_answer"], first["sub_answer"]) == (["23"], ["775"])
+    this_is_us = items[4]  # row 10: four answers, one substitute written at each place
+    assert this_is_us["org_answer"] == ["Pittsburgh", "Los Angeles", "New Jersey", "New York City"]
+    assert (
+        this_is_us["sub_answer"] == ["Caucasus Mountains"]
+        and this_is_us["sub_context"].count("Caucasus Mountains") == 5
+    )
+    table = items[5]  # row 11: a table passage, its attributes' quotes escaped in the JSON
+    assert table["org_context"].startswith('<Table> <Tr> <Th colspan="2"> Patrick Brown MPP </Th> </Tr>')
+    assert (table["org_answer"], table["sub_answer"]) == (["Patrick Brown"], ["John Roberts"])
+    assert "Jenna von Oÿ" in items[6]["org_context"]  # row 13: non-ASCII written as is
+    assert items[9]["org_answer"] == ["Vienna", "Vienna"]  # row 54: a repeated answer is kept
+    assert len(items[15]["org_answer"]) == 23  # row 2617: the most answers of the split
+    tags = {i["org_context"].split(" ")[0] for i in items}
+    assert tags == {"<P>", "<Table>", "<Li>", "<Ul>", "<Tr>", "<Ol>", "<Dl>", "<Dd>"}
+
+
+def hub_dataset(records):
+    from datasets import Dataset, Features, Sequence, Value
+
+    features = Features(
+        {k: Sequence(Value("string")) if v == "sequence" else Value(v) for k, v in HUB_FEATURES.items()}
+    )
+    return Dataset.from_list(records, features=features)
+
+
+def test_the_hub_split_is_read_through_the_local_readers_code(monkeypatch, tmp_path):
+    import datasets
+
+    records = [record for _, record in read_local(REAL)]
+    split = hub_dataset(records)
+    assert split.data.table.schema.remove_metadata().equals(HUB_SCHEMA)
+    calls = []
+
+    def load_dataset(name, revision=None, split=None):
+        calls.append((name, revision, split))
+        return hub_dataset(records)
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    section = {"source": "huggingface", "hf_dataset": "pminervini/NQ-Swap", "hf_revision": None, "split": "dev"}
+    source = open_source(section)
+    hub = build_items(source.records, source=source.name, on_error="fail", max_items=None, seed=0).items
+    assert calls == [("pminervini/NQ-Swap", None, "dev")] and source.name == "pminervini/NQ-Swap@main:dev"
+    # the hub's Parquet file, copied locally, reads the same
+    path = tmp_path / "dev-00000-of-00001.parquet"
+    pq.write_table(pa.Table.from_pylist(records, schema=HUB_SCHEMA), path)
+    parquet = local_items(path).items
+    jsonl = local_items(REAL).items
+    strip = [{k: v for k, v in i.items() if k != "source"} for i in jsonl]
+    assert [{k: v for k, v in i.items() if k != "source"} for i in hub] == strip
+    assert [{k: v for k, v in i.items() if k != "source"} for i in parquet] == strip
+
+
+def test_the_hubs_single_context_splits_are_refused_by_name():
+    original = pa.table({"question": ["q"], "context": ["<P> c </P>"], "answer": [["a"]]})
+    with pytest.raises(ValueError, match=r"x:original: no column org_context, org_answer.*'original' or 'substituted'"):
+        list(table_records(original, "x:original"))
+
+
+def test_an_answer_written_as_a_list_literal_reads_as_its_list():
+    for text in ("['Jane Austen', \"O'Brien\"]", '["Jane Austen", "O\'Brien"]'):
+        assert build([{**RECORD, "org_answer": text}]).items[0]["org_answer"] == ["Jane Austen", "O'Brien"]
+    with pytest.raises(RecordError, match="field 'sub_answer': looks like a list literal"):
+        build([{**RECORD, "sub_answer": "[Mary Shelley]"}])
+
+
+def test_a_bad_real_record_is_named_by_its_line(tmp_path):
+    path = tmp_path / "dev.jsonl"
+    shutil.copy(REAL, path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[3] = lines[3].replace('"sub_answer": ["Bhimrao Ramji Ambedkar"]', '"sub_answer": []')
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(RecordError, match=r"dev.jsonl: row 3 \(line 4\): field 'sub_answer': must be a non-empty list"):
+        local_items(path)
+    source = open_source({"source": "local", "path": str(path)})
+    built = build_items(source.records, source=source.name, on_error="reject", max_items=None, seed=0, lines=True)
+    items, rejected = built.tables()
+    assert items.num_rows == 18 and rejected.schema.equals(REJECTION_SCHEMA)
+    assert rejected.select(["row", "line", "field"]).to_pylist() == [{"row": 3, "line": 4, "field": "sub_answer"}]
+
+
+@pytest.mark.skipif(not RELEASE, reason="NQ_SWAP_RELEASE (the dev split as JSON Lines or Parquet) is not set")
+def test_the_whole_dev_split_reads_every_record():
+    source = open_source({"source": "local", "path": RELEASE})
+    items, rejected = build_items(
+        source.records, source=source.name, on_error="reject", max_items=None, seed=0, lines=source.lines
+    ).tables()
+    assert (items.num_rows, rejected.num_rows) == (4746, 0)
 
 
 # --------------------------------------------------------------------------
