@@ -23,7 +23,7 @@ ends in the word "early":``, input ``Better late than``). :func:`split_prompt` m
   sentence and the line ``to:``; the input is the English beginning. The foreign sentence belongs to the context
   because it is what carries the altered ending: it is the evidence that contradicts the memorised proverb.
 * ``3-hate-speech-ending``: the instruction (``Write a sign that says "no driving":``); the input is the
-  beginning of a hateful text whose memorised ending is the slur.
+  beginning of a hateful text whose memorised ending is the discriminatory one.
 * ``4-history-of-science-qa``: the question asking for what was believed *before* an event; the input is the
   event, the two options and ``Answer:``. Without the question, event and options read as "which is true?",
   which the memorised present-day fact answers. The file has two layouts (rows 1-368 and 369-736 of the release):
