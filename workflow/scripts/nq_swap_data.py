@@ -2,16 +2,12 @@
 
 from conflictlab.io import write_parquet
 from conflictlab.logs import configure_logging
-from conflictlab.nq_swap.dataset import ITEM_SCHEMA, REJECTION_SCHEMA, build_items, hub_records, read_local
+from conflictlab.nq_swap.dataset import ITEM_SCHEMA, REJECTION_SCHEMA, build_items
+from conflictlab.nq_swap.source import configured_records
 
 data = snakemake.params.data
 log = configure_logging(snakemake.log[0], "nq_swap_data")
-if data["source"] == "local":
-    source = data["path"]
-    records = read_local(source)
-else:
-    source = f"{data['hf_dataset']}@{data.get('hf_revision') or 'main'}:{data['split']}"
-    records = hub_records(data["hf_dataset"], revision=data.get("hf_revision"), split=data["split"])
+source, records = configured_records(data)
 log.info("reading NQ-Swap records from %s", source)
 build = build_items(records, source=source, on_error=data["on_error"], max_items=data["max_items"], seed=data["seed"])
 items, rejected = build.tables()
