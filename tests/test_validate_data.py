@@ -65,31 +65,23 @@ def test_the_default_config_reads_every_demo_file_whole_and_rejects_nothing(monk
     assert "resources/demo/conflicts/conflicts.jsonl" in text and text.rstrip().endswith("0 rejected")
 
 
+def edit_line(path, index: int, change) -> None:
+    """Replace JSON Lines record ``index`` (from 0) of ``path`` by ``change(record)``."""
+    lines = path.read_text().splitlines()
+    lines[index] = json.dumps(change(json.loads(lines[index])))
+    path.write_text("\n".join(lines) + "\n")
+
+
 def plant(demo, benchmark):
     """One bad record in the copy's file of ``benchmark``: (path as config names it, where, field)."""
     if benchmark == "conflicts":
-        path = demo / "conflicts/conflicts.jsonl"
-        lines = path.read_text().splitlines()
-        record = json.loads(lines[6])
-        record["conflict_type"] = "Conflict due to gossip"
-        lines[6] = json.dumps(record)
-        path.write_text("\n".join(lines) + "\n")
+        edit_line(demo / "conflicts/conflicts.jsonl", 6, lambda r: {**r, "conflict_type": "Conflict due to gossip"})
         return "resources/demo/conflicts/conflicts.jsonl", "line 7", "conflict_type"
     if benchmark == "conflictbank":
-        path = demo / "conflictbank/QA_dataset.jsonl"
-        lines = path.read_text().splitlines()
-        record = json.loads(lines[2])
-        record["options"] = record["options"][:3]
-        lines[2] = json.dumps(record)
-        path.write_text("\n".join(lines) + "\n")
+        edit_line(demo / "conflictbank/QA_dataset.jsonl", 2, lambda r: {**r, "options": r["options"][:3]})
         return "resources/demo/conflictbank/QA_dataset.jsonl", "line 3", "options"
     if benchmark == "nq_swap":
-        path = demo / "nq_swap/dev.jsonl"
-        lines = path.read_text().splitlines()
-        record = json.loads(lines[4])
-        record["sub_answer"] = []
-        lines[4] = json.dumps(record)
-        path.write_text("\n".join(lines) + "\n")
+        edit_line(demo / "nq_swap/dev.jsonl", 4, lambda r: {**r, "sub_answer": []})
         return "resources/demo/nq_swap/dev.jsonl", "row 4", "sub_answer"
     if benchmark == "memotrap":
         path = demo / "memotrap/3-hate-speech-ending.csv"
@@ -98,9 +90,7 @@ def plant(demo, benchmark):
         path.write_text("\n".join(lines) + "\n")
         return "resources/demo/memotrap/3-hate-speech-ending.csv", "(file)", "answer_index"
     path = demo / "data/perspective_conflict/allsides/2.json"
-    record = json.loads(path.read_text())
-    record["question"] = ""
-    path.write_text(json.dumps(record))
+    path.write_text(json.dumps({**json.loads(path.read_text()), "question": ""}))
     return "resources/demo/data/perspective_conflict/allsides", "perspective_conflict/allsides/2.json", "question"
 
 
