@@ -63,6 +63,7 @@ for _benchmark in benchmarks.REGISTRY:
 include: "rules/methods.smk"  # every method on each benchmark that runs; after steering.smk and shapley.smk
 include: "rules/profile.smk"  # after every benchmark's rule file (it reads their tables), before report.smk (which lists its pages)
 include: "rules/reproduction.smk"  # after profile.smk (it reads the tables the profile reads), before report.smk
+include: "rules/validate_data.smk"  # the data check: every selected benchmark's validator (conflictlab.validate_data)
 include: "rules/construction.smk"  # after judges.smk (its judge settings and cache), before report.smk (its outputs)
 include: "rules/report.smk"
 

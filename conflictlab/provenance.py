@@ -5,7 +5,8 @@ functions alike: a lazily imported module still runs) from a script through
 every ``conflictlab`` module it reaches, statically (nothing is executed); a
 package that loads its own modules by name (the benchmark registry) runs all of
 them, and a module that resolves the descriptors' module names
-(conflictlab.paper_registries) runs every module they name.
+(conflictlab.paper_registries, conflictlab.validate_data) runs the modules named
+by the descriptor fields its closure reads.
 A rule's code hash (:func:`code_hash`) covers exactly that closure, so an edit
 to any module a script can run reruns the rule, and an edit elsewhere does not.
 """
@@ -18,6 +19,7 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,11 +42,12 @@ DESCRIPTORS = Path(PACKAGE) / "benchmarks"
 # some 60 scripts whose closures share most modules: parsing and walking each module
 # once per script took 2.6 CPU s of every Snakemake start.
 @functools.cache
-def _parsed(source: str, filename: str) -> tuple[frozenset[str], bool, frozenset[str]]:
+def _parsed(source: str, filename: str) -> tuple[frozenset[str], bool, frozenset[tuple[str, str]], frozenset[str]]:
     """What ``source`` imports (modules, and ``module.name`` of each ``from module import name``; absolute only),
-    whether it imports by name (``importlib.import_module``), and the module references among its string
-    constants (:data:`_MODULE_REFERENCE`, the module part)."""
-    names, by_name, references = set(), False, set()
+    whether it imports by name (``importlib.import_module``), the module references among its string constants
+    (:data:`_MODULE_REFERENCE`, the module part) as ``(keyword, module)`` (the keyword argument the string is
+    given as, a descriptor's field; "" for any other string), and the attribute names it reads."""
+    names, by_name, references, attributes = set(), False, set(), set()
     for node in ast.walk(ast.parse(source, filename=filename)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
@@ -53,26 +56,34 @@ def _parsed(source: str, filename: str) -> tuple[frozenset[str], bool, frozenset
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Call):
             by_name |= getattr(node.func, "id", getattr(node.func, "attr", None)) == "import_module"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_REFERENCE.fullmatch(node.value):
-            references.add(node.value.partition(":")[0])
-    return frozenset(names), by_name, frozenset(references)
+            for keyword in node.keywords:
+                value = keyword.value
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    if _MODULE_REFERENCE.fullmatch(value.value):
+                        references.add((keyword.arg or "", value.value.partition(":")[0]))
+        elif isinstance(node, ast.Attribute):
+            attributes.add(node.attr)
+    return frozenset(names), by_name, frozenset(references), frozenset(attributes)
 
 
-def _loaded_by_name(path: Path, names: frozenset[str], by_name: bool, root: Path) -> tuple[list[Path], set[str]]:
+def _loaded_by_name(path: Path, names: frozenset[str], by_name: bool) -> tuple[list[Path], bool]:
     """What ``path`` (importing ``names``) imports by name (``importlib.import_module``), statically: a package
     ``__init__.py`` that does so runs every module of its package (the benchmark registry loads its descriptors
-    so); a module that does so and imports the registry runs every module the descriptors name by string
-    (conflictlab.paper_registries resolves them)."""
+    so); a module that does so and imports the registry resolves the descriptors' module names (``True``:
+    conflictlab.paper_registries, conflictlab.validate_data)."""
     if not by_name:
-        return [], set()
+        return [], False
     if path.name == "__init__.py":
-        return sorted(p for p in path.parent.glob("*.py") if p != path), set()
-    if f"{PACKAGE}.benchmarks" not in names:  # it resolves no descriptor's name
-        return [], set()
-    named = set()
+        return sorted(p for p in path.parent.glob("*.py") if p != path), False
+    return [], f"{PACKAGE}.benchmarks" in names
+
+
+def _descriptor_references(root: Path) -> set[tuple[str, str]]:
+    """``(field, module)`` of every module a benchmark descriptor names by string."""
+    found = set()
     for descriptor in sorted((root / DESCRIPTORS).glob("*.py")):
-        named |= _parsed(descriptor.read_text(), str(descriptor))[2]
-    return [], named
+        found |= _parsed(descriptor.read_text(), str(descriptor))[2]
+    return found
 
 
 def _module_file(name: str, root: Path) -> Path | None:
@@ -89,21 +100,21 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
     and the third-party top-level modules imported anywhere in that closure.
 
     Importing ``conflictlab.a.b`` also runs ``conflictlab/__init__.py`` and
-    ``conflictlab/a/__init__.py``; they are included.
+    ``conflictlab/a/__init__.py``; they are included. Where the closure
+    resolves the descriptors' module names, it runs the modules named by the
+    descriptor fields that some module of the closure reads (``.paper_numbers``,
+    ``.profile_cells``, ``.validator``): the profile script runs the profile
+    cells, the data check the validators, neither the other's.
     """
     root = Path(root)
     seen: set[Path] = set()
     third_party: set[str] = set()
-    stack = [Path(script)]
-    while stack:
-        path = stack.pop()
-        names, by_name, _ = _parsed(path.read_text(), str(path))
-        modules, named = _loaded_by_name(path, names, by_name, root)
-        for found in modules:
-            if found not in seen:
-                seen.add(found)
-                stack.append(found)
-        for name in names | named:
+    attributes: set[str] = set()
+    named: set[str] = set()
+    resolves = False
+
+    def add(names: Iterable[str]) -> None:
+        for name in names:
             top = name.split(".")[0]
             if top != PACKAGE:
                 if top not in sys.stdlib_module_names and top != "__future__":
@@ -115,6 +126,24 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
                 if found is not None and found not in seen:
                     seen.add(found)
                     stack.append(found)
+
+    stack = [Path(script)]
+    while stack:
+        while stack:
+            path = stack.pop()
+            names, by_name, _, read = _parsed(path.read_text(), str(path))
+            attributes |= read
+            modules, resolver = _loaded_by_name(path, names, by_name)
+            resolves |= resolver
+            for found in modules:
+                if found not in seen:
+                    seen.add(found)
+                    stack.append(found)
+            add(names)
+        if resolves:  # the fields read may grow with the modules just added: until nothing new
+            wanted = {module for field, module in _descriptor_references(root) if field in attributes} - named
+            named |= wanted
+            add(wanted)
     return Closure(tuple(sorted(seen)), tuple(sorted(third_party)))
 
 

@@ -95,6 +95,9 @@ class Benchmark:
     # What its model lists need of a model's backend (conflictlab.lm.backends.CAPABILITIES), checked before any
     # job (conflictlab.run_config.capability_problems): (dotted model-list key, what the stage does, capability).
     needs: tuple[tuple[str, str, str], ...] = ()
+    # The data check (conflictlab.validate_data, rule validate_data): "module:function"(config) -> [FileCheck], its
+    # whole configured input read with every rejection recorded; None: it reads no input file.
+    validator: str | None = None
 
     def __post_init__(self):
         if self.model_lists and self.model_lists[0] != self.models_key:

@@ -1,7 +1,7 @@
 """The library's layers: every import runs down, never back up.
 
 Floors, bottom to top: the top-level utilities (statistics, rank tests,
-sampling, io, logs, provenance, wildcard values); ``lm/`` (the model
+sampling, io, logs, provenance, wildcard values, the data check's records); ``lm/`` (the model
 layer); ``judges/`` and ``report/`` (shared machinery); the benchmarks. A module may import its own
 floor's package and anything below it, except where noted; a benchmark's
 particulars (its prompts, taxonomy, metrics) never reach a lower floor.
@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "conflictlab"
 # the registries (benchmarks, metrics) and their shapes (specs) stand on the bottom floor, so every layer reads them
 UTILITIES = {
     "benchmarks",
+    "data_check",
     "fake_text",
     "io",
     "logs",
@@ -46,6 +47,8 @@ ALLOWED = {
     **{name: UTILITIES | {"lm", "judges", "report"} for name in BENCHMARKS},
     # the top floor: the list of every paper's registry, which the reproduction scripts read
     "paper_registries": UTILITIES | {"lm", "judges", "report"} | BENCHMARKS,
+    # the data check: the registry's validators, loaded by name (rule validate_data)
+    "validate_data": UTILITIES,
     # new data built the papers' way, written in a benchmark's released format and read back by its loader
     "construction": UTILITIES | {"lm", "judges", "report"} | BENCHMARKS,
 }

@@ -446,18 +446,27 @@ def library_modules_run_by(script) -> set[str]:
         ],
     )
     finder.run_script(str(REPO / "workflow" / "scripts" / script))
-    # What the benchmark registry imports by name, which ModuleFinder cannot see: its descriptors, and
-    # the modules they name where conflictlab.paper_registries resolves them (taken from the loaded registry).
+    # What the benchmark registry imports by name, which ModuleFinder cannot see: its descriptors, and the
+    # modules they name, by field, where a module resolves them (taken from the loaded registry): the paper
+    # registries wherever conflictlab.paper_registries is loaded, the profile cells in the profile script
+    # (which reads them), the validators in the data check (conflictlab.validate_data).
     if "conflictlab.benchmarks" in finder.modules:
         from conflictlab import benchmarks
 
         for name in benchmarks.NAMES:
             finder.import_hook(f"conflictlab.benchmarks.{name}")
-        if "conflictlab.paper_registries" in finder.modules:
-            for bench in benchmarks.REGISTRY:
-                for reference in (bench.paper_numbers, bench.profile_cells):
-                    if reference:
-                        finder.import_hook(reference.partition(":")[0])
+        fields = [
+            field
+            for field, loaded in (
+                ("paper_numbers", "conflictlab.paper_registries" in finder.modules),
+                ("profile_cells", script == "profile.py"),
+                ("validator", "conflictlab.validate_data" in finder.modules),
+            )
+            if loaded
+        ]
+        for bench in benchmarks.REGISTRY:
+            for reference in filter(None, (getattr(bench, field) for field in fields)):
+                finder.import_hook(reference.partition(":")[0])
     return {m.__file__ for name, m in finder.modules.items() if name.startswith("conflictlab") and m.__file__}
 
 

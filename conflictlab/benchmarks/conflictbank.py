@@ -30,4 +30,5 @@ BENCHMARK = Benchmark(
     headline=r"/mr$",
     caps=(("", "conflictbank.max_per_relation"),),
     docs="docs/benchmarks/conflictbank.md",
+    validator="conflictlab.conflictbank.source:check_input",
 )

@@ -42,4 +42,5 @@ BENCHMARK = Benchmark(
     headline=r"^(task1|behaviour/)",
     caps=(("", "conflicts.max_per_category"),),
     docs="docs/benchmarks/conflicts.md",
+    validator="conflictlab.conflicts.dataset:check_input",
 )

@@ -47,4 +47,5 @@ BENCHMARK = Benchmark(
     headline=r"^accuracy/",
     caps=(("faithfulness", "judges.faithfulness_max_per_type"), ("", "data.max_per_subset")),
     docs="docs/benchmarks/contextconflict.md",
+    validator="conflictlab.contextconflict.dataset:check_input",
 )

@@ -48,4 +48,5 @@ BENCHMARK = Benchmark(
             description="share of MemoTrap prompts whose asked-for class has the highest summed log-likelihood",
         ),
     ),
+    validator="conflictlab.memotrap.checks:check_input",
 )

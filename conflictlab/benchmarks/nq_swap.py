@@ -65,4 +65,5 @@ BENCHMARK = Benchmark(
             "NQ-Swap: EM_org / (EM_org + EM_sub) over the items whose answer matches either (Longpre et al. 2021)",
         ),
     ),
+    validator="conflictlab.nq_swap.source:check_input",
 )

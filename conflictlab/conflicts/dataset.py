@@ -19,11 +19,13 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import itemgetter
 
 import pyarrow as pa
 
+from conflictlab.data_check import FileCheck, Problem, unreadable
 from conflictlab.sampling import sample_per_group
 
 # short name -> the strings the release and the paper use for it
@@ -255,3 +257,16 @@ def download_release(
         if sha256 is not None and digest.hexdigest() != sha256:
             raise ValueError(f"{url}: SHA-256 {digest.hexdigest()} is not the pinned release's {sha256}")
     return digest.hexdigest()
+
+
+def check_input(config: Mapping) -> list[FileCheck]:
+    """The data check of config's ``conflicts.path`` (:mod:`conflictlab.validate_data`): every query read as
+    :func:`read_conflicts` reads it, each rejection with its line and field."""
+    section = config["conflicts"]
+    path, stops = str(section["path"]), section.get("on_error", "fail") == "fail"
+    try:
+        queries, rejected = read_conflicts(path, on_error="reject", check_release=section.get("check_release", False))
+    except (OSError, ValueError) as error:
+        return [unreadable("conflicts", path, error, stops_run=True)]
+    problems = [Problem(f"line {r['query_id']}", r["field"], r["reason"]) for r in rejected.to_pylist()]
+    return [FileCheck("conflicts", path, queries.num_rows, problems, stops)]

@@ -34,6 +34,7 @@ from conflictlab.contextconflict.conflict_types import (
     TASK_FAMILY,
     Subset,
 )
+from conflictlab.data_check import FileCheck, Problem, field_of, unreadable
 
 SAMPLE_SCHEMA = pa.schema(
     [
@@ -600,3 +601,40 @@ def shuffle_evidence(samples: pa.Table, *, seed: int) -> pa.Table:
             }
         )
     return pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)
+
+
+def check_input(config: Mapping) -> list[FileCheck]:
+    """The data check of config's ``data`` section (:mod:`conflictlab.validate_data`): every sample of every
+    configured conflict type read as the ``build_subset`` jobs read it (no sampling), one check per subset
+    folder (the release holds one sample per file), each rejection with its file and field."""
+    data = config["data"]
+    stops = data.get("on_error", "fail") == "fail"
+    released = data["source"] == "released"
+    checks = []
+    for conflict_type in config["conflict_types"]:
+        try:
+            if released:
+                subsets = (data.get("subsets") or {}).get(conflict_type)
+                build = load_released(data["root"], conflict_type, subsets=subsets, on_error="reject")
+            else:
+                build = load_hub(data["hf_dataset"], conflict_type, revision=data.get("hf_revision"), on_error="reject")
+        except (OSError, ValueError) as error:
+            where = f"{data['root']}/{conflict_type}_conflict" if released else f"{data['hf_dataset']}:{conflict_type}"
+            checks.append(unreadable("contextconflict", where, error, stops_run=True))
+            continue
+        for subset in SUBSETS[conflict_type]:
+            read = sum(row["subset"] == subset.name for row in build.records)
+            problems = [
+                Problem(r["source_path"], field_of(r["reason"]), r["reason"])
+                for r in build.rejections
+                if r["subset"] == subset.name
+            ]
+            if read or problems:
+                where = f"{data['root']}/{subset.folder}" if released else f"{data['hf_dataset']}:{subset.folder}"
+                checks.append(FileCheck("contextconflict", where, read, problems, stops))
+        # Entries of the type folder that belong to no subset (an unknown folder): the type's own check.
+        names = {subset.name for subset in SUBSETS[conflict_type]}
+        stray = [Problem(r["source_path"], "(file)", r["reason"]) for r in build.rejections if r["subset"] not in names]
+        if stray:
+            checks.append(FileCheck("contextconflict", f"{data['root']}/{conflict_type}_conflict", 0, stray, stops))
+    return checks

@@ -2,19 +2,14 @@
 
 import pyarrow.compute as pc
 
-from conflictlab.conflictbank.dataset import RECORD_SCHEMA, REJECTION_SCHEMA, build_records, read_jsonl
-from conflictlab.conflictbank.hub import hub_records
+from conflictlab.conflictbank.dataset import RECORD_SCHEMA, REJECTION_SCHEMA, build_records
+from conflictlab.conflictbank.source import configured_records
 from conflictlab.io import write_parquet
 from conflictlab.logs import configure_logging
 
 data = snakemake.params.data
 log = configure_logging(snakemake.log[0], "conflictbank_data")
-if data["source"] == "local":
-    source = data["path"]
-    records = read_jsonl(source)
-else:
-    source = f"{data['hf_dataset']}@{data.get('hf_revision') or 'main'}"
-    records = hub_records(data["hf_dataset"], revision=data.get("hf_revision"))
+source, records = configured_records(data)
 log.info("reading ConflictBank records from %s", source)
 build = build_records(
     records, source=source, on_error=data["on_error"], max_per_relation=data.get("max_per_relation"), seed=data["seed"]
