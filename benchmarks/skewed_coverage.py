@@ -1,9 +1,9 @@
 """Coverage of Table 3's intervals on skewed, unbounded differences (issue 59, item 4).
 
-    PYTHONPATH=$PWD python benchmarks/skewed_coverage.py [samples] [resamples]
+    PYTHONPATH=$PWD python benchmarks/skewed_coverage.py [samples] [resamples] [n,n,...]
 
 Per lognormal shape (σ = 1 and 1.5, the log-likelihood differences' skew)
-and n, the share of ``samples`` data sets (default 1,000) whose 95% interval
+and n (default 30-1,000), the share of ``samples`` data sets (default 1,000) whose 95% interval
 of the mean holds the true mean exp(σ²/2): the bootstrap-t interval of
 :func:`conflictlab.studentized.bootstrap_t_interval` (``resamples`` each,
 default 999) against Student's t (:func:`conflictlab.stats.mean_interval`),
@@ -24,7 +24,7 @@ from conflictlab.studentized import bootstrap_t_interval  # noqa: E402
 
 SAMPLES = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 RESAMPLES = int(sys.argv[2]) if len(sys.argv) > 2 else 999
-NS = (30, 50, 100, 200, 300, 500)
+NS = tuple(int(n) for n in sys.argv[3].split(",")) if len(sys.argv) > 3 else (30, 50, 100, 200, 300, 500, 1000)
 
 
 def coverage(interval, sigma: float, n: int) -> tuple[float, int]:
