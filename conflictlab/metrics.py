@@ -51,6 +51,7 @@ METHOD_LABELS = {
     "mean_interval": "Student-t",
     "percentile_interval": "percentile bootstrap",
     "bootstrap_t_interval": "bootstrap-t",
+    "skewed_mean_interval": "bootstrap-t",
     "tango_interval": "Tango's score",
     "mcnemar_exact": "exact McNemar",
     "adjusted_mean_interval": "adjusted t",

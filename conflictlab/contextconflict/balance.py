@@ -26,7 +26,12 @@ from conflictlab.contextconflict.shapley import exact_shapley, sampled_shapley
 from conflictlab.paired import sign_flip_p
 from conflictlab.rank_tests import rank_agreement, stratified_kendall
 from conflictlab.stats import balance, proportion_interval
-from conflictlab.studentized import MIN_N_BOOTSTRAP_T, bootstrap_t_interval, paired_skewed_difference
+from conflictlab.studentized import (
+    CALIBRATED_CONFIDENCE,
+    MIN_N_BOOTSTRAP_T,
+    paired_skewed_difference,
+    skewed_mean_interval,
+)
 
 ATTRIBUTION_SCHEMA = pa.schema(
     [
@@ -362,22 +367,23 @@ TABLE3_SCHEMA = pa.schema(
 
 def table3_caption() -> str:
     """Table 3's caption; its interval names are those of the functions :func:`summarize_causal` calls."""
-    skewed, share = metrics.method_label(bootstrap_t_interval), metrics.method_label(proportion_interval)
+    skewed, share = metrics.method_label(skewed_mean_interval), metrics.method_label(proportion_interval)
     return (
         "Table 3: removing the piece of highest vs lowest Shapley value phi (argmax / argmin phi; a share would tie "
         "pieces whose phi <= 0). delta = l_full - l_without, the generating model's own length-normalised "
-        f"log-likelihood of its response (the scorer), mean [{skewed} 95% CI; none at n < {MIN_N_BOOTSTRAP_T} or "
-        "without spread]; high_minus_low: the mean of delta_high - delta_low per response, with its "
-        f"{skewed} 95% CI and p_high_vs_low, the {metrics.method_label(sign_flip_p)} p of that mean being 0 (exact "
-        f"up to 16 responses); frac_high_gt_low: share of responses with delta_high > delta_low [{share} 95% CI; "
-        "none at n < 2]."
+        f"log-likelihood of its response (the scorer), mean [95% CI: {skewed} at {CALIBRATED_CONFIDENCE:.0%} "
+        "nominal, the level that covers 95% intended at >= 93% on skewed shapes (docs/statistics.md); none at "
+        f"n < {MIN_N_BOOTSTRAP_T} or without spread]; high_minus_low: the mean of delta_high - delta_low per "
+        f"response, with the same CI and p_high_vs_low, the {metrics.method_label(sign_flip_p)} p of that mean "
+        "being 0 (exact up to 16 responses); frac_high_gt_low: share of responses with delta_high > delta_low "
+        f"[{share} 95% CI; none at n < 2]."
     )
 
 
 def summarize_causal(causal: pa.Table, *, n_resamples: int = 1999, seed: int = 0) -> pa.Table:
     """Table 3, one row per (model, type) and per model (type "all"): mean
-    Δ_high and Δ_low, each with its bootstrap-t interval
-    (:func:`conflictlab.studentized.bootstrap_t_interval`, ``n_resamples``
+    Δ_high and Δ_low, each with its bootstrap-t interval calibrated on skewed
+    shapes (:func:`conflictlab.studentized.skewed_mean_interval`, ``n_resamples``
     resamples; Student's t undercovers these skewed log-likelihood
     differences); the per-sample comparison Δ_high − Δ_low
     (:func:`conflictlab.studentized.paired_skewed_difference`: its mean,
@@ -392,7 +398,7 @@ def summarize_causal(causal: pa.Table, *, n_resamples: int = 1999, seed: int = 0
         high, low = delta_high[members], delta_low[members]
         row = {"model": key[0], "conflict_type": key[1], "n": members.size}
         for name, values in (("delta_high", high), ("delta_low", low)):
-            estimate = bootstrap_t_interval(values, n_resamples=n_resamples, seed=seed)
+            estimate = skewed_mean_interval(values, n_resamples=n_resamples, seed=seed)
             row.update(zip((name, f"{name}_ci_low", f"{name}_ci_high"), estimate))
         paired = paired_skewed_difference(high, low, n_resamples=n_resamples, seed=seed)
         row.update(
