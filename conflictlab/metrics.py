@@ -41,6 +41,25 @@ METHOD_NAMES = {
     "percentile_interval": "percentile bootstrap",
 }
 
+# The name a caption prints for each interval or test function, by the function's own name: captions take it
+# from the function they call (method_label), so no caption names a method other than the one computed
+# (tests/test_captions.py spies on these functions while each table is built).
+METHOD_LABELS = {
+    "clopper_pearson_interval": "Clopper-Pearson",
+    "wilson_interval": "Wilson",
+    "unit_proportion_interval": "Clopper-Pearson over units",
+    "mean_interval": "Student-t",
+    "percentile_interval": "percentile bootstrap",
+    "bootstrap_t_interval": "bootstrap-t",
+    "skewed_mean_interval": "bootstrap-t",
+    "tango_interval": "Tango's score",
+    "mcnemar_exact": "exact McNemar",
+    "adjusted_mean_interval": "adjusted t",
+    "sign_flip_p": "sign-flip",
+    "paired_ratio_interval": "delta-method t over all items",
+    "swap_p": "swap permutation",
+}
+
 _proportion = dict(unit="proportion", kind="proportion", interval="proportion", min_n_interval=stats.MIN_N_INTERVAL)
 _mean = dict(kind="mean", interval="mean", min_n_interval=stats.MIN_N_MEAN)
 
@@ -107,6 +126,7 @@ CORE = (
         better="none",
         min_n_mark=None,
         description="ConflictBank memorization ratio: the original answer among original or conflicting ones",
+        ratio=True,
         **_proportion,
     ),  # fmt: skip
     Metric("oar", better="none", min_n_mark=None, description="ConflictBank original-answer rate", **_proportion),
@@ -225,6 +245,34 @@ def min_n_mark(metric: Metric, configured: int) -> int | None:
     if metric.better == "none":
         return None
     return max(configured, metric.min_n_mark or 0)
+
+
+def method_label(function) -> str:
+    """The caption's name of interval or test ``function`` (:data:`METHOD_LABELS`); KeyError for one not registered."""
+    try:
+        return METHOD_LABELS[function.__name__]
+    except KeyError:
+        raise KeyError(
+            f"no caption name for {function.__name__}; add it to conflictlab.metrics.METHOD_LABELS"
+        ) from None
+
+
+def interval_label(metric: Metric) -> str | None:
+    """The caption's name of ``metric``'s interval (:func:`method_label` of the function that computes it), None
+    without one."""
+    function = INTERVALS[metric.interval]
+    return None if function is None else method_label(function)
+
+
+def paired_comparison(metric: Metric) -> str:
+    """How two runs of ``metric`` on the same items are compared item by item, the one place that decides it
+    (the methods table, Table 4): "ratio" for a ratio of per-item counts (over every item both answered,
+    :mod:`conflictlab.paired_ratios`), "proportion" for 0/1 outcomes (Tango's interval and the exact McNemar p,
+    :func:`conflictlab.paired.paired_difference`), "mean" for graded scores and for shares in [0, 1] that are not
+    0/1 (an instance's share over its two evidence orders)."""
+    if metric.ratio:
+        return "ratio"
+    return "proportion" if metric.interval == "proportion" else "mean"
 
 
 def higher_is_better(metric: Metric) -> bool | None:

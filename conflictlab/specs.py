@@ -27,7 +27,10 @@ class Metric:
     smallest n at which an interval is printed; ``min_n_mark``: the smallest n
     at which the metric's best cell may be marked (None: never marked).
     ``unit``: what the printed number is in (``"proportion"`` for 0-1,
-    ``"points"`` for a 0-100 score, ``"items"`` for a count).
+    ``"points"`` for a 0-100 score, ``"items"`` for a count). ``ratio``: a ratio
+    of two per-item counts over the items whose denominator is nonzero (a
+    memorisation ratio), so two runs are compared as ratios over every item
+    (:mod:`conflictlab.paired_ratios`), never over the items both happen to count.
     """
 
     name: str
@@ -38,12 +41,15 @@ class Metric:
     min_n_interval: int
     min_n_mark: int | None
     description: str
+    ratio: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"metric {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
         if self.better not in DIRECTIONS:
             raise ValueError(f"metric {self.name!r}: better {self.better!r} is not one of {', '.join(DIRECTIONS)}")
+        if self.ratio and self.kind != "proportion":
+            raise ValueError(f"metric {self.name!r}: a ratio of counts is a proportion, not a {self.kind}")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from conflictlab.conflicts.methods import method_cells as conflicts_cells
 from conflictlab.conflicts.prompts import context_free_messages, task2_messages
 from conflictlab.contextconflict.methods import method_cells as contextconflict_cells
 from conflictlab.lm.methods import INSTRUCTION
+from conflictlab.report.methods import with_paired
 from conflictlab.stats import mean_interval
 
 REPO = Path(__file__).resolve().parents[1]
@@ -201,6 +202,12 @@ def test_conflictbank_cells_score_every_method_on_the_greedy_subset(records):
     assert {c["shown"] for c in cells if c["metric"].startswith("MR")} == {True}
     assert {c["shown"] for c in cells if not c["metric"].startswith("MR")} == {False}
     assert {c["metric"].split()[1] for c in cells} == {"misinformation"}
+    # MR is compared with greedy over all 3 scored records (issue 59.1), not the records both answered with the
+    # correct or the replaced option: greedy 2 of 3 correct, CAD 0 of 3, a difference of -2/3 over 3 records
+    paired = {(c["method"], c["metric"]): c for c in with_paired(cells, base="base", min_n=2)}
+    mr = paired["cad-a1", "MR misinformation"]
+    assert mr["n_pairs"] == 3 and mr["difference"] == pytest.approx(-2 / 3)
+    assert mr["paired_test"].startswith("swap permutation (exact)") and mr["p_paired"] == pytest.approx(0.5)
 
 
 def test_conflicts_cells_score_missing_responses_zero_and_leave_unreadable_verdicts_out():

@@ -164,3 +164,35 @@ def test_paired_markdown_says_why_a_difference_has_no_interval():
     assert "| B bal | -10.0 (no interval at n = 5 < 10) |" in text
     adacad = next(line for line in text.splitlines() if "| adacad | B acc |" in line)
     assert "0.0 [-" in adacad  # reversed scores: a mean difference of 0 with a real interval
+
+
+def test_how_a_metric_is_compared_is_decided_once_from_the_registry():
+    """Issue 59.7: the methods table decided "is a proportion" by the interval's printed name, Table 4 by the kind;
+    a unit proportion (an instance's share over its two orders, kind proportion) was a proportion to one and a mean
+    to the other. Both now ask metrics.paired_comparison: 0/1 outcomes only are proportions."""
+    from conflictlab.benchmarks import REGISTRY
+
+    registry = metrics.with_benchmarks(REGISTRY)
+    for spec in registry.values():
+        expected = "ratio" if spec.ratio else "proportion" if spec.interval == "proportion" else "mean"
+        assert metrics.paired_comparison(spec) == expected, spec.name
+    shares = registry["arbitration_accuracy"]
+    assert shares.kind == "proportion" and metrics.paired_comparison(shares) == "mean"
+    assert {metrics.paired_comparison(registry[n]) for n in ("mr", "memorisation_ratio")} == {"ratio"}
+    ids = [f"i{k}" for k in range(12)]
+    cells = [
+        method_cell(model="m", method=method, benchmark="A", metric="acc", values=values, sample_ids=ids, spec=shares)
+        for method, values in (("base", np.tile([0.5, 1.0, 0.0], 4)), ("cad", np.tile([1.0, 1.0, 0.5], 4)))
+    ]
+    compared = with_paired(cells, base="base", min_n=2)[1]
+    assert compared["paired_test"].startswith("sign-flip") and compared["difference"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="ratio metric"):
+        method_cell(
+            model="m",
+            method="base",
+            benchmark="A",
+            metric="MR",
+            values=np.ones(3),
+            sample_ids=ids[:3],
+            spec=registry["mr"],
+        )

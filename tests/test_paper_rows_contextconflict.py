@@ -269,6 +269,10 @@ def contextconflict_tables():
                 "delta_high_ci_low": 0.8,
                 "delta_low": 0.1,
                 "delta_low_ci_high": 0.2,
+                "high_minus_low": 0.9,
+                "high_minus_low_ci_low": None,  # no interval below its minimum n: the sign-flip p decides
+                "high_minus_low_ci_high": None,
+                "p_high_vs_low": 0.001,
             }
             for m in STEERED
         ],
@@ -339,7 +343,7 @@ CC_BREAKS = {  # each check, and how to break the one thing it states
     ),
     ccc.first_evidence_all_models: lambda t: _set(t, "position_shares", "mean_share", 0.1, model="gpt-5", position=1),
     ccc.first_evidence_after_shuffling: lambda t: _set(t, f"shuffled_positions_{G20}", "mean_share", 0.1, position=1),
-    ccc.causal_intervention: lambda t: _set(t, "table3", "delta_high_ci_low", 0.15, model=G20),
+    ccc.causal_intervention: lambda t: _set(t, "table3", "p_high_vs_low", 0.2, model=G20),
     ccc.both_models_gain: lambda t: _set(
         t, "table4", "value", 0.3, model=G20, variant="all_tokens-a1", metric="accuracy"
     ),

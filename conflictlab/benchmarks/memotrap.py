@@ -25,7 +25,7 @@ BENCHMARK = Benchmark(
             "methods",
             "CAD and AdaCAD (the instruction as the context), against greedy reading",
             "results/tables/memotrap_accuracy.csv, file = all; Clopper-Pearson 95% interval of each accuracy, "
-            "Newcombe's paired interval of each difference (n = the paired prompts)",
+            "Tango's score interval of each paired difference (n = the paired prompts)",
             metrics=("memotrap_accuracy",),
         ),
     ),

@@ -63,6 +63,7 @@ BENCHMARK = Benchmark(
             2,
             None,
             "NQ-Swap: EM_org / (EM_org + EM_sub) over the items whose answer matches either (Longpre et al. 2021)",
+            ratio=True,
         ),
     ),
     validator="conflictlab.nq_swap.source:check_input",

@@ -8,7 +8,8 @@ with the correct evidence): the same records for every method of a model, as
 the embedded experiment scores trained models on the base model's subset. A
 method changes what a model does with evidence, not what it knew, so the
 subset is the greedy one's. Per kind: MR (over the answers that are the
-correct or the replaced option), OAR and CAR, Wilson intervals. No marks:
+correct or the replaced option), OAR and CAR, Clopper-Pearson intervals; MR
+compared with greedy as a ratio over every scored record. No marks:
 following the evidence is right for a temporal update and wrong for
 misinformation, so neither direction is better.
 """
@@ -23,8 +24,9 @@ import pyarrow as pa
 from conflictlab.conflictbank.metrics import scored_records, setting_metrics
 from conflictlab.conflictbank.prompts import METHOD_SETTINGS
 from conflictlab.metrics import get as metric_spec
-from conflictlab.metrics import higher_is_better, method_name
-from conflictlab.report.methods import ITEMS, samples_key
+from conflictlab.metrics import higher_is_better, method_name, paired_comparison
+from conflictlab.paired_ratios import ratio_items
+from conflictlab.report.methods import COMPARED_AS, ITEMS, samples_key
 
 BENCHMARK = "ConflictBank"
 SHOWN = ("mr",)  # in the Markdown table and the figure; OAR and CAR in the CSV
@@ -69,16 +71,19 @@ def method_cells(
                     "interval": method_name(metric_spec(name)),
                     "shown": name in SHOWN,
                     ITEMS: items.get((row["model"], row["setting"], name), ([], [])),
+                    COMPARED_AS: paired_comparison(metric_spec(name)),
                 }
             )
     return cells
 
 
 def _per_record(kept: pl.DataFrame, subsets: Mapping[str, list]) -> dict[tuple[str, str, str], tuple[list, list]]:
-    """Per (run, setting, metric), the scored records' ids and 0/1 values, the
-    items the paired comparison with the greedy run joins on: OAR and CAR
-    over the scored subset, MR over the records answered with the correct or
-    the replaced option (its value: the correct one)."""
+    """Per (run, setting, metric), the scored records' ids and per-record
+    values, the items the paired comparison with the greedy run joins on: OAR
+    and CAR 0/1 over the scored subset; MR (OAR, OAR or CAR) over the same
+    records, every one of them, so that the comparison is of two ratios over
+    all scored records (:mod:`conflictlab.paired_ratios`), not over the records
+    both runs happened to answer with the correct or the replaced option."""
     subset = pl.DataFrame(
         {
             "model": [run for run, ids in subsets.items() for _ in ids],
@@ -97,6 +102,6 @@ def _per_record(kept: pl.DataFrame, subsets: Mapping[str, list]) -> dict[tuple[s
     for (run, setting), group in scored.group_by("model", "setting", maintain_order=True):  # tens of groups
         out[run, setting, "oar"] = (group["record_id"].to_list(), group["oar"].to_numpy())
         out[run, setting, "car"] = (group["record_id"].to_list(), group["car"].to_numpy())
-        answered = group.filter((pl.col("oar") + pl.col("car")) > 0)
-        out[run, setting, "mr"] = (answered["record_id"].to_list(), answered["oar"].to_numpy())
+        answered = (group["oar"] + group["car"]).to_numpy()
+        out[run, setting, "mr"] = (group["record_id"].to_list(), ratio_items(group["oar"].to_numpy(), answered))
     return out

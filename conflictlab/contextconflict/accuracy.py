@@ -49,6 +49,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from conflictlab.io import group_in_order
+from conflictlab.metrics import method_label
 from conflictlab.stats import proportion_interval
 
 _ANSWER_SPAN = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
@@ -267,9 +268,19 @@ SUMMARY_SCHEMA = pa.schema(
 )
 
 
+def accuracy_caption(scorer: str) -> str:
+    """The accuracy table's caption (``scorer``: how free-text golds are decided); its interval's name is that of
+    the function :func:`summarize_accuracy` calls."""
+    return (
+        f"Accuracy on reasoning conflicts (%, {method_label(proportion_interval)} 95% CI over the n samples, none at "
+        "n < 2; missing_tag_rate among generated responses). Scored by answer matching of the tagged answer against "
+        f"the golds ({scorer})."
+    )
+
+
 def summarize_accuracy(per_sample: pa.Table) -> pa.Table:
-    """Accuracy with Wilson 95% intervals (none at n < 2) per (model, type)
-    overall, per subset, and per implicit/explicit split."""
+    """Accuracy with Clopper-Pearson 95% intervals (:func:`conflictlab.stats.proportion_interval`, none at
+    n < 2) per (model, type) overall, per subset, and per implicit/explicit split (:func:`accuracy_caption`)."""
     rules = [rule for rule in RULES if rule != "not_generated"]
     generated = pc.equal(per_sample.column("status"), "ok")
     flags = {

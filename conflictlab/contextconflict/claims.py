@@ -402,20 +402,23 @@ def first_evidence_after_shuffling(ctx: ClaimContext) -> ClaimCheck:
 
 @checked
 def causal_intervention(ctx: ClaimContext) -> ClaimCheck:
-    """ "Substantially larger": on both models the 95% intervals do not overlap (Δ_high's low end above
-    Δ_low's high end)."""
+    """ "Substantially larger": on both models Δ_high exceeds Δ_low in the per-response paired test (mean of
+    Δ_high − Δ_low above 0, sign-flip p < 0.05; its bootstrap-t interval shown where printed), not two marginal
+    intervals of paired quantities compared."""
     models = present(ctx, [LLAMA, GPT_OSS_20B], GENERATORS, at_least=2)
     numbers, not_larger = {}, []
     for name, ours in models.items():
-        high_low = cell(ctx, "table3", "delta_high_ci_low", model=ours, conflict_type="all")
-        low_high = cell(ctx, "table3", "delta_low_ci_high", model=ours, conflict_type="all")
-        numbers |= {
-            f"{name}: Δ_high": cell(ctx, "table3", "delta_high", model=ours, conflict_type="all"),
-            f"{name}: Δ_high 95% low": high_low,
-            f"{name}: Δ_low": cell(ctx, "table3", "delta_low", model=ours, conflict_type="all"),
-            f"{name}: Δ_low 95% high": low_high,
-        }
-        if not high_low > low_high:
+        difference = cell(ctx, "table3", "high_minus_low", model=ours, conflict_type="all")
+        p = cell(ctx, "table3", "p_high_vs_low", model=ours, conflict_type="all")
+        numbers |= {f"{name}: mean Δ_high − Δ_low": difference, f"{name}: sign-flip p": p}
+        for end in ("low", "high"):
+            try:
+                numbers[f"{name}: 95% {end}"] = cell(
+                    ctx, "table3", f"high_minus_low_ci_{end}", model=ours, conflict_type="all"
+                )
+            except Missing:  # no interval below its minimum n (not shown): the test alone decides
+                pass
+        if not (difference > 0 and p < 0.05):
             not_larger.append(name)
     return outcome(not not_larger, numbers, f"Δ_high is not clearly above Δ_low for {', '.join(not_larger)}")
 

@@ -394,7 +394,7 @@ def table4(
                     [f[0] for f in found],
                     [f[1] for f in found],
                     higher_is_better=HIGHER_IS_BETTER[metric],
-                    proportion=metrics.get(metric).kind == "proportion",
+                    proportion=metrics.paired_comparison(metrics.get(metric)) == "proportion",
                     seed=seed,
                 )
                 if best is None:
@@ -433,7 +433,7 @@ def paired_results(
                 paired_columns(
                     mine,
                     base,
-                    proportion=metrics.get(r["metric"]).kind == "proportion",
+                    proportion=metrics.paired_comparison(metrics.get(r["metric"])) == "proportion",
                     what=what,
                     n_resamples=n_resamples,
                     seed=seed,

@@ -1,6 +1,6 @@
 """MemoTrap's accuracy table: per model, method and file (and all files together), the share of prompts whose
 asked-for class scored highest, with its Clopper-Pearson interval and n; each method beside greedy reading of the
-same model on the same prompts, paired (:func:`conflictlab.paired.paired_columns`: exact McNemar p, Newcombe's
+same model on the same prompts, paired (:func:`conflictlab.paired.paired_columns`: exact McNemar p, Tango's score
 interval of the difference)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pyarrow as pa
 from conflictlab import metrics
 from conflictlab.benchmarks.memotrap import BENCHMARK
 from conflictlab.lm.methods import GREEDY
-from conflictlab.paired import paired_columns
+from conflictlab.paired import mcnemar_exact, paired_columns, tango_interval
 from conflictlab.report.tables import write_markdown_and_csv
 
 ALL_FILES = "all"
@@ -75,17 +75,24 @@ def accuracy_table(scores: pa.Table) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=ACCURACY_SCHEMA)
 
 
+def accuracy_caption() -> str:
+    """The accuracy table's caption; its method names are those of the functions :func:`accuracy_table` calls."""
+    label = metrics.method_label
+    return (
+        f"MemoTrap: accuracy (%) by the summed log-likelihood of the classes, with its "
+        f"{metrics.interval_label(ACCURACY)} 95% interval and n; each method against greedy reading of the same model "
+        f"on the same prompts: the difference (points) with {label(tango_interval)} paired 95% interval and the "
+        f"{label(mcnemar_exact)} p (each comparison alone, unadjusted)."
+    )
+
+
 def write_accuracy_table(table: pa.Table, md_path: str | os.PathLike, csv_path: str | os.PathLike) -> None:
     """The accuracy table as Markdown (percent, intervals in brackets) and CSV (proportions, every column)."""
     write_markdown_and_csv(
         table,
         md_path,
         csv_path,
-        caption=(
-            "MemoTrap: accuracy (%) by the summed log-likelihood of the classes, with its Clopper-Pearson 95% "
-            "interval and n; each method against greedy reading of the same model on the same prompts: the "
-            "difference (points) with Newcombe's paired 95% interval and the exact McNemar p."
-        ),
+        caption=accuracy_caption(),
         intervals={"accuracy": ("ci_low", "ci_high"), "difference": ("difference_low", "difference_high")},
         scale={"accuracy": 100, "difference": 100},
     )

@@ -12,9 +12,13 @@ the methods table's own code (:mod:`conflictlab.report.methods`):
 
 All three are proportions: Clopper-Pearson intervals. Every row is compared with
 the model's ``greedy`` row (the substituted context, greedy decoding) on the items
-both answered (exact McNemar p, Newcombe's paired interval; for MR on the items that
-match either answer in both runs). The marks compare the methods and the baseline
-only: ``closed_book`` and ``original`` are settings, not methods, and get no mark.
+both answered: EM sub and EM org by the exact McNemar p and Tango's score
+interval; MR as a ratio over *every* item both answered
+(:mod:`conflictlab.paired_ratios`: a swap-permutation p and a delta-method
+interval), never over the items that match an answer in both runs, which a
+method that stops repeating the memorised answer would empty of exactly the
+items it changed. The marks compare the methods and the baseline only:
+``closed_book`` and ``original`` are settings, not methods, and get no mark.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from collections.abc import Sequence
 import polars as pl
 import pyarrow as pa
 
+from conflictlab import metrics
 from conflictlab.benchmarks.nq_swap import BENCHMARK as DESCRIPTOR
 from conflictlab.lm.methods import GREEDY
 from conflictlab.nq_swap.runs import CLOSED_BOOK, ORIGINAL
+from conflictlab.paired_ratios import ratio_items
 from conflictlab.report.methods import (
     METHOD_CELL_SCHEMA,
     method_cell,
@@ -51,6 +57,8 @@ def cells(scores: pa.Table) -> list[dict]:
     frame = pl.from_arrow(scores)
     for (model, run), group in frame.group_by("model", "run", maintain_order=True):
         matched = group.filter(pl.col("em_sub") | pl.col("em_org"))
+        # MR's paired comparison takes every item: (EM_org, EM_org or EM_sub) per item (conflictlab.paired_ratios)
+        ratio = ratio_items(group["em_org"].to_numpy(), (group["em_org"] | group["em_sub"]).to_numpy(), what=MR)
         for metric, rows, column in ((EM_SUB, group, "em_sub"), (EM_ORG, group, "em_org"), (MR, matched, "em_org")):
             out.append(
                 method_cell(
@@ -61,6 +69,7 @@ def cells(scores: pa.Table) -> list[dict]:
                     values=rows[column].cast(pl.Float64).to_numpy(),
                     sample_ids=rows["item_id"].to_list(),
                     spec=SPECS[metric],
+                    paired_items=(group["item_id"].to_list(), ratio) if metric == MR else None,
                 )
             )
     return out
@@ -88,6 +97,7 @@ def run_order(table: pa.Table) -> list[str]:
 
 
 def caption(n_items: int, methods: Sequence[str], steering: str | None) -> str:
+    intervals = " / ".join(dict.fromkeys(metrics.interval_label(spec) for spec in SPECS.values()))
     return (
         f"NQ-Swap ({n_items} items), per model (%): closed-book, original-context and substituted-context (greedy, "
         "the baseline) answers, then each resolution method on the substituted context "
@@ -95,9 +105,9 @@ def caption(n_items: int, methods: Sequence[str], steering: str | None) -> str:
         "normalised exact match with the substituted / original answer over every item; MR: memorisation ratio "
         "EM_org / (EM_org + EM_sub) over the items whose answer matches either (its n). Context-faithful prompts "
         "run zero-shot; CAD and AdaCAD contrast with the closed-book prompt; steering (cas-a<alpha>) adds a "
-        "with-context minus closed-book direction computed on the other folds' items. Cells: value [95% Clopper-"
-        "Pearson CI] (n). Best bold among the methods and greedy only where one beats every other in paired tests "
-        "(Holm-corrected, 5%). Below: each row's paired difference from greedy."
+        "with-context minus closed-book direction computed on the other folds' items. Cells: value "
+        f"[95% {intervals} CI] (n). Best bold among the methods and greedy only where one beats every other in "
+        "paired tests (Holm-corrected, 5%). Below: each row's paired difference from greedy."
     )
 
 

@@ -28,11 +28,34 @@ import numpy as np
 import pyarrow as pa
 
 from conflictlab import metrics
-from conflictlab.paired import PAIRED_COLUMNS, PAIRED_MIN_N, best_by_paired_tests, nan_to_none, paired_columns
+from conflictlab.paired import (
+    PAIRED_COLUMNS,
+    PAIRED_MIN_N,
+    adjusted_mean_interval,
+    best_by_paired_tests,
+    mcnemar_exact,
+    nan_to_none,
+    paired_columns,
+    sign_flip_p,
+    tango_interval,
+)
+from conflictlab.paired_ratios import (
+    MIN_N_PAIRED_RATIO,
+    best_by_ratio_tests,
+    join_on_ids,
+    paired_ratio_difference,
+    paired_ratio_interval,
+    swap_p,
+)
 from conflictlab.report.figures import panel_grid, plt
 from conflictlab.specs import Metric
+from conflictlab.stats import format_p
 
 ITEMS = "_items"  # a cell's (item ids, per-item values) while the table is built; never written
+# How the cell is compared with its baseline (conflictlab.metrics.paired_comparison: proportion | mean | ratio),
+# while the table is built; never written. A ratio's ITEMS are (item ids, (n, 2) numerator and denominator) over
+# every item, not the items its own value counts.
+COMPARED_AS = "_compared_as"
 
 METHOD_CELL_SCHEMA = pa.schema(
     [
@@ -79,6 +102,7 @@ def method_cell(
     values: np.ndarray,
     sample_ids: Sequence,
     spec: Metric,
+    paired_items: tuple[Sequence, np.ndarray] | None = None,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
@@ -86,15 +110,24 @@ def method_cell(
     (:mod:`conflictlab.metrics`), which gives its interval
     (:func:`conflictlab.metrics.estimate`: 0/1 outcomes for a proportion, the
     Student-t interval of a mean, none below its minimum n or without spread,
-    whose coverage tests/test_coverage.py checks) and its direction; ``metric``
-    is the column's label. ``n_resamples`` is unused since the percentile
-    bootstrap, which undercovered at small n, was dropped."""
+    whose coverage tests/test_coverage.py checks), its direction and how it is
+    compared with the baseline (:func:`conflictlab.metrics.paired_comparison`);
+    ``metric`` is the column's label. ``paired_items``: a ratio's (item ids,
+    (n, 2) per-item numerator and denominator) over every item, which its
+    paired comparison takes (required for a ratio spec). ``n_resamples`` is
+    unused since the percentile bootstrap, which undercovered at small n, was dropped."""
     values = np.asarray(values, dtype=float)
     if len(sample_ids) != values.size:
         raise ValueError(
             f"{benchmark} {metric} of {model}@{method}: {values.size} values but {len(sample_ids)} sample ids"
         )
     value, low, high = metrics.estimate(spec, values)
+    compared_as = metrics.paired_comparison(spec)
+    if (compared_as == "ratio") != (paired_items is not None):
+        raise ValueError(
+            f"{benchmark} {metric} of {model}@{method}: per-item numerators and denominators over every item are "
+            "given for a ratio metric, and only for one"
+        )
     return {
         "model": model,
         "method": method,
@@ -108,7 +141,8 @@ def method_cell(
         "higher_is_better": metrics.higher_is_better(spec),
         "interval": metrics.method_name(spec),
         "shown": True,
-        ITEMS: (list(sample_ids), values),
+        ITEMS: (list(sample_ids), values) if paired_items is None else (list(paired_items[0]), paired_items[1]),
+        COMPARED_AS: compared_as,
     }
 
 
@@ -116,9 +150,9 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
     """``cells`` (dicts of :func:`method_cell`, or any with ``ITEMS``) with
     the paired columns of :data:`METHOD_CELL_SCHEMA` filled against the
     cell of method ``base`` of the same (model, benchmark, metric), and the
-    ``best`` mark; ``ITEMS`` removed. A cell without a baseline cell keeps
-    null paired columns; a 0/1 metric (``interval`` clopper-pearson) is compared as
-    proportions, any other as means."""
+    ``best`` mark; ``ITEMS`` and ``COMPARED_AS`` removed. A cell without a
+    baseline cell keeps null paired columns; each is compared as its
+    ``COMPARED_AS`` says (proportions, means, or ratios over every item)."""
     groups: dict[tuple, list[dict]] = {}
     for cell in cells:
         groups.setdefault((cell["model"], cell["benchmark"], cell["metric"]), []).append(cell)
@@ -132,27 +166,37 @@ def with_paired(cells: list[dict], *, base: str, min_n: int, n_resamples: int = 
             out.append({**cell, **paired, "best": False})
         direction = group[0]["higher_is_better"]
         if direction is not None and len(group) > 1 and all(c["n"] >= min_n for c in group):
-            best = best_by_paired_tests(
-                [c[ITEMS][0] for c in group],
-                [c[ITEMS][1] for c in group],
-                higher_is_better=direction,
-                proportion=group[0]["interval"] == "clopper-pearson",
-                n_resamples=min(n_resamples, 2000),
-                seed=seed,
-            )
+            ids, values = [c[ITEMS][0] for c in group], [c[ITEMS][1] for c in group]
+            compared_as, resamples = group[0][COMPARED_AS], min(n_resamples, 2000)
+            if compared_as == "ratio":
+                best = best_by_ratio_tests(ids, values, higher_is_better=direction, n_resamples=resamples, seed=seed)
+            else:
+                proportion = compared_as == "proportion"
+                best = best_by_paired_tests(
+                    ids, values, higher_is_better=direction, proportion=proportion, n_resamples=resamples, seed=seed
+                )
             if best is not None:
                 out[len(out) - len(group) + best]["best"] = True
     for cell in out:
         cell.pop(ITEMS, None)
+        cell.pop(COMPARED_AS, None)
     return out
 
 
 def _paired_cell(cell: dict, reference: dict, *, n_resamples: int, seed: int) -> dict:
     what = f"{cell['benchmark']} {cell['metric']} of {cell['model']}: {cell['method']} against {reference['method']}"
+    if cell[COMPARED_AS] == "ratio":
+        x, y = join_on_ids(*cell[ITEMS], *reference[ITEMS], what=what)
+        if len(x) == 0:
+            return {"n_pairs": 0}
+        result = {
+            k: nan_to_none(v) for k, v in paired_ratio_difference(x, y, n_resamples=n_resamples, seed=seed).items()
+        }
+        return {**result, "p_paired_text": format_p(result["p_paired"])}
     return paired_columns(
         cell[ITEMS],
         reference[ITEMS],
-        proportion=cell["interval"] == "clopper-pearson",
+        proportion=cell[COMPARED_AS] == "proportion",
         what=what,
         n_resamples=n_resamples,
         seed=seed,
@@ -278,11 +322,17 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
     line per (model, method, column) compared with ``base``: difference
     [95% interval] in percentage points (every column is a share or a 0–1
     score), paired p, n of pairs, the test."""
+    label = metrics.method_label
     lines = [
         f"Paired differences from {base} (method − {base}, percentage points) on the items both answered: proportions "
-        "with an exact McNemar p and Tango's score interval, means with a sign-flip p and the adjusted t interval "
-        f"(docs/statistics.md); no interval below {PAIRED_MIN_N['clopper-pearson']} pairs (proportions) or "
-        f"{PAIRED_MIN_N['student-t']} (means), nor where every difference is equal (no spread).\n",
+        f"with an {label(mcnemar_exact)} p and {label(tango_interval)} interval, means with a {label(sign_flip_p)} p "
+        f"and the {label(adjusted_mean_interval)} interval, "
+        f"ratios (MR) over every item both answered, matched or not, with a {label(swap_p)} p and the "
+        f"{label(paired_ratio_interval)} interval (docs/statistics.md); no interval below "
+        f"{PAIRED_MIN_N['clopper-pearson']} pairs (proportions), "
+        f"{PAIRED_MIN_N['student-t']} (means) or {MIN_N_PAIRED_RATIO} (ratios), nor where every difference is equal "
+        "(no spread). Each p is one comparison with the baseline, unadjusted for the others (the best marks above use "
+        "Holm's adjustment).\n",
         "| model | method | column | difference [95% CI] | p (paired) | pairs | test |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -291,7 +341,8 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
             continue
         scale = 100.0  # every column of the table is a share or a 0-1 score, shown in percent
         diff = "–" if r["difference"] is None else f"{scale * r['difference']:+.1f}"
-        minimum = PAIRED_MIN_N[r["interval"]]
+        ratio = (r["paired_test"] or "").startswith(label(swap_p))
+        minimum = MIN_N_PAIRED_RATIO if ratio else PAIRED_MIN_N[r["interval"]]
         if r["difference_low"] is not None:
             diff += f" [{scale * r['difference_low']:+.1f}, {scale * r['difference_high']:+.1f}]"
         elif r["difference"] is not None:

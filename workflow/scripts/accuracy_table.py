@@ -1,5 +1,6 @@
 """Rule accuracy_table: every generator's accuracy summary (with its judged Faithfulness) -> Markdown and CSV."""
 
+from conflictlab.contextconflict.accuracy import accuracy_caption
 from conflictlab.io import read_tables
 from conflictlab.judges.faithfulness import DEVIATIONS, join_faithfulness, summarize_faithfulness
 from conflictlab.logs import configure_logging
@@ -14,11 +15,7 @@ scorer = (
     if params.free_text == "judge"
     else "verbatim match only"
 )
-caption = (
-    "Accuracy on reasoning conflicts (%, Clopper-Pearson 95% CI over the n samples, none at n < 2; missing_tag_rate "
-    "among "
-    f"generated responses). Scored by answer matching of the tagged answer against the golds ({scorer})."
-)
+caption = accuracy_caption(scorer)
 display = {"intervals": {"accuracy": ("ci_low", "ci_high")}, "scale": {"accuracy": 100, "missing_tag_rate": 100}}
 if "faithfulness" in snakemake.input.keys():
     judged = summarize_faithfulness(

@@ -64,7 +64,8 @@ caption = (
     "every other in paired tests on the samples both cover (exact McNemar for Acc, sign-flip for Bal and Fth; "
     f"Holm-corrected, 5%), every cell with n >= {params.min_n_mark}. The CSV gives each variant's paired difference "
     "from Base (difference, difference_low, difference_high, p_paired, n_pairs; Tango's score interval for Acc, "
-    "the adjusted t for Bal and Fth, docs/statistics.md). "
+    "the adjusted t for Bal and Fth, docs/statistics.md; p_paired is that one comparison's, unadjusted, while the "
+    "marks use Holm's adjustment). "
     f"Fth: {DEVIATIONS}"
 )
 write_text(marked_markdown(rows, ["model", "method"], headers, caption=caption, notes=notes), out.table4_md)
