@@ -2,7 +2,7 @@
 
 The check reads ``results/tables/memotrap_accuracy.csv`` (:mod:`conflictlab.memotrap.tables`): over all files, per
 model of ``memotrap.models``, CAD's paired difference from greedy decoding. The paper's rows are data
-(:mod:`conflictlab.memotrap.paper_numbers`).
+(`conflictlab/papers/memotrap.yaml`).
 """
 
 from __future__ import annotations
