@@ -101,6 +101,16 @@ def test_every_registered_paper_is_a_data_file_in_the_folder_and_no_file_is_unre
     assert not list(REPO.glob("conflictlab/*/paper_numbers.py"))
 
 
+def test_a_bad_paper_file_stops_the_workflow_before_any_job(workflow_copy):
+    path = workflow_copy / "conflictlab" / "papers" / "memotrap.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace('value: "32.5"', "value: 32.5", 1), encoding="utf-8")
+    result = snakemake_cmd("-n", cwd=workflow_copy, env={"PYTHONPATH": str(workflow_copy)})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "memotrap.yaml: row 1 (key cad:t3:memotrap:opt-13b:regular): field value: 32.5 is not of type" in output
+    assert "Job stats" not in output  # no job was planned
+
+
 # --------------------------------------------------------------------------
 # Every row names a table and columns a rule writes
 
