@@ -160,6 +160,8 @@ class PaperNumber:
     table: str | None = None
     # Unique within the paper; Derived rows and claims refer to rows by it.
     key: str | None = None
+    # The value as the paper prints it ("68.0", "5,781"), which the report shows (None: format_value's reading).
+    printed: str | None = None
 
     @property
     def id(self) -> str:
@@ -342,6 +344,7 @@ def _base_row(number: PaperNumber) -> dict:
         "model": number.model,
         "setting": number.setting,
         "value": number.value,
+        "printed": number.printed,
         "unit": number.unit,
         "paper_n": number.paper_n,
         "source": number.source,
@@ -940,7 +943,8 @@ COLUMNS: tuple[tuple[str, Callable[[Mapping], str]], ...] = (
     (
         "paper",
         lambda r: (
-            format_value(r["value"], r["unit"]) + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")
+            (r.get("printed") or format_value(r["value"], r["unit"]))
+            + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")
         ),
     ),
     ("paper n", lambda r: _n(r["paper_n"])),
