@@ -166,3 +166,21 @@ def test_the_report_shows_the_value_as_printed(tmp_path):
     text = R.render_markdown([record.paper], compared, run="none")
     assert all(f"| {cell} |" in text for cell in ("68.0 %", "95 %", "0.50 κ")), text
     assert "Cited as arXiv:2305.14739." in text
+
+
+def test_the_plan_counts_the_cells_and_leaves_a_relative_gain_out():
+    registry = [r for r in REGISTRIES if r.paper.key == "nq_swap"][0]
+    rows = R.plan(
+        registry.numbers,
+        (),
+        tables_made=["nq_swap"],
+        model_lists={"nq_swap.models": ["neox"]},
+        sources={"neox": "hf:EleutherAI/gpt-neox-20b"},
+        instruments={},
+    )
+    by_key = {r["key"]: r for r in rows}
+    cell = by_key["cad:t3:nq_swap:gpt-neox-20b:cad"]
+    assert cell["comparable"] is True and cell["counted"] == "yes"
+    gain = by_key["cad:gain:nq_swap:gpt-neox-20b"]
+    assert gain["comparable"] is False and gain["counted"].startswith("no: a relative gain")
+    assert by_key["cad:t3:nq:gpt-neox-20b:cad"]["why_not"].startswith("this workflow runs CAD on the substituted")

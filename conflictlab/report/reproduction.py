@@ -811,11 +811,14 @@ def plan(
 def _counted(value, reasons: Sequence[str]) -> str:
     """Whether the comparable share counts a plan row ("yes"), or why not: a row without a printed value is no
     number of the paper to reproduce (it carries our estimate into a derived row, or names a figure whose
-    values the copy lacks), and one that needs the paper's unreleased human labels no config can compare."""
+    values the copy lacks), one that needs the paper's unreleased human labels no config can compare, and a relative
+    gain, which gets no verdict (the cells it is formed from are counted)."""
     if value is None:
         return "no: " + NO_NUMBER
     if any(for_unreleased_human_labels(r) for r in reasons):
         return "no: the paper's human labels are unreleased"
+    if RELATIVE in reasons:
+        return "no: a relative gain, shown without a verdict (its cells are counted)"
     return "yes"
 
 
@@ -880,7 +883,8 @@ def plan_summary(rows: Sequence[Mapping]) -> list[str]:
             f"claims checkable: {_share(*shares['claims'], 'claims')}"
             + (f" ({unknown} unknown before the run)" if unknown else "")
             + f"; not counted: {sum(r['what'] == 'row' for r in left_out)} rows and "
-            f"{sum(r['what'] == 'claim' for r in left_out)} claims (no printed value, or unreleased human labels)"
+            f"{sum(r['what'] == 'claim' for r in left_out)} claims (no printed value, unreleased human labels, or a "
+            "relative gain)"
         )
     return lines
 
