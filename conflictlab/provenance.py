@@ -102,7 +102,7 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
     Importing ``conflictlab.a.b`` also runs ``conflictlab/__init__.py`` and
     ``conflictlab/a/__init__.py``; they are included. Where the closure
     resolves the descriptors' module names, it runs the modules named by the
-    descriptor fields that some module of the closure reads (``.paper_numbers``,
+    descriptor fields that some module of the closure reads (``.claims``,
     ``.profile_cells``, ``.validator``): the profile script runs the profile
     cells, the data check the validators, neither the other's.
     """

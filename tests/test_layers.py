@@ -1,7 +1,8 @@
 """The library's layers: every import runs down, never back up.
 
 Floors, bottom to top: the top-level utilities (statistics, rank tests,
-sampling, io, logs, provenance, wildcard values, the data check's records); ``lm/`` (the model
+sampling, paired ratios, studentized intervals, io, logs, provenance, wildcard values, the data check's
+records); ``lm/`` (the model
 layer); ``judges/`` and ``report/`` (shared machinery); the benchmarks. A module may import its own
 floor's package and anything below it, except where noted; a benchmark's
 particulars (its prompts, taxonomy, metrics) never reach a lower floor.
@@ -27,11 +28,13 @@ UTILITIES = {
     "logs",
     "metrics",
     "paired",
+    "paired_ratios",
     "provenance",
     "rank_tests",
     "sampling",
     "specs",
     "stats",
+    "studentized",
     "wildcards",
 }
 BENCHMARKS = set(registry.NAMES)  # each registered benchmark's package

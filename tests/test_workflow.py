@@ -458,7 +458,7 @@ def library_modules_run_by(script) -> set[str]:
         fields = [
             field
             for field, loaded in (
-                ("paper_numbers", "conflictlab.paper_registries" in finder.modules),
+                ("claims", "conflictlab.paper_registries" in finder.modules),
                 ("profile_cells", script == "profile.py"),
                 ("validator", "conflictlab.validate_data" in finder.modules),
             )

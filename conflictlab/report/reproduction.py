@@ -1,13 +1,11 @@
 """The reproduction report: each paper's numbers and result sentences beside this run's.
 
-Each benchmark package types in its paper's numbers
-(``conflictlab.<benchmark>.paper_numbers``: a :class:`Paper`, its
-:class:`PaperNumber` rows, its :class:`Claim` sentences and its
-:class:`Exclusion` list), since a paper's particulars belong to its
-benchmark; this module, below the benchmarks, holds the record types,
-finds this run's number of each row in the result tables
-(``results/tables/*.csv``), gives each row a verdict, evaluates the claims,
-plans which rows a config can compare (:func:`plan`) and renders the report.
+Each paper's numbers are data, one file per paper (``conflictlab/papers/<paper>.yaml``, read and checked by
+:mod:`conflictlab.report.paper_data` into a :class:`Paper`, its :class:`PaperNumber` rows and its
+:class:`Exclusion` list); its result sentences are :class:`Claim` functions in the claims module its benchmark's
+descriptor names. This module, below the benchmarks, holds the record types, finds this run's number of each row
+in the result tables (``results/tables/*.csv``), gives each row a verdict, evaluates the claims, plans which rows
+a config can compare (:func:`plan`) and renders the report.
 
 A row's verdict (:mod:`conflictlab.report.verdicts` holds the statistics):
 the difference ours − paper with its 95% interval from both samples (ours:
@@ -64,8 +62,8 @@ DECIMALS = {"κ": 3, "proportion": 2, "log-likelihood": 3}
 class Paper:
     key: str
     title: str
-    file: str  # its text copy in ../shared/papers/
-    note: str  # what the copy holds, and what holds for every row
+    cite: tuple[str, ...]  # its public identifiers: "arXiv:<id>", "doi:<doi>"
+    note: str  # what the numbers were read from, and what holds for every row
 
 
 @dataclass(frozen=True)
@@ -114,11 +112,13 @@ class Instrument:
 class Derived:
     """This run's number computed from other rows of the same paper (by
     :attr:`PaperNumber.key`): ``difference`` is ``of[0] - of[1]``, in the
-    rows' unit; ``paired`` when both rows are over the same items (a
-    steered and an unsteered run of one model), which the verdict uses for
-    the difference's interval."""
+    rows' unit; ``relative`` is ``(of[0] - of[1]) / of[1]`` (a relative
+    gain: in % where the row's unit is %, else as a multiple), shown beside
+    the paper's but never given a verdict (:data:`RELATIVE`); ``paired``
+    when both rows are over the same items (a steered and an unsteered run
+    of one model), which the verdict uses for the difference's interval."""
 
-    op: str  # "difference"
+    op: str  # "difference" | "relative"
     of: tuple[str, ...]
     paired: bool = False
 
@@ -160,6 +160,8 @@ class PaperNumber:
     table: str | None = None
     # Unique within the paper; Derived rows and claims refer to rows by it.
     key: str | None = None
+    # The value as the paper prints it ("68.0", "5,781"), which the report shows (None: format_value's reading).
+    printed: str | None = None
 
     @property
     def id(self) -> str:
@@ -282,6 +284,16 @@ def for_unreleased_human_labels(why: str) -> bool:
 NO_NUMBER = "no number in the paper's text copy"
 
 
+DIFFERENCE_OP, RELATIVE_OP = "difference", "relative"
+DERIVED_OPS = (DIFFERENCE_OP, RELATIVE_OP)
+# Why a relative gain gets no verdict: the interval of a ratio of two estimates is not among those whose coverage
+# was checked by simulation (benchmarks/reproduction_calibration.py); its cells are rows of their own.
+RELATIVE = (
+    "a relative gain (a ratio of two of the paper's cells): shown beside this run's, no verdict (no interval of a "
+    "ratio is calibrated here); the cells it is formed from have verdicts of their own"
+)
+
+
 def _config_reasons(
     number: PaperNumber, model_lists, sources, instruments, margins
 ) -> tuple[list[str], dict, str | None]:
@@ -293,7 +305,9 @@ def _config_reasons(
     if number.caveat:
         reasons.append(number.caveat)
     ours = number.ours
-    if ours is not None and number.value is not None and number.unit != COUNT and number.unit not in margins:
+    if isinstance(ours, Derived) and ours.op == RELATIVE_OP:
+        reasons.append(RELATIVE)
+    elif ours is not None and number.value is not None and number.unit != COUNT and number.unit not in margins:
         reasons.append(f"no equivalence margin for the unit '{number.unit}' (config reproduction.margins)")
     if not isinstance(ours, Ours):
         return reasons, {}, None
@@ -330,6 +344,7 @@ def _base_row(number: PaperNumber) -> dict:
         "model": number.model,
         "setting": number.setting,
         "value": number.value,
+        "printed": number.printed,
         "unit": number.unit,
         "paper_n": number.paper_n,
         "source": number.source,
@@ -477,6 +492,13 @@ def _decide(
     return _done(row, verdict.verdict, [*notes, verdict.why])
 
 
+def _derive(derived: Derived, unit: str, a: float, b: float) -> float | None:
+    """``a`` and ``b`` (this run's numbers of ``derived.of``) combined as ``derived.op`` says, in ``unit``."""
+    if derived.op == DIFFERENCE_OP:
+        return a - b
+    return ((100.0 if unit == "%" else 1.0) * (a - b) / b) if b else None
+
+
 def _compare_derived(
     number: PaperNumber,
     row: dict,
@@ -485,11 +507,13 @@ def _compare_derived(
     registry: Mapping[str, PaperNumber],
     margins: Mapping[str, float],
 ) -> dict:
-    """A difference of two of our rows (``Derived.of``) against the paper's printed difference."""
+    """A difference of two of our rows (``Derived.of``) against the paper's printed difference; a relative gain
+    beside the paper's, without a verdict."""
     derived = number.ours
-    if derived.op != "difference" or len(derived.of) != 2:
+    if derived.op not in DERIVED_OPS or len(derived.of) != 2:
         raise ValueError(
-            f"{number.paper}: {number.id}: a derived row is a difference of two rows, got {derived.op} of {derived.of}"
+            f"{number.paper}: {number.id}: a derived row is a {' or '.join(DERIVED_OPS)} of two rows, "
+            f"got {derived.op} of {derived.of}"
         )
     arms = [compared.get(key) for key in derived.of]
     for key, arm in zip(derived.of, arms):
@@ -501,7 +525,7 @@ def _compare_derived(
     if number.unit == COUNT and all(arm is not None and arm["ours"] is not None for arm in arms):
         # a difference of two counts is a count: equal or not, no interval (297 = 458 − 161)
         reasons = [r for r in reasons if not r.startswith("from ")]
-        row["ours"] = arms[0]["ours"] - arms[1]["ours"]
+        row["ours"] = _derive(derived, number.unit, arms[0]["ours"], arms[1]["ours"])
         if reasons:
             return _done(row, NOT_COMPARABLE, reasons)
         verdict = V.compare_counts(row["ours"], number.value)
@@ -509,10 +533,12 @@ def _compare_derived(
         return _done(row, verdict.verdict, [verdict.why])
     if any(arm is None or arm.get("_estimate") is None for arm in arms):
         if all(arm is not None and arm["ours"] is not None for arm in arms):
-            row["ours"] = arms[0]["ours"] - arms[1]["ours"]
+            row["ours"] = _derive(derived, number.unit, arms[0]["ours"], arms[1]["ours"])
         return _done(row, NOT_COMPARABLE, reasons)
     a, b = (arm["_estimate"] for arm in arms)
-    row.update(our_model=arms[0]["our_model"], ours=a.value - b.value, kind=a.kind, n=min(a.n, b.n))
+    ours = _derive(derived, number.unit, a.value, b.value)
+    kind = a.kind if derived.op == DIFFERENCE_OP else None  # a relative gain has a reason (RELATIVE) and no verdict
+    row.update(our_model=arms[0]["our_model"], ours=ours, kind=kind, n=min(a.n, b.n))
     if reasons:
         return _done(row, NOT_COMPARABLE, reasons)
     notes = []
@@ -785,11 +811,14 @@ def plan(
 def _counted(value, reasons: Sequence[str]) -> str:
     """Whether the comparable share counts a plan row ("yes"), or why not: a row without a printed value is no
     number of the paper to reproduce (it carries our estimate into a derived row, or names a figure whose
-    values the copy lacks), and one that needs the paper's unreleased human labels no config can compare."""
+    values the copy lacks), one that needs the paper's unreleased human labels no config can compare, and a relative
+    gain, which gets no verdict (the cells it is formed from are counted)."""
     if value is None:
         return "no: " + NO_NUMBER
     if any(for_unreleased_human_labels(r) for r in reasons):
         return "no: the paper's human labels are unreleased"
+    if RELATIVE in reasons:
+        return "no: a relative gain, shown without a verdict (its cells are counted)"
     return "yes"
 
 
@@ -854,7 +883,8 @@ def plan_summary(rows: Sequence[Mapping]) -> list[str]:
             f"claims checkable: {_share(*shares['claims'], 'claims')}"
             + (f" ({unknown} unknown before the run)" if unknown else "")
             + f"; not counted: {sum(r['what'] == 'row' for r in left_out)} rows and "
-            f"{sum(r['what'] == 'claim' for r in left_out)} claims (no printed value, or unreleased human labels)"
+            f"{sum(r['what'] == 'claim' for r in left_out)} claims (no printed value, unreleased human labels, or a "
+            "relative gain)"
         )
     return lines
 
@@ -917,7 +947,8 @@ COLUMNS: tuple[tuple[str, Callable[[Mapping], str]], ...] = (
     (
         "paper",
         lambda r: (
-            format_value(r["value"], r["unit"]) + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")
+            (r.get("printed") or format_value(r["value"], r["unit"]))
+            + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")
         ),
     ),
     ("paper n", lambda r: _n(r["paper_n"])),
@@ -1026,6 +1057,11 @@ INTRO = (
 )
 
 
+def cited(paper: Paper) -> str:
+    """``Cited as arXiv:2305.14739.``: the paper's public identifiers."""
+    return f"Cited as {', '.join(paper.cite)}."
+
+
 def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -1108,7 +1144,7 @@ def render_markdown(
             "",
             f"**{line}.**",
             "",
-            f"Text copy: `../shared/papers/{paper.file}`. {paper.note}",
+            f"{cited(paper)} {paper.note}",
         ]
         for table, mine in groups.items():
             out += ["", f"### {table}", ""]
@@ -1170,8 +1206,7 @@ def render_html(
         out += [
             f"<h2>{html.escape(paper.title)}</h2>",
             f"<p><b>{html.escape(line)}.</b></p>",
-            f'<p class="note">Text copy: <code>../shared/papers/{html.escape(paper.file)}</code>. '
-            f"{html.escape(paper.note)}</p>",
+            f'<p class="note">{html.escape(cited(paper))} {html.escape(paper.note)}</p>',
         ]
         for table, mine in groups.items():
             out += [f"<h3>{html.escape(table)}</h3>", verdict_table_html(mine)]
