@@ -39,9 +39,17 @@ from conflictlab.stats import MIN_N_INTERVAL, betainc, format_p, t_quantile
 # Below this many nonzero differences the sign-flip test enumerates all 2**n sign patterns.
 EXACT_SIGN_FLIP_N = 16
 # Fewest pairs for a paired interval, by the cells' interval (a proportion's or a mean's): Tango's
-# interval covers from 2 pairs; the adjusted Wald interval of graded scores covers from 5
+# interval covers from 2 pairs; the adjusted Wald interval of graded scores covers from 10
 # (tests/test_coverage.py), and below 10 it spans most of the range and says no more than n does.
-PAIRED_MIN_N = {"clopper-pearson": MIN_N_INTERVAL, "student-t": 10}
+# Every cell interval but a 0/1 proportion's (graded scores, and {0, 1/2, 1} instance shares) is paired by the
+# adjusted t interval.
+_ADJUSTED_MIN_N = 10
+PAIRED_MIN_N = {
+    "clopper-pearson": MIN_N_INTERVAL,
+    "student-t": _ADJUSTED_MIN_N,
+    "betting (hedged capital)": _ADJUSTED_MIN_N,
+    "clopper-pearson over units": _ADJUSTED_MIN_N,
+}
 
 
 def pair_on_ids(

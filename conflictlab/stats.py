@@ -8,12 +8,18 @@ each printed interval is measured at the n it is printed at):
   behaviour rates, gold-set agreement): Clopper-Pearson, whose coverage is
   at least nominal at every n and p (Wilson's dips to 0.85-0.92 at some
   n ≤ 40, docs/statistics.md); none at n < 2.
-- :func:`mean_interval` — a mean of graded per-sample scores (Balance,
-  Faithfulness, grounding, Δ, entropy): Student-t, clipped to the score's
-  range; none at n < :data:`MIN_N_MEAN` (coverage below 93% there on our
-  score shapes) and none when the sample has no spread (shown as "no spread").
+- :func:`bounded_mean_interval` — a mean of graded scores within a known
+  range (Balance, position shares, Faithfulness, grounding, entropy): the
+  betting confidence interval of Waudby-Smith & Ramdas, whose level holds at
+  every n for every distribution in the range (Student-t fell to 0.78 on
+  point masses at 0 and 1); none at n < :data:`MIN_N_MEAN`.
+- :func:`mean_interval` — a mean of unbounded graded scores (Δ):
+  Student-t; none at n < :data:`MIN_N_MEAN` and none when the sample has no
+  spread (shown as "no spread"). :func:`bootstrap_t_interval` — its
+  bootstrap-t counterpart for skewed scores.
 - :func:`unit_proportion_interval` — a proportion whose prompts come in
-  units (both evidence orders of an instance): Clopper-Pearson over units.
+  units (both evidence orders of an instance), and shares in {0, ½, 1}:
+  Clopper-Pearson over units.
 - :func:`cluster_means` — one value per unit of analysis (an instance asked
   in both evidence orders) before any interval is taken.
 - :func:`format_p` — how every table prints a p-value.
@@ -44,10 +50,10 @@ from statistics import NormalDist
 import numpy as np
 
 MIN_N_INTERVAL = 2  # one observation says nothing about its own spread
-# The smallest n a mean's Student-t interval is printed at: from here on its
-# simulated coverage is >= 93.5% on every score shape of tests/test_coverage.py
-# (Balance-like Beta mixtures, Balance of 1-5 ratings, Faithfulness-like
-# fractions); at n = 10 it is 90% on a skewed Beta mixture, at n = 20 93.0%
+# The smallest n a mean's interval is printed at. Student-t's simulated coverage
+# on interior score shapes (Balance-like Beta mixtures, Balance of 1-5 ratings)
+# reaches 93.5% from here, 90% at n = 10; the betting interval of bounded scores
+# holds its level at any n, but below 30 it spans most of the range
 # (docs/statistics.md has the table).
 MIN_N_MEAN = 30
 P_FLOOR = 1e-4  # a p-value below it prints as "< 1e-4"

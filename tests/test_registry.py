@@ -213,3 +213,12 @@ def test_a_0_1_score_never_gets_an_interval_outside_0_1_whichever_table_asks():
     assert high == 1.0 and stats.mean_interval(values)[2] > 1.0  # unclipped, t would leave the range
     with pytest.raises(ValueError, match="range"):
         metrics.estimate(dataclasses.replace(t_spec, interval="bounded-mean", unit="logprob"), values)
+
+
+@pytest.mark.parametrize("spec", list(metrics.with_benchmarks(REGISTRY).values()), ids=lambda m: m.name)
+def test_every_printed_interval_name_has_a_paired_minimum(spec):
+    """The methods table looks up PAIRED_MIN_N by a cell's interval name: every name the registry prints has one."""
+    from conflictlab.paired import PAIRED_MIN_N
+
+    name = metrics.method_name(spec)
+    assert name is None or spec.interval == "bootstrap" or name in PAIRED_MIN_N
