@@ -344,7 +344,7 @@ def bounded_mean_interval(
     confidence interval (Waudby-Smith & Ramdas' hedged capital, :func:`betting_capital`): coverage at
     least ``confidence`` at every n and for every distribution within the bounds (point masses at 0
     and 1, skewed mixtures), where the Student-t interval fell to 0.78 (docs/statistics.md). It is
-    never a point: all-equal values still get an interval (at n = 30 all ones give [0.89, 1]).
+    never a point: all-equal values still get an interval (at n = 30 all ones give [0.85, 1]).
 
     The capital is averaged over ``orders`` orders of the values (:func:`betting_orders`: the order
     given and seeded shuffles of it, chosen without looking at the values, so the level holds for
