@@ -221,6 +221,16 @@ def _finite(values: np.ndarray, what: str) -> np.ndarray:
     return values
 
 
+def _mean_too_few(values: np.ndarray, min_n: int | None) -> tuple[float, float, float] | None:
+    """A mean's result when ``values`` (shape (n,)) are too few for an interval (all NaN when empty, the mean
+    alone below ``min_n``, default :data:`MIN_N_MEAN`), else None."""
+    if values.size == 0:
+        return (math.nan,) * 3
+    if values.size < (MIN_N_MEAN if min_n is None else min_n):
+        return float(values.mean()), math.nan, math.nan
+    return None
+
+
 def mean_interval(
     values: np.ndarray, *, confidence: float = 0.95, bounds: tuple[float, float] | None = None, min_n: int | None = None
 ) -> tuple[float, float, float]:
@@ -236,11 +246,9 @@ def mean_interval(
     score's shape (point masses at the bounds take the t interval's to 0.78).
     """
     values = _finite(values, "mean_interval")
-    if values.size == 0:
-        return (math.nan,) * 3
+    if (point_only := _mean_too_few(values, min_n)) is not None:
+        return point_only
     mean = float(values.mean())
-    if values.size < (MIN_N_MEAN if min_n is None else min_n):
-        return mean, math.nan, math.nan
     spread = float(values.std(ddof=1))
     if spread <= 1e-12 * max(1.0, abs(mean)):
         return mean, math.nan, math.nan
@@ -358,11 +366,9 @@ def bounded_mean_interval(
     span = high_bound - low_bound
     if values.size and (values.min() < low_bound - 1e-12 * span or values.max() > high_bound + 1e-12 * span):
         raise ValueError(f"bounded_mean_interval: values in [{values.min()}, {values.max()}] leave the bounds {bounds}")
-    if values.size == 0:
-        return (math.nan,) * 3
+    if (point_only := _mean_too_few(values, min_n)) is not None:
+        return point_only
     mean = float(values.mean())
-    if values.size < (MIN_N_MEAN if min_n is None else min_n):
-        return mean, math.nan, math.nan
     unit = np.clip((values - low_bound) / span, 0.0, 1.0)
     low, high = betting_bounds(unit[betting_orders(unit.size, orders=orders)][None], confidence=confidence)
     return mean, low_bound + span * float(low[0]), low_bound + span * float(high[0])
@@ -522,11 +528,9 @@ def bootstrap_t_interval(
     error. Its coverage on skewed shapes is in docs/statistics.md (it is not exact: lognormal σ = 1.5
     stays below 93% at n ≤ 100)."""
     values = _finite(values, "bootstrap_t_interval")
-    if values.size == 0:
-        return (math.nan,) * 3
+    if (point_only := _mean_too_few(values, min_n)) is not None:
+        return point_only
     mean = float(values.mean())
-    if values.size < (MIN_N_MEAN if min_n is None else min_n):
-        return mean, math.nan, math.nan
     low, high = bootstrap_t_bounds(values[None], confidence=confidence, n_resamples=n_resamples, seed=seed)
     return mean, float(low[0]), float(high[0])
 
