@@ -25,7 +25,7 @@ memory, extrapolated linearly from the smaller run, would pass
 The mean entropy's interval differs by design: the legacy code bootstraps it
 (2,000 resamples per setting, ``conflictbank.bootstrap_resamples``: settings x
 resamples x scored records random draws and gathers, 111 s of 118 at 9.4M
-rows), the library takes the Student-t interval (:func:`conflictlab.stats.mean_interval`;
+rows), the library takes the betting interval over [0, 2] bits (:func:`conflictlab.stats.bounded_mean_interval`;
 docs/statistics.md). The comparison
 therefore asks every other column to be equal and prints how far the two
 intervals' ends lie apart, in units of the bootstrap interval's half-width.
@@ -117,7 +117,7 @@ def legacy_rates(chosen: list[dict], *, n_resamples: int, seed: int, confidence:
     import numpy as np
 
     # the row loops check the counting; the intervals are the library's (issue 50 changed their method)
-    from conflictlab.stats import mean_interval, proportion_interval
+    from conflictlab.stats import bounded_mean_interval, proportion_interval
 
     n = len(chosen)
     predicted = np.array([r["predicted_letter"] for r in chosen], dtype=object)
@@ -133,7 +133,7 @@ def legacy_rates(chosen: list[dict], *, n_resamples: int, seed: int, confidence:
     row["n_mr"] = n_mr
     row["mr"], row["mr_low"], row["mr_high"] = proportion_interval(counts["oar"], n_mr, confidence=confidence)
     entropies = legacy_entropy_bits(np.array([r["probabilities"] for r in chosen], dtype=float).reshape(n, 4))
-    row["entropy"], row["entropy_low"], row["entropy_high"] = mean_interval(
+    row["entropy"], row["entropy_low"], row["entropy_high"] = bounded_mean_interval(
         entropies, confidence=confidence, bounds=(0.0, 2.0)
     )
     return row
@@ -251,7 +251,7 @@ def child(args) -> None:
         from conflictlab.conflictbank import metrics as library
 
         # The intervals' wall time: from their first call's start to their last call's end.
-        window, lock, blocked = [], threading.Lock(), library.mean_interval
+        window, lock, blocked = [], threading.Lock(), library.bounded_mean_interval
 
         def timed(*a, **k):
             begin = time.perf_counter()
@@ -261,7 +261,7 @@ def child(args) -> None:
                 with lock:
                     window.extend([begin, time.perf_counter()])
 
-        library.mean_interval = timed
+        library.bounded_mean_interval = timed
         metrics = library.setting_metrics(
             library.scan_predictions(args.path), n_resamples=args.resamples, seed=args.seed
         )

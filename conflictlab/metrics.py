@@ -22,11 +22,14 @@ from conflictlab.specs import Benchmark, Metric
 # How a spec's interval is computed, by its key: the function in conflictlab.stats.
 # "proportion": 0/1 outcomes (stats.proportion_interval: the one proportion interval of every table);
 # "unit-proportion": shares of units in [0, 1] (an instance asked in both evidence orders);
-# "mean": graded scores, Student-t, none below the spec's min_n_interval or without spread;
+# "bounded-mean": graded scores within a known range (SCORE_RANGES), the betting interval, whose coverage
+# holds for every shape within the range (point masses at its ends, where Student-t fell to 0.78);
+# "mean": unbounded graded scores, Student-t, none below the spec's min_n_interval or without spread;
 # "bootstrap": a percentile interval of resampled statistics (agreement over items); "none": no interval.
 INTERVALS = {
     "proportion": stats.proportion_interval,
     "unit-proportion": stats.unit_proportion_interval,
+    "bounded-mean": stats.bounded_mean_interval,
     "mean": stats.mean_interval,
     "bootstrap": stats.percentile_interval,
     "none": None,
@@ -37,6 +40,7 @@ METHOD_NAMES = {
     "clopper_pearson_interval": "clopper-pearson",
     "wilson_interval": "wilson",
     "unit_proportion_interval": "clopper-pearson over units",
+    "bounded_mean_interval": "betting (hedged capital)",
     "mean_interval": "student-t",
     "percentile_interval": "percentile bootstrap",
 }
@@ -62,6 +66,15 @@ METHOD_LABELS = {
 
 _proportion = dict(unit="proportion", kind="proportion", interval="proportion", min_n_interval=stats.MIN_N_INTERVAL)
 _mean = dict(kind="mean", interval="mean", min_n_interval=stats.MIN_N_MEAN)
+# A score in [0, 1]: the betting interval (docs/statistics.md: Student-t covered 0.78-0.91 at n = 30 on
+# the point masses these scores have: Balance 1 for one piece, shares 0 or 1, Faithfulness 0 or 1).
+_bounded = dict(kind="mean", interval="bounded-mean", min_n_interval=stats.MIN_N_MEAN)
+# Instance shares over the two evidence orders take 0, 1/2 or 1: Clopper-Pearson over units (Student-t
+# covered 0.85 at accuracy 0.95, n = 50, and printed "no spread" when every instance was right).
+_shares = dict(kind="mean", interval="unit-proportion", min_n_interval=stats.MIN_N_INTERVAL)
+
+# The range a score lies in, by its unit: the betting interval needs it, and every interval is clipped to it.
+SCORE_RANGES = {"proportion": (0.0, 1.0), "0-1 score": (0.0, 1.0), "0-1 share": (0.0, 1.0)}
 
 # Every metric the four first benchmarks print. min_n_mark None: the config's statistics.min_n_mark decides.
 CORE = (
@@ -74,7 +87,7 @@ CORE = (
         better="lower",
         min_n_mark=None,
         description="Gini of a response's evidence attributions (0 even use, 1 one piece)",
-        **_mean,
+        **_bounded,
     ),  # fmt: skip
     Metric(
         "faithfulness",
@@ -82,7 +95,7 @@ CORE = (
         better="higher",
         min_n_mark=None,
         description="RAGAS Faithfulness of a judged response",
-        **_mean,
+        **_bounded,
     ),  # fmt: skip
     Metric(
         "grounding",
@@ -90,7 +103,7 @@ CORE = (
         better="higher",
         min_n_mark=None,
         description="FACTS grounding of a CONFLICTS response",
-        **_mean,
+        **_bounded,
     ),  # fmt: skip
     Metric(
         "position_share",
@@ -98,7 +111,7 @@ CORE = (
         better="none",
         min_n_mark=None,
         description="mean share of a response's attribution on one evidence position",
-        **_mean,
+        **_bounded,
     ),  # fmt: skip
     Metric(
         "expected_behaviour",
@@ -151,14 +164,15 @@ CORE = (
         min_n_mark=None,
         description="share of arbitration answers that follow the numbers, over instances",
     ),  # fmt: skip
-    # The methods table reads arbitration's instance shares as graded scores (Student-t over instances).
+    # The methods table reads arbitration's instance shares as graded scores: paired as graded, each cell's
+    # interval Clopper-Pearson over instances with the summed shares as the count.
     Metric(
         "conflict_accuracy",
         unit="0-1 share",
         better="higher",
         min_n_mark=None,
         description="arbitration accuracy under conflict, per instance the mean of its evidence orders (methods)",
-        **_mean,
+        **_shares,
     ),  # fmt: skip
     Metric(
         "text_followed",
@@ -166,7 +180,7 @@ CORE = (
         better="none",
         min_n_mark=None,
         description="share of arbitration answers following the text, per instance (methods)",
-        **_mean,
+        **_shares,
     ),  # fmt: skip
     # Agreement over gold items: a percentile bootstrap over items, below which its coverage falls under 93%.
     Metric(
@@ -226,14 +240,21 @@ def estimate(
     metric: Metric, values: Sequence[float] | np.ndarray, *, bounds: tuple[float, float] | None = None
 ) -> tuple[float, float, float]:
     """``(value, low, high)`` of per-unit ``values`` (shape (n,)) by ``metric``'s interval: 0/1
-    outcomes for a proportion, shares in [0, 1] for a unit proportion, scores for a mean (none below
-    its min_n_interval or without spread; clipped to the score's ``bounds`` where given). ValueError
-    for a metric whose interval is not computed from unit values."""
+    outcomes for a proportion, shares in [0, 1] for a unit proportion, scores within ``bounds`` for
+    a bounded mean, scores for a mean (none below its min_n_interval or without spread). ``bounds``
+    None: the range of the metric's unit (:data:`SCORE_RANGES`), so that no interval of a 0-1 score
+    leaves [0, 1] whichever table asks. ValueError for a metric whose interval is not computed from
+    unit values, and for a bounded mean without a range."""
     values = np.asarray(values, dtype=float)
+    bounds = SCORE_RANGES.get(metric.unit) if bounds is None else bounds
     if metric.interval == "proportion":
         return stats.proportion_ci(values)
     if metric.interval == "unit-proportion":
         return stats.unit_proportion_interval(values)
+    if metric.interval == "bounded-mean":
+        if bounds is None:
+            raise ValueError(f"metric {metric.name!r}: a bounded mean needs the score's range, unit {metric.unit!r}")
+        return stats.bounded_mean_interval(values, bounds=bounds, min_n=metric.min_n_interval)
     if metric.interval == "mean":
         return stats.mean_interval(values, bounds=bounds, min_n=metric.min_n_interval)
     raise ValueError(f"metric {metric.name!r}: its {metric.interval!r} interval is not computed from unit values")

@@ -950,11 +950,10 @@ def test_scale_figure_draws_mr_against_size_per_family_in_size_order():
     plt.close(fig)
 
 
-def test_entropy_interval_is_the_student_t_interval_clipped_to_two_bits():
-    from scipy.stats import t as student
-
+def test_entropy_interval_is_the_betting_interval_over_two_bits():
     from conflictlab.conflictbank.evaluation import PREDICTION_SCHEMA
     from conflictlab.conflictbank.metrics import entropy_bits, setting_metrics
+    from conflictlab.stats import bounded_mean_interval
 
     rng = np.random.default_rng(0)
     n = 5_000
@@ -988,8 +987,8 @@ def test_entropy_interval_is_the_student_t_interval_clipped_to_two_bits():
     entropies = entropy_bits(probabilities)
     assert rows["default"]["n_scored"] == n and rows["misinformation"]["n_scored"] == n - 1
     for setting, values in (("default", entropies), ("misinformation", entropies[: n - 1])):
-        half = student.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
-        expected = (values.mean(), values.mean() - half, values.mean() + half)
+        expected = bounded_mean_interval(values, bounds=(0.0, 2.0))
+        assert 0.0 <= expected[1] < values.mean() < expected[2] <= 2.0
         assert tuple(rows[setting][k] for k in ("entropy", "entropy_low", "entropy_high")) == pytest.approx(
             expected, rel=1e-10
         )

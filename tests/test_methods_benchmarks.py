@@ -26,7 +26,7 @@ from conflictlab.conflicts.prompts import context_free_messages, task2_messages
 from conflictlab.contextconflict.methods import method_cells as contextconflict_cells
 from conflictlab.lm.methods import INSTRUCTION
 from conflictlab.report.methods import with_paired
-from conflictlab.stats import mean_interval
+from conflictlab.stats import unit_proportion_interval
 
 REPO = Path(__file__).resolve().parents[1]
 CONFLICTBANK_DEMO = REPO / "resources" / "demo" / "conflictbank" / "QA_dataset.jsonl"
@@ -136,7 +136,7 @@ def test_arbitration_cells_count_accuracy_and_text_following_by_hand(instances):
         correct = by_unit(mine, lambda r: r["correct"])
         acc = cells[method, "Acc (conflict)"]
         assert acc["n"] == len(correct) == conflict.num_rows // 2
-        assert acc["value"] == pytest.approx(np.mean(correct)) and acc["interval"] == "student-t"
+        assert acc["value"] == pytest.approx(np.mean(correct)) and acc["interval"] == "clopper-pearson over units"
         text_rows = [r for r in mine if meta[r["instance_id"]]["setting"] != "tool"]
         follows = by_unit(
             text_rows,
@@ -147,7 +147,7 @@ def test_arbitration_cells_count_accuracy_and_text_following_by_hand(instances):
             ),
         )
         text = cells[method, "Text followed"]
-        _, low, high = mean_interval(np.array(follows))
+        _, low, high = unit_proportion_interval(np.array(follows))
         assert (text["n"], text["value"], text["higher_is_better"]) == (
             len(follows),
             pytest.approx(np.mean(follows)),

@@ -71,13 +71,15 @@ def test_tango_interval_matches_the_published_example_and_a_numerical_score_inve
     hyper-responsiveness before/after transplant, (a, b, c, d) = (1, 1, 7, 12), Tango
     -0.517 to -0.026 (plain Tango). And at other tables: the bounds where the score
     statistic, its variance times n/(n - 1) and its constrained MLE found numerically
-    (scipy), equals ±z."""
+    (scipy), less Laud's skewness term μ₃(z² − 1)/(6V^{3/2}) (μ₃ the third central moment
+    of the paired difference under that MLE, taken here from the cells' probabilities), equals ±z."""
     from scipy.optimize import brentq, minimize_scalar
 
-    diff, low, high = tango_interval(1, 7, 21, bias_correction=False)
+    diff, low, high = tango_interval(1, 7, 21, bias_correction=False, skewness_correction=False)
     assert diff == pytest.approx(-6 / 21) and (low, high) == pytest.approx((-0.517, -0.026), abs=5e-4)
+    z = stats.norm.ppf(0.975)
 
-    def score(delta, b, c, n, offset):
+    def score(delta, b, c, n, offset, skew):
         def nll(p21):  # cells (p12, p21, rest) with p12 = p21 + delta
             p12, rest = p21 + delta, 1 - 2 * p21 - delta
             return -(b * np.log(p12) + c * np.log(p21) + (n - b - c) * np.log(rest))
@@ -85,30 +87,41 @@ def test_tango_interval_matches_the_published_example_and_a_numerical_score_inve
         p21 = minimize_scalar(
             nll, bounds=(max(0, -delta) + 1e-12, (1 - delta) / 2 - 1e-12), method="bounded", options={"xatol": 1e-12}
         ).x
-        return (b - c - n * delta) / np.sqrt(n / (n - 1) * n * (2 * p21 + delta * (1 - delta))) + offset
+        variance = n / (n - 1) * n * (2 * p21 + delta * (1 - delta))
+        values, probabilities = np.array([1.0, -1.0, 0.0]), np.array([p21 + delta, p21, 1 - 2 * p21 - delta])
+        third = n * float(probabilities @ (values - delta) ** 3)
+        correction = third * (z * z - 1) / (6 * variance**1.5) if skew else 0.0
+        return (b - c - n * delta) / np.sqrt(variance) - correction + offset
 
-    z = stats.norm.ppf(0.975)
-    for b, c, n in ((5, 2, 30), (12, 3, 40), (3, 9, 25), (20, 18, 200)):
-        _, low, high = tango_interval(b, c, n)
-        assert low == pytest.approx(brentq(score, -0.999, (b - c) / n, args=(b, c, n, -z)), abs=1e-6)
-        assert high == pytest.approx(brentq(score, (b - c) / n, 0.999, args=(b, c, n, z)), abs=1e-6)
+    for b, c, n in ((5, 2, 30), (12, 3, 40), (3, 9, 25), (20, 18, 200), (14, 0, 15)):
+        for skew in (True, False):
+            _, low, high = tango_interval(b, c, n, skewness_correction=skew)
+            assert low == pytest.approx(brentq(score, -0.999, (b - c) / n, args=(b, c, n, -z, skew)), abs=1e-6)
+            expected_high = 1.0 if c == 0 and b == n - 1 and score(0.999, b, c, n, z, skew) > 0 else None
+            if expected_high is None:
+                expected_high = brentq(score, (b - c) / n, 0.999, args=(b, c, n, z, skew))
+            assert high == pytest.approx(expected_high, abs=1e-6)
 
 
 def test_tango_interval_has_width_at_zero_discordance_and_reaches_the_bounds():
     kz2 = 100 / 99 * stats.norm.ppf(0.975) ** 2
-    diff, low, high = tango_interval(0, 0, 100)
+    diff, low, high = tango_interval(0, 0, 100, skewness_correction=False)
     assert diff == 0 and (low, high) == pytest.approx((-kz2 / (100 + kz2), kz2 / (100 + kz2)), rel=1e-9)
+    _, low_skew, high_skew = tango_interval(0, 0, 100)  # the skewness term narrows it, never to a point
+    assert low_skew == pytest.approx(-high_skew) and 0 < high_skew < high
     assert tango_interval(10, 0, 10)[2] == 1.0 and tango_interval(0, 10, 10)[1] == -1.0
     assert np.isnan(tango_interval(1, 0, 1)[1]) and all(np.isnan(tango_interval(0, 0, 0)))
     with pytest.raises(ValueError, match="at most n"):
         tango_interval(3, 3, 5)
 
 
-def test_adjusted_mean_interval_is_agresti_min_with_t_on_plus_minus_one():
+def test_adjusted_mean_interval_adds_z_squared_over_two_pseudo_pairs_at_each_bound():
     d = np.r_[np.ones(7), -np.ones(2), np.zeros(21)]  # b = 7, c = 2, n = 30
     mean, low, high = adjusted_mean_interval(d, bound=1.0)
-    centre, m = 5 / 32, 32.0
-    half = t_quantile(0.975, 29) * np.sqrt(((7.5 + 2.5) - (7.5 - 2.5) ** 2 / m) / m**2)
+    w = stats.norm.ppf(0.975) ** 2 / 2  # 1.92 pseudo-pairs at +1 and at -1, one at 0
+    m = 30 + 2 * w + 1
+    centre = (7 + w - 2 - w) / m
+    half = t_quantile(0.975, 29) * np.sqrt(((7 + w + 2 + w) / m - centre**2) / m)
     assert mean == pytest.approx(5 / 30) and (low, high) == pytest.approx((centre - half, centre + half))
     # scale-free: differences of 0-100 scores with bound 100 give 100 times those of 0-1 scores
     assert np.allclose(adjusted_mean_interval(100 * d, bound=100.0), 100 * np.array((mean, low, high)))

@@ -3,6 +3,7 @@ every registered benchmark brings the files its descriptor names, config's `benc
 which run (an unknown name refused before any job), and a selected benchmark plans only its own
 rules and the shared ones."""
 
+import dataclasses
 import re
 
 import jsonschema
@@ -179,7 +180,7 @@ def test_a_specs_interval_covers_its_nominal_level_at_the_n_it_is_first_printed(
     rng = np.random.default_rng(0)
     n, truth, hits = spec.min_n_interval, 0.3, 0
     for _ in range(2000):
-        if spec.interval == "mean":
+        if spec.interval in ("mean", "bounded-mean"):
             values = rng.beta(1.5, 3.5, size=n)  # mean 0.3, skewed
         elif spec.interval == "unit-proportion":
             values = rng.binomial(2, truth, size=n) / 2  # an instance's two orders
@@ -198,6 +199,29 @@ def test_the_methods_table_takes_interval_and_direction_from_the_spec():
     as_accuracy = method_cell(**kwargs, spec=metrics.get("accuracy"))
     as_balance = method_cell(**kwargs, spec=metrics.get("balance"))
     assert (as_accuracy["interval"], as_accuracy["higher_is_better"]) == ("clopper-pearson", True)
-    assert (as_balance["interval"], as_balance["higher_is_better"]) == ("student-t", False)
+    assert (as_balance["interval"], as_balance["higher_is_better"]) == ("betting (hedged capital)", False)
     assert (as_accuracy["ci_low"], as_accuracy["ci_high"]) == stats.clopper_pearson_interval(20, 40)[1:]
-    assert (as_balance["ci_low"], as_balance["ci_high"]) == stats.mean_interval(values)[1:]
+    assert (as_balance["ci_low"], as_balance["ci_high"]) == stats.bounded_mean_interval(values)[1:]
+
+
+def test_a_0_1_score_never_gets_an_interval_outside_0_1_whichever_table_asks():
+    """The methods table passes no bounds: the registry takes them from the metric's unit (issue 59:
+    a Faithfulness upper bound of 101.7% was printed), for the betting and the Student-t interval."""
+    values = np.r_[np.ones(38), 0.2, 0.9]
+    for name in ("faithfulness", "balance", "position_share", "grounding"):
+        _, low, high = metrics.estimate(metrics.get(name), values)
+        assert 0.0 <= low < high <= 1.0
+    t_spec = dataclasses.replace(metrics.get("faithfulness"), interval="mean")
+    _, low, high = metrics.estimate(t_spec, values)
+    assert high == 1.0 and stats.mean_interval(values)[2] > 1.0  # unclipped, t would leave the range
+    with pytest.raises(ValueError, match="range"):
+        metrics.estimate(dataclasses.replace(t_spec, interval="bounded-mean", unit="logprob"), values)
+
+
+@pytest.mark.parametrize("spec", list(metrics.with_benchmarks(REGISTRY).values()), ids=lambda m: m.name)
+def test_every_printed_interval_name_has_a_paired_minimum(spec):
+    """The methods table looks up PAIRED_MIN_N by a cell's interval name: every name the registry prints has one."""
+    from conflictlab.paired import PAIRED_MIN_N
+
+    name = metrics.method_name(spec)
+    assert name is None or spec.interval == "bootstrap" or name in PAIRED_MIN_N

@@ -59,6 +59,38 @@ def test_a_mean_term_is_welchs_interval():
     assert (low, high) == (pytest.approx(expected.low), pytest.approx(expected.high))
 
 
+def _mean_estimate(value, se, df):
+    return V.Estimate(value, V.MEAN, n=df + 1, se=se, df=df)
+
+
+def test_a_proportion_on_no_items_may_be_anything_and_divides_nothing_by_zero():
+    empty = proportion(40.0, 0)
+    assert empty.bounds(0.95) == (0.0, 100.0)
+    assert empty.variance() == pytest.approx(50.0**2)  # the most a value in [0, 100] has
+    verdict = V.decide([V.Term(1, empty, V.Estimate(40.0, V.EXACT))], margin=5.0, round_by=0.05)
+    assert verdict.verdict == V.INCONCLUSIVE and verdict.low <= -40 and verdict.high >= 60
+    # the Welch path: a mean beside a proportion on 0 items
+    _, low, high = V.difference_interval([V.Term(1, empty, _mean_estimate(40.0, 2.0, 30))], 0.95)
+    assert math.isfinite(low) and math.isfinite(high) and high - low > 100
+
+
+def test_welch_with_a_proportion_of_one_item_has_finite_degrees_of_freedom():
+    one = proportion(100.0, 1)
+    assert one.welch_df() == 1.0  # n - 1 = 0 would divide by zero
+    _, low, high = V.difference_interval([V.Term(1, one, _mean_estimate(80.0, 3.0, 50))], 0.95)
+    assert math.isfinite(low) and math.isfinite(high) and low < 20 < high
+
+
+@pytest.mark.parametrize("value", [0.0, 100.0])
+def test_a_proportion_of_0_or_100_percent_keeps_a_score_type_variance(value):
+    estimate = proportion(value, 50)
+    z = 1.959963984540054
+    # the Wilson interval at 0 of 50 is [0, z²/(50 + z²)]: its half-width over z
+    assert estimate.variance() == pytest.approx((100 * z * z / (50 + z * z) / (2 * z)) ** 2)
+    _, low, high = V.difference_interval([V.Term(1, estimate, _mean_estimate(value, 1.0, 40))], 0.95)
+    assert high - low > 2 * 1.96 * 1.0  # wider than the mean's part alone: the proportion's is not zero
+
+
 @pytest.mark.parametrize(
     "value, decimals, half",
     [

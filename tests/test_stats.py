@@ -12,12 +12,19 @@ from conflictlab.report.tables import format_estimate
 from conflictlab.stats import (
     MIN_N_MEAN,
     balance,
+    betting_capital,
+    betting_orders,
+    betting_stakes,
     bootstrap_mean_ci,
+    bootstrap_t_bounds,
+    bootstrap_t_interval,
+    bounded_mean_interval,
     clopper_pearson_interval,
     cluster_bootstrap_weights,
     cluster_means,
     marks_over_same_samples,
     mean_interval,
+    percentile_interval,
     proportion_ci,
     proportion_interval,
     wilson_interval,
@@ -329,6 +336,95 @@ def test_mean_interval_is_student_t_clipped_and_absent_below_min_n_or_without_sp
     assert mean == 1.0 and math.isnan(low) and math.isnan(high)
     with pytest.raises(ValueError, match="NaN"):
         mean_interval(np.r_[rng.random(40), np.nan])
+    for infinite in (np.inf, -np.inf):  # once printed as "inf (no spread)"
+        with pytest.raises(ValueError, match="infinite"):
+            mean_interval(np.r_[rng.random(40), infinite])
+
+
+def test_percentile_interval_needs_half_its_draws_defined():
+    draws = np.r_[np.linspace(0, 1, 50), np.full(51, np.nan)]  # 50 of 101 defined: fewer than half
+    assert all(math.isnan(v) for v in percentile_interval(draws))
+    low, high = percentile_interval(draws[1:])  # 49 of 99 still fewer than half; 50 of 100 is half
+    assert math.isnan(low) and math.isnan(high)
+    low, high = percentile_interval(np.r_[np.linspace(0, 1, 50), np.full(50, np.nan)])
+    assert (low, high) == pytest.approx(tuple(np.quantile(np.linspace(0, 1, 50), [0.025, 0.975])))
+    assert all(math.isnan(v) for v in percentile_interval(np.full(10, 0.5)))  # no spread
+
+
+def _hedged_capital(values, m, alpha=0.05, cap=0.75):
+    """Waudby-Smith & Ramdas' hedged capital at n, one value at a time, straight from the paper's
+    formulas (predictable plug-in bets for a fixed n, truncated at cap/m and cap/(1 - m))."""
+    n = len(values)
+    total, squares, mu_hat, sigma2 = 0.0, 0.0, 0.5, 0.25
+    up, down = 1.0, 1.0
+    for t, x in enumerate(values, start=1):
+        bet = math.sqrt(2 * math.log(2 / alpha) / (n * sigma2))
+        up *= 1 + min(bet, cap / m if m > 0 else math.inf) * (x - m)
+        down *= 1 - min(bet, cap / (1 - m) if m < 1 else math.inf) * (x - m)
+        total += x
+        mu_hat = (0.5 + total) / (t + 1)
+        squares += (x - mu_hat) ** 2
+        sigma2 = (0.25 + squares) / (t + 1)
+    return (up + down) / 2
+
+
+def test_bounded_mean_interval_is_where_the_hedged_capital_crosses_one_over_alpha():
+    rng = np.random.default_rng(4)
+    values = np.where(rng.random(40) < 0.8, 1.0, rng.beta(2, 2, 40))
+    mean, low, high = bounded_mean_interval(values, orders=1)
+    assert mean == pytest.approx(values.mean()) and 0 < low < mean < high <= 1
+    for bound, outside in ((low, -1e-6), (high, 1e-6)):
+        if 0 < bound < 1:
+            assert _hedged_capital(values, bound - outside) < 20 <= _hedged_capital(values, bound + outside)
+    # several orders: the capital averaged over the identity and seeded shuffles
+    orders = betting_orders(40)
+    _, low8, high8 = bounded_mean_interval(values)
+    capital = np.mean([_hedged_capital(values[order], low8 - 1e-6) for order in orders])
+    assert capital >= 20 > np.mean([_hedged_capital(values[order], low8 + 1e-6) for order in orders])
+    # on 0-2 it is twice the 0-1 interval; all equal values still get one; bad input is an error
+    assert bounded_mean_interval(2 * values, bounds=(0.0, 2.0)) == pytest.approx((2 * mean, 2 * low8, 2 * high8))
+    _, low, high = bounded_mean_interval(np.ones(30))
+    assert high == 1.0 and 0.8 < low < 0.9
+    assert math.isnan(bounded_mean_interval(np.ones(MIN_N_MEAN - 1))[1])
+    with pytest.raises(ValueError, match="leave the bounds"):
+        bounded_mean_interval(np.r_[np.ones(30), 1.2])
+    with pytest.raises(ValueError, match="infinite"):
+        bounded_mean_interval(np.r_[np.ones(30), np.inf])
+
+
+def test_bounded_mean_interval_covers_a_known_truth_where_student_t_does_not():
+    """90% at 1 and 10% uniform, n = 30: Student-t covered 0.88 (issue 59); the betting interval's
+    level holds at every n, checked on 4,000 samples (its capital at the truth below 1/α)."""
+    rng = np.random.default_rng(5)
+    samples = np.where(rng.random((4000, 30)) < 0.9, 1.0, rng.random((4000, 30)))
+    truth = 0.9 + 0.1 * 0.5
+    x = samples[:, betting_orders(30)]
+    covered = betting_capital(x, np.full(4000, truth), betting_stakes(x, alpha=0.05)) < 20
+    assert covered.mean() >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / 4000)
+    for row in range(20):  # the printed interval holds the truth exactly when the capital says so
+        _, low, high = bounded_mean_interval(samples[row])
+        assert (low <= truth <= high) == covered[row]
+
+
+def test_bootstrap_t_interval_is_its_formula_and_covers_better_than_t_on_skewed_data():
+    rng = np.random.default_rng(6)
+    values = rng.lognormal(0, 1, 40)
+    mean, low, high = bootstrap_t_interval(values, n_resamples=999, seed=3)
+    draws = values[np.random.default_rng(3).integers(0, 40, size=(1, 999, 40))[0]]
+    t = (draws.mean(axis=1) - mean) * math.sqrt(40) / draws.std(axis=1, ddof=1)
+    q_low, q_high = np.quantile(t, [0.025, 0.975])
+    scale = values.std(ddof=1) / math.sqrt(40)
+    assert (low, high) == pytest.approx((mean - q_high * scale, mean - q_low * scale))
+    assert high - mean > mean - low  # skewed to the right, as the data are
+    samples = rng.lognormal(0, 1, (600, 30))
+    truth = math.exp(0.5)
+    b_low, b_high = bootstrap_t_bounds(samples, n_resamples=999)
+    half = 2.045 * samples.std(axis=1, ddof=1) / math.sqrt(30)
+    t_covered = np.abs(samples.mean(axis=1) - truth) <= half
+    assert ((b_low <= truth) & (truth <= b_high)).mean() > t_covered.mean() + 0.01
+    assert all(math.isnan(v) for v in bootstrap_t_interval(np.full(40, 2.0))[1:])
+    with pytest.raises(ValueError, match="infinite"):
+        bootstrap_t_interval(np.r_[values, np.inf])
 
 
 def test_t_quantile_and_incomplete_beta_match_scipy():

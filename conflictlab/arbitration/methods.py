@@ -4,8 +4,10 @@ Over the conflict prompts of the main instances, each instance one unit of
 analysis (its two evidence orders averaged, so it counts once:
 :func:`conflictlab.arbitration.prompts.instance_unit`): accuracy, which a
 model that always follows one modality holds at 50% (the aligned modality
-alternates with the label), with the Student-t interval over instances and
-marks; and the text-following rate, the share of the text-vs-numbers
+alternates with the label), with the registry's interval over instances
+(Clopper-Pearson with the summed shares as the count: each instance is 0, ½
+or 1, where Student-t undercovered, docs/statistics.md) and marks; and the
+text-following rate, the share of the text-vs-numbers
 conflicts (settings modality, recency, reliability; the tool setting pits
 the context against a forecast, not text against numbers) answered with the
 text's label, with no marks: which modality should win is the question the

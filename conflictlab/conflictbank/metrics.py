@@ -19,9 +19,9 @@ proportions in [0, 1] of the n_scored records:
 
 Intervals: Clopper-Pearson 95% for every proportion (MR's over n_mr;
 :func:`conflictlab.stats.proportion_interval`, none at n < 2); for the mean
-entropy the Student-t interval clipped to [0, 2] bits
-(:func:`conflictlab.stats.mean_interval`: none below its minimum n, none
-without spread). ``n_resamples``, ``seed`` and ``workers`` are unused since
+entropy the betting interval over [0, 2] bits
+(:func:`conflictlab.stats.bounded_mean_interval`, whose coverage holds with the point mass a
+confident read-out puts at 0 bits; none below its minimum n). ``n_resamples``, ``seed`` and ``workers`` are unused since
 the entropy's bootstrap went (issue 50); kept until config drops
 ``bootstrap_resamples``.
 The authors round to two decimals; nothing is rounded here.
@@ -46,7 +46,7 @@ import polars as pl
 import pyarrow as pa
 
 from conflictlab.paired import tango_interval
-from conflictlab.stats import mean_interval, proportion_interval
+from conflictlab.stats import bounded_mean_interval, proportion_interval
 
 RATES = ("oar", "car", "uncertain", "neither")
 
@@ -234,7 +234,9 @@ def _metrics(
             if bounds[code + 1] > bounds[code]:
                 slices[model, setting] = entropies[order[bounds[code] : bounds[code + 1]]]
     # entropy in bits of 4 options lies in [0, 2]
-    intervals = {key: mean_interval(values, confidence=confidence, bounds=(0.0, 2.0)) for key, values in slices.items()}
+    intervals = {
+        key: bounded_mean_interval(values, confidence=confidence, bounds=(0.0, 2.0)) for key, values in slices.items()
+    }
     empty = {"n_scored": 0, "oar": 0, "car": 0, "uncertain": 0}
     out = []
     for model, setting, n_records in groups.iter_rows():  # one per (model, setting): tens of rows

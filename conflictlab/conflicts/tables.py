@@ -7,9 +7,9 @@ counts of the data, not estimates).
 Rates are proportions in [0, 1] (shown as percentages): Task 1 accuracy,
 expected behaviour and answer recall with 95% Clopper-Pearson intervals
 (:func:`conflictlab.stats.proportion_interval`; none at n < 2), the grounding
-mean with a 95% Student-t interval over responses
-(:func:`conflictlab.stats.mean_interval`: none below its minimum n, none
-without spread). Every row carries its n.
+mean with the registry's 95% interval over responses
+(:func:`conflictlab.metrics.estimate`: the betting interval over [0, 1], none
+below its minimum n). Every row carries its n.
 
 Denominators are what a reader assumes, every query (Task 1) or every
 (query, strategy) pair (Task 2): a response that was not generated or not

@@ -147,8 +147,8 @@ BALANCE_SUMMARY_SCHEMA = pa.schema(
 
 def summarize_balance(attr: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
     """Mean Balance (×1, in [0, 1]) per (model, scorer, type) and per subset, with
-    its Student-t interval (:func:`conflictlab.stats.mean_interval`: none below
-    its minimum n or without spread). ``n_resamples``/``seed`` are unused since
+    the interval the metric registry gives Balance (:func:`conflictlab.metrics.estimate`:
+    the betting interval over [0, 1], none below its minimum n). ``n_resamples``/``seed`` are unused since
     the t interval replaced the bootstrap (issue 50); kept until config drops
     ``bootstrap_resamples``."""
     frame = pl.from_arrow(attr.select(["model", "scorer", "conflict_type", "subset", "undefined", "balance", "gini"]))

@@ -215,8 +215,8 @@ FAITHFULNESS_SUMMARY_SCHEMA = pa.schema(
 
 def summarize_faithfulness(rows: pa.Table, *, n_resamples: int = 2000, seed: int = 0) -> pa.Table:
     """Per (model, type): mean Faithfulness over the scored samples with its
-    Student-t 95% CI (:func:`conflictlab.stats.mean_interval`: none below its
-    minimum n or without spread), the share of samples left NaN with its
+    registry's 95% interval (:func:`conflictlab.metrics.estimate`: the betting
+    interval over [0, 1], none below its minimum n), the share of samples left NaN with its
     Clopper-Pearson 95% CI, and the count of each reason. ``n_resamples``/``seed`` unused."""
     faithfulness = pc.fill_null(rows.column("faithfulness"), math.nan).to_numpy(zero_copy_only=False)
     scored = pc.is_valid(rows.column("faithfulness")).to_numpy(zero_copy_only=False)

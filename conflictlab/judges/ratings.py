@@ -56,7 +56,7 @@ from conflictlab import metrics
 from conflictlab.io import group_in_order
 from conflictlab.judges.prompts.evidence_rating import rating_request
 from conflictlab.judges.requests import JudgeRequest, read_choices
-from conflictlab.stats import balance, mean_interval
+from conflictlab.stats import balance
 
 RATING_SCALE = (1, 2, 3, 4, 5)
 
@@ -390,8 +390,9 @@ def judge_balance_table(
 ) -> pa.Table:
     """Table 7: mean Balance (%) from the judge's ratings per model and type
     and the Shapley Balance beside it, both over the same samples (those
-    where both are defined), each with its Student-t 95% CI
-    (:func:`conflictlab.stats.mean_interval`; ``n_resamples``/``seed`` unused); the judge's
+    where both are defined), each with the 95% interval the metric registry gives Balance
+    (:func:`conflictlab.metrics.estimate`: the betting interval over [0, 1];
+    ``n_resamples``/``seed`` unused); the judge's
     Balance is recomputed from its ratings (:func:`rating_balance`), and the
     samples left out are counted by reason."""
     found = _attribution_rows(ratings, attributions)
@@ -423,8 +424,8 @@ def judge_balance_table(
         defined = members[rated[members] & ~np.isnan(judge[members])]
         both = defined[shapley_defined[defined]]
         judge_values, shapley_values = judge[both], shapley[both]
-        j = [100 * v for v in mean_interval(judge_values, bounds=(0.0, 1.0))]
-        s = [100 * v for v in mean_interval(shapley_values, bounds=(0.0, 1.0))]
+        j = [100 * v for v in metrics.estimate(metrics.get("balance"), judge_values)]
+        s = [100 * v for v in metrics.estimate(metrics.get("balance"), shapley_values)]
         rows.append(
             _none_for_nan(
                 {

@@ -86,7 +86,8 @@ class Estimate:
     scale: float = 100.0
 
     def bounds(self, confidence: float) -> tuple[float, float]:
-        """Its own two-sided interval at ``confidence``: Wilson, t, or the value itself."""
+        """Its own two-sided interval at ``confidence``: Wilson, t, or the value itself; a proportion
+        on no items (n = 0 or unknown) may be anything, [0, scale]."""
         if self.kind == EXACT:
             return self.value, self.value
         if self.kind == MEAN:
@@ -96,18 +97,31 @@ class Estimate:
         return self.scale * low, self.scale * high
 
     def variance(self) -> float:
-        """Its sampling variance (Wald for a proportion, at its own value)."""
+        """Its sampling variance. A proportion's is score-type: the square of its 95% Wilson interval's
+        half-width over z, so that 0 of n or n of n (whose Wald variance p(1 − p)/n is 0) still has
+        one, (z²/(n + z²)/(2z))²·scale²; on no items, (scale/2)², the most a value in [0, scale] has."""
         if self.kind == EXACT:
             return 0.0
         if self.kind == MEAN:
             return self.se**2
-        p = min(max(self.value / self.scale, 0.0), 1.0)
-        return self.scale**2 * p * (1 - p) / self.n
+        if not self.n or self.n <= 0:
+            return (self.scale / 2.0) ** 2
+        low, high = wilson_bounds(self.value / self.scale, self.n, 0.95)
+        return (self.scale * (high - low) / (2.0 * _z(0.95))) ** 2
+
+    def welch_df(self) -> float:
+        """Its degrees of freedom in Welch-Satterthwaite's sum: a mean's own; a proportion's n − 1,
+        at least 1 (n = 1 would divide by zero, and one item is as uncertain as a t with 1 df allows)."""
+        if self.kind == MEAN:
+            return self.df
+        return max((self.n or 0) - 1.0, 1.0)
 
 
 def wilson_bounds(p: float, n: float, confidence: float) -> tuple[float, float]:
     """Wilson score interval of a proportion ``p`` observed on ``n`` items (``p·n`` need not be whole: a
-    paper's rounded rate times its n)."""
+    paper's rounded rate times its n); [0, 1] without items (n = 0 or None)."""
+    if not n or n <= 0:
+        return 0.0, 1.0
     p = min(max(p, 0.0), 1.0)
     z = _z(confidence)
     denominator = 1.0 + z * z / n
@@ -132,7 +146,7 @@ def difference_interval(
 
     All parts proportions or exact: MOVER (Newcombe's hybrid score for one
     term); any mean: Welch's t interval (proportions then count with their
-    Wald variance). ``point``: the difference's estimate where it is not
+    score-type variance, :meth:`Estimate.variance`). ``point``: the difference's estimate where it is not
     the sum of the parts' values (a derived row whose paper value is the
     printed difference, not the difference of the printed rows)."""
     parts = [(t.sign, t.ours) for t in terms] + [(-t.sign, t.paper) for t in terms]
@@ -143,9 +157,7 @@ def difference_interval(
         if total == 0:
             return estimate, estimate, estimate
         # Welch-Satterthwaite; a proportion's part counts with n - 1 degrees of freedom, an exact one with none
-        df = total**2 / sum(
-            v**2 / (e.df if e.kind == MEAN else e.n - 1) for v, (_, e) in zip(variances, parts) if v > 0
-        )
+        df = total**2 / sum(v**2 / e.welch_df() for v, (_, e) in zip(variances, parts) if v > 0)
         half = sstats.t.ppf(0.5 + confidence / 2.0, df) * math.sqrt(total)
         return estimate, estimate - half, estimate + half
     below = above = 0.0
