@@ -71,7 +71,8 @@ def test_issue_example_outcome_selected_pairs_see_no_difference():
     _, x, y = pair_on_ids(ids_x, x, ids_y, y)
     before = paired_difference(x, y, proportion=True)
     assert before["difference"] == 0.0 and before["p_paired"] == 1.0 and before["n_pairs"] == 1277
-    assert before["difference_high"] == pytest.approx(0.003, abs=5e-4)
+    # an interval across 0 that says nothing (+-0.3 points printed before Tango gained Laud's skewness term)
+    assert before["difference_low"] < 0.0 < before["difference_high"] <= 0.004
 
 
 def _items(states) -> np.ndarray:
