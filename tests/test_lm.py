@@ -291,3 +291,14 @@ def test_loading_a_model_imports_no_scikit_learn(tiny_llama_dir):
     )
     assert child.returncode == 0, child.stderr[-3000:]
     assert child.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_model_job_keeps_the_memory_it_frees_where_glibc_allows_it():
+    """keep_freed_memory sets glibc's malloc thresholds (mallopt returns 1 for each) on glibc Linux."""
+    import platform
+
+    from conflictlab.lm.loading import keep_freed_memory
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip(f"mallopt is glibc's; this C library is {platform.libc_ver()[0] or 'unknown'}")
+    assert keep_freed_memory() is True
