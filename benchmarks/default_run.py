@@ -10,8 +10,9 @@ conflictlab.lm.loading):
 
 - ``start-up``: the interpreter, Snakemake's script preamble and the
   script's module-level imports, up to its logging set-up;
-- ``import``: torch and transformers, where a job imports them only to load
-  a model (a script importing them at module level pays them in start-up);
+- ``import``: torch and transformers, where ``load()`` imports them (a job
+  that imported them before, at module level or for its tokenizer, pays
+  them in start-up or in work);
 - ``load``: tokenizer and weights, to a model ready for its first forward;
 - ``work``: the rest (tokenisation, forward passes, writing), the job's
   exact CPU seconds (its ``job usage`` line) less the phases above.
