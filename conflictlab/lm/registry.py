@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conflictlab.io import atomic_path, write_json
-from conflictlab.lm.loading import without_sklearn_probe
+from conflictlab.lm.loading import keep_freed_memory, without_sklearn_probe
 
 MANIFEST = "conflictlab_model.json"
 _DTYPES = ("float32", "bfloat16", "float16")
@@ -166,6 +166,7 @@ def _one_gguf_reader():
 def _load_gguf(gguf: Path, dtype: str):
     import torch
 
+    keep_freed_memory()
     without_sklearn_probe()
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
@@ -187,6 +188,7 @@ def _load_gguf(gguf: Path, dtype: str):
 def _load_pretrained(location: str, dtype: str, revision: str | None = None):
     import torch
 
+    keep_freed_memory()
     without_sklearn_probe()
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
