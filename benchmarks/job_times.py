@@ -18,39 +18,47 @@ from datetime import datetime
 
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 RULE = re.compile(r"^(?:local)?rule (\S+):$")
-JOBID = re.compile(r"^\s+jobid: (\d+)$")
-WILDCARDS = re.compile(r"^\s+wildcards: (.*)$")
+FIELD = re.compile(r"^\s+(jobid|wildcards|log|benchmark): (.*)$")
 FINISHED = re.compile(r"^Finished jobid: (\d+) ")
 
 
-def job_times(lines: list[str]) -> tuple[list[tuple[str, str, float]], float]:
-    """[(rule, wildcards, seconds)] of the finished jobs and the wall seconds."""
+def finished_jobs(lines: list[str]) -> tuple[list[dict], float]:
+    """Each finished job's ``rule``, ``wildcards``, ``seconds`` and its ``log``
+    and ``benchmark`` paths as the log names them ("" where it names none), in
+    the order they finished, and the wall seconds from the first start to the
+    last end."""
     stamp = None
-    started: dict[str, tuple[str, str, datetime]] = {}
-    rule = None
+    started: dict[str, dict] = {}
+    job = None
     jobs = []
     first = last = None
-    jobid = None
     for line in lines:
         line = line.rstrip("\n")
         if m := STAMP.match(line):
             stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y")
         elif m := RULE.match(line):
-            rule, wildcards = m.group(1), ""
-        elif (m := WILDCARDS.match(line)) and rule:
-            wildcards = m.group(1)
-            started[jobid] = (rule, wildcards, started[jobid][2])
-        elif (m := JOBID.match(line)) and rule:
-            jobid = m.group(1)
-            started[jobid] = (rule, "", stamp)
-            first = first or stamp
+            job = {"rule": m.group(1), "wildcards": "", "log": "", "benchmark": "", "start": stamp}
+        elif (m := FIELD.match(line)) and job:
+            key, value = m.groups()
+            if key == "jobid":
+                started[value] = job
+                first = first or stamp
+            else:
+                job[key] = value.strip()
         elif m := FINISHED.match(line):
-            name, wildcards, start = started.pop(m.group(1))
-            jobs.append((name, wildcards, (stamp - start).total_seconds()))
+            job = started.pop(m.group(1))
+            job["seconds"] = (stamp - job.pop("start")).total_seconds()
+            jobs.append(job)
             last = stamp
-            rule = None
+            job = None
     wall = (last - first).total_seconds() if first and last else 0.0
     return jobs, wall
+
+
+def job_times(lines: list[str]) -> tuple[list[tuple[str, str, float]], float]:
+    """[(rule, wildcards, seconds)] of the finished jobs and the wall seconds."""
+    jobs, wall = finished_jobs(lines)
+    return [(j["rule"], j["wildcards"], j["seconds"]) for j in jobs], wall
 
 
 def main() -> None:

@@ -34,8 +34,20 @@ def configure_logging(log_path: str | os.PathLike | None, name: str) -> logging.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logger = logging.getLogger(name)
     sys.excepthook = _logging_excepthook(logger)
+    # Where a job's CPU went before its own work began (benchmarks/default_run.py reads it).
+    logger.info(STARTUP_FORMAT, process_cpu_seconds())
     atexit.register(lambda: logger.info(JobUsage.measure().format()))
     return logger
+
+
+STARTUP_FORMAT = "start-up: %.2f CPU s (interpreter, the script's imports)"
+STARTUP_PATTERN = re.compile(r"start-up: ([0-9.]+) CPU s")
+
+
+def process_cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (its phase timings in the logs)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
 
 
 @dataclass(frozen=True)

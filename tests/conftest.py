@@ -1,8 +1,11 @@
+import atexit
+import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,23 +32,37 @@ def shared_sample() -> Path:
 
 
 def snakemake_cmd(
-    *args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 900
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 900
 ) -> subprocess.CompletedProcess:
-    """Run the snakemake of this interpreter's environment in ``cwd``."""
+    """Run the snakemake of this interpreter's environment in ``cwd``, by
+    default in :func:`clean_checkout`: never in the checkout itself, whose
+    results/ and .snakemake/ (after `make demo`) would change what is planned."""
+    cwd = clean_checkout() if cwd is None else cwd
     exe = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
     env = dict(os.environ, **(env or {}))
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run([exe, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def copy_workflow(dest: Path) -> Path:
-    """A copy of the workflow (no results, no models) to run Snakemake in."""
+def copy_workflow(dest: Path, source: Path = REPO) -> Path:
+    """A copy of the workflow at ``source`` (no results, no models, no
+    Snakemake metadata) to run Snakemake in."""
     shutil.copytree(
-        REPO,
+        source,
         dest,
         ignore=shutil.ignore_patterns(".git", ".venv", "results", ".snakemake", "models", "__pycache__", "*.egg-info"),
     )
     return dest
+
+
+@functools.cache
+def clean_checkout(source: Path = REPO) -> Path:
+    """One copy of the workflow at ``source`` per test process, as a fresh
+    clone has it, for the tests that plan or run Snakemake without a folder
+    of their own (removed at exit)."""
+    base = Path(tempfile.mkdtemp(prefix="conflictlab-checkout-"))
+    atexit.register(shutil.rmtree, base, ignore_errors=True)
+    return copy_workflow(base / "wf", source)
 
 
 @pytest.fixture

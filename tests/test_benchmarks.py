@@ -2,6 +2,7 @@
 
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -48,6 +49,51 @@ Finished jobid: 7 (Rule: generate)
     jobs, wall = module.job_times(log)
     assert jobs == [("build_subset", "conflict_type=misinformation", 5.0), ("generate", "model=m", 160.0)]
     assert wall == 161.0
+
+
+def test_default_run_sums_each_rules_cpu_and_splits_a_jobs_phases_from_its_logs(tmp_path, monkeypatch):
+    """benchmarks/default_run.py: a job's CPU from its log's usage line, split into the phases the library logs;
+    a job without one counts its benchmark record's CPU seconds; every model load is counted."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("default_run", REPO / "benchmarks" / "default_run.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "default_run", module)  # its dataclass looks its module up
+    spec.loader.exec_module(module)
+    log = """
+[Wed Dec  2 17:07:35 2026]
+localrule table1:
+    log: results/logs/table1.log
+    jobid: 5
+    benchmark: results/benchmarks/table1.tsv
+[Wed Dec  2 17:07:36 2026]
+rule generate:
+    log: results/logs/generate/m.log
+    jobid: 7
+    benchmark: results/benchmarks/generate/m.tsv
+    wildcards: model=m
+[Wed Dec  2 17:07:40 2026]
+Finished jobid: 5 (Rule: table1)
+[Wed Dec  2 17:10:16 2026]
+Finished jobid: 7 (Rule: generate)
+""".splitlines(keepends=True)
+    (tmp_path / "results" / "logs" / "generate").mkdir(parents=True)
+    (tmp_path / "results" / "logs" / "generate" / "m.log").write_text(
+        "... INFO generate.m: start-up: 0.40 CPU s (interpreter, the script's imports)\n"
+        "... INFO conflictlab.lm.loading: model load: 6.50 CPU s importing torch and transformers, "
+        "2.10 CPU s loading resources/models/m\n"
+        "... INFO generate.m: job usage: 100.00 CPU s, peak RSS 900 MB\n"
+    )
+    (tmp_path / "results" / "benchmarks").mkdir(parents=True)
+    (tmp_path / "results" / "benchmarks" / "table1.tsv").write_text("s\tcpu_time\n5.0\t1.25\n")
+    jobs, wall = module.jobs_of(log)
+    for job in jobs:
+        module.read_usage(job, tmp_path)
+    table, generate = jobs
+    assert (table.rule, table.cpu_s, table.exact, table.phases) == ("table1", 1.25, False, {})
+    assert (generate.rule, generate.wildcards, generate.wall_s, generate.cpu_s) == ("generate", "model=m", 160.0, 100.0)
+    assert generate.phases == pytest.approx({"start-up": 0.4, "import": 6.5, "load": 2.1, "work": 91.0})
+    assert generate.loaded == ["m"] and wall == 161.0
 
 
 def test_three_bfloat16_products_keep_float32_accuracy_where_one_does_not():

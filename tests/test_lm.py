@@ -274,3 +274,31 @@ def test_option_loglikelihoods_equal_plain_full_forwards(models):
             logprobs = torch.log_softmax(plain(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
         expected = logprobs[len(prompt) - 1 : len(ids) - 1].gather(1, torch.tensor(option)[:, None]).sum().item()
         assert value == pytest.approx(expected, abs=1e-4)
+
+
+def test_loading_a_model_imports_no_scikit_learn(tiny_llama_dir):
+    """transformers would import sklearn.metrics (with scipy.stats and pandas) for assisted generation,
+    which nothing here uses; load() keeps it out of a model job's start-up (conflictlab.lm.loading)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from conflictlab.lm.loading import load; load(sys.argv[1]); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'pandas'}))"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code, str(tiny_llama_dir)], capture_output=True, text=True, timeout=300
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_model_job_keeps_the_memory_it_frees_where_glibc_allows_it():
+    """keep_freed_memory sets glibc's malloc thresholds (mallopt returns 1 for each) on glibc Linux."""
+    import platform
+
+    from conflictlab.lm.loading import keep_freed_memory
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip(f"mallopt is glibc's; this C library is {platform.libc_ver()[0] or 'unknown'}")
+    assert keep_freed_memory() is True

@@ -17,7 +17,7 @@ from conflictlab.provenance import import_closure
 from conflictlab.report.paper_data import paper_file
 from conflictlab.run_config import lookup
 
-from .conftest import REPO, snakemake_cmd
+from .conftest import REPO, clean_checkout, copy_workflow, snakemake_cmd
 
 REGISTRY = benchmarks.REGISTRY
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -121,10 +121,11 @@ def test_the_reproduction_scripts_hash_every_descriptor_and_the_claims_it_names(
     assert not any(path.endswith("/claims.py") or path.startswith("conflictlab/benchmarks") for path in table)
 
 
-def plan(tmp_path, text: str):
+def plan(tmp_path, text: str, cwd=None):
+    """A dry run with the overlay ``text``, in ``cwd`` (default: snakemake_cmd's clean checkout)."""
     overlay = tmp_path / "benchmarks.yaml"
     overlay.write_text(text)
-    result = snakemake_cmd("-n", "--configfile", str(overlay), env={"PYTHONPATH": str(REPO)})
+    result = snakemake_cmd("-n", "--configfile", str(overlay), cwd=cwd, env={"PYTHONPATH": str(REPO)})
     return result, result.stdout + result.stderr
 
 
@@ -147,6 +148,26 @@ def test_one_selected_benchmark_plans_only_its_rules_and_the_shared_ones(tmp_pat
     others = [b.name for b in REGISTRY if b is not bench]
     # methods.smk is shared but names each benchmark's method rules after it
     assert not [r for r in planned if r.startswith(tuple(f"{name}_" for name in others))]
+
+
+def test_planning_after_a_run_in_the_checkout_plans_as_on_a_fresh_clone(tmp_path):
+    """`make demo && make test`: what a run leaves in the checkout (results/, .snakemake/) changes what a
+    dry run there plans, and not what the tests' Snakemake helper plans, which never runs in the checkout."""
+    checkout = copy_workflow(tmp_path / "checkout")
+    demo_output = checkout / "results" / "conflicts" / "data.parquet"  # conflicts_data's, newer than its input
+    demo_output.parent.mkdir(parents=True)
+    demo_output.write_bytes(b"")
+    (checkout / ".snakemake" / "metadata").mkdir(parents=True)
+    in_place = plan(tmp_path, "benchmarks: [conflicts]\n", cwd=checkout)
+    assert in_place[0].returncode == 0, in_place[1][-3000:]
+    assert "conflicts_data" not in planned_rules(in_place[1])  # the planted output counts as up to date
+    clean = clean_checkout(checkout)
+    assert not (clean / "results").exists() and not (clean / ".snakemake").exists()
+    fresh = plan(tmp_path, "benchmarks: [conflicts]\n", cwd=clean)
+    assert {"conflicts_data", "conflicts_respond"} <= planned_rules(fresh[1]), fresh[1][-3000:]
+    sources = "\n".join(path.read_text() for path in (REPO / "tests").glob("*.py"))
+    calls = re.findall(r"snakemake_cmd\((.*?)\)\n", sources, re.S)
+    assert not [c for c in calls if "cwd=REPO" in c], "a test runs Snakemake in the checkout itself"
 
 
 def test_an_unknown_benchmark_stops_the_run_before_any_job(tmp_path):

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 log = logging.getLogger(__name__)
 
 DTYPES = ("float32", "bfloat16", "float16")
+# A job's model-load phases in its log (benchmarks/default_run.py reads them).
+LOAD_FORMAT = "model load: %.2f CPU s importing torch and transformers, %.2f CPU s loading %s"
 AUTO = "auto"
 NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
@@ -161,6 +163,53 @@ def padding_id(tokenizer, eos_ids: frozenset[int]) -> int:
     raise ValueError(f"{tokenizer.name_or_path}: the tokenizer has neither a pad nor an end-of-sequence token")
 
 
+def without_sklearn_probe() -> None:
+    """Keep transformers from importing scikit-learn with its models.
+
+    ``transformers.generation`` imports ``sklearn.metrics`` (and with it
+    scipy.stats and pandas) whenever scikit-learn is installed, for assisted
+    generation's confidence threshold alone, which nothing here uses: 1.0-2.0
+    of the ~8 CPU s that importing torch and transformers' models costs every
+    model job (AMD EPYC Zen 3, under load; docs/performance.md). Called before
+    transformers' models are first imported; a process that imported them
+    already keeps what it has. The mechanistic jobs import scikit-learn
+    themselves, unaffected.
+    """
+    import sys
+
+    if "transformers.generation" in sys.modules:
+        return
+    import transformers.utils
+
+    transformers.utils.is_sklearn_available = lambda: False
+
+
+# glibc's mallopt parameters (malloc.h) and the values keep_freed_memory sets.
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
+_KEPT_MALLOC = {_M_MMAP_THRESHOLD: 256 << 20, _M_TRIM_THRESHOLD: 1 << 30, _M_TOP_PAD: 64 << 20}
+
+
+def keep_freed_memory() -> bool:
+    """Let this process reuse the memory it frees instead of handing it back.
+
+    By default glibc serves every allocation above 32 MiB (a batch's
+    activations, a layer's attention scores) with a fresh ``mmap`` and
+    returns it with ``munmap`` when freed, so every forward pass faults in
+    and zeroes the same pages again: system time, 10% of a CPU model job's
+    CPU (docs/performance.md). With allocations under 256 MiB served from the
+    heap and up to 1 GiB of freed heap kept, a batch reuses the previous
+    batch's pages. Returns whether it applied (glibc only; elsewhere a no-op).
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):  # not glibc (musl, macOS)
+        return False
+    return all(mallopt(param, value) == 1 for param, value in _KEPT_MALLOC.items())
+
+
 def load(
     model_dir: str | os.PathLike,
     *,
@@ -182,6 +231,11 @@ def load(
     ``gpus``); ``offload_folder`` holds the weights of modules it puts on
     ``"disk"``.
     """
+    from conflictlab.logs import process_cpu_seconds
+
+    before_import = process_cpu_seconds()
+    keep_freed_memory()
+    without_sklearn_probe()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -207,6 +261,7 @@ def load(
                 spread = gpus or 1
             if spread > 1:
                 placement = {"device_map": "balanced", "max_memory": gpu_max_memory(spread, gpu_memory_gb())}
+    before_load = process_cpu_seconds()
     log.info("loading %s in %s on %s", model_dir, dtype, placement.get("device_map") if placement else device)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     if placement:
@@ -225,6 +280,7 @@ def load(
         log.info("%s: its generation_config's %s not used (decoding follows DecodingParams)", model_dir, dropped)
     packed = pack_linear_layers(model) if pack and split is None else 0
     use_grouped_sdpa(model)
+    log.info(LOAD_FORMAT, before_load - before_import, process_cpu_seconds() - before_load, model_dir)
     return LoadedModel(
         model=model,
         tokenizer=tokenizer,

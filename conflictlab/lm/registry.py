@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conflictlab.io import atomic_path, write_json
+from conflictlab.lm.loading import keep_freed_memory, without_sklearn_probe
 
 MANIFEST = "conflictlab_model.json"
 _DTYPES = ("float32", "bfloat16", "float16")
@@ -164,6 +165,9 @@ def _one_gguf_reader():
 
 def _load_gguf(gguf: Path, dtype: str):
     import torch
+
+    keep_freed_memory()
+    without_sklearn_probe()
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     with _one_gguf_reader():
@@ -183,6 +187,9 @@ def _load_gguf(gguf: Path, dtype: str):
 
 def _load_pretrained(location: str, dtype: str, revision: str | None = None):
     import torch
+
+    keep_freed_memory()
+    without_sklearn_probe()
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(location, revision=revision)
