@@ -38,18 +38,12 @@ from conflictlab.stats import MIN_N_INTERVAL, betainc, clopper_pearson_bounds, f
 
 # Below this many nonzero differences the sign-flip test enumerates all 2**n sign patterns.
 EXACT_SIGN_FLIP_N = 16
-# Fewest pairs for a paired interval, by the cells' interval (a proportion's or a mean's): Tango's
-# interval covers from 2 pairs; the adjusted Wald interval of graded scores covers from 10
-# (tests/test_coverage.py), and below 10 it spans most of the range and says no more than n does.
-# Every cell interval but a 0/1 proportion's (graded scores, and {0, 1/2, 1} instance shares) is paired by the
-# adjusted t interval.
-_ADJUSTED_MIN_N = 10
-PAIRED_MIN_N = {
-    "clopper-pearson": MIN_N_INTERVAL,
-    "student-t": _ADJUSTED_MIN_N,
-    "betting (hedged capital)": _ADJUSTED_MIN_N,
-    "clopper-pearson over units": _ADJUSTED_MIN_N,
-}
+# Fewest pairs for a paired interval, by how the cells are compared (conflictlab.metrics.paired_comparison, the
+# one place that decides it; a ratio's is conflictlab.paired_ratios.MIN_N_PAIRED_RATIO): Tango's interval of 0/1
+# outcomes covers from 2 pairs; the adjusted t interval of everything else (graded scores, {0, 1/2, 1} instance
+# shares) covers from 10 (tests/test_coverage.py), and below 10 it spans most of the range and says no more than
+# n does.
+PAIRED_MIN_N = {"proportion": MIN_N_INTERVAL, "mean": 10}
 
 
 def pair_on_ids(
@@ -175,7 +169,7 @@ def tango_interval(
 
 
 def adjusted_mean_interval(
-    differences: np.ndarray, *, bound: float, confidence: float = 0.95, min_n: int = PAIRED_MIN_N["student-t"]
+    differences: np.ndarray, *, bound: float, confidence: float = 0.95, min_n: int = PAIRED_MIN_N["mean"]
 ) -> tuple[float, float, float]:
     """(mean, low, high) of paired ``differences`` (shape (n,), each in
     [−bound, bound]: ``bound`` = the score's range) with pseudo-pairs in the

@@ -278,7 +278,7 @@ def paired_proportion_coverage(interval, n, cells=DISCORDANCE):
 @pytest.mark.parametrize("n", PAIRED_PROPORTION_NS)
 def test_paired_proportion_difference_covers_exactly(n):
     """Tango's score interval with Laud's skewness term, from PAIRED_MIN_N pairs, over every (b, c) outcome."""
-    assert n >= PAIRED_MIN_N["clopper-pearson"]
+    assert n >= PAIRED_MIN_N["proportion"]
     worst, cell = paired_proportion_coverage(tango_interval, n)
     assert worst >= FLOOR, (n, cell, worst)
 
@@ -399,7 +399,7 @@ def paired_mean_coverage(pool, truth, n, *, trials=4000, seed=0, method="adjuste
 
 @pytest.mark.parametrize("n", PAIRED_MEAN_NS)
 def test_paired_mean_interval_covers_from_its_minimum_n_on_every_shape(n):
-    assert n >= PAIRED_MIN_N["student-t"]
+    assert n >= PAIRED_MIN_N["mean"]
     coverage = {name: paired_mean_coverage(*shape, n)[0] for name, shape in _paired_shapes().items()}
     assert min(coverage.values()) >= FLOOR, min(coverage.items(), key=lambda item: item[1])
 
