@@ -65,7 +65,6 @@ METHOD_LABELS = {
 }
 
 _proportion = dict(unit="proportion", kind="proportion", interval="proportion", min_n_interval=stats.MIN_N_INTERVAL)
-_mean = dict(kind="mean", interval="mean", min_n_interval=stats.MIN_N_MEAN)
 # A score in [0, 1]: the betting interval (docs/statistics.md: Student-t covered 0.78-0.91 at n = 30 on
 # the point masses these scores have: Balance 1 for one piece, shares 0 or 1, Faithfulness 0 or 1).
 _bounded = dict(kind="mean", interval="bounded-mean", min_n_interval=stats.MIN_N_MEAN)

@@ -34,22 +34,16 @@ from statistics import NormalDist
 
 import numpy as np
 
-from conflictlab.stats import MIN_N_INTERVAL, betainc, format_p, t_quantile
+from conflictlab.stats import MIN_N_INTERVAL, betainc, clopper_pearson_bounds, format_p, t_quantile
 
 # Below this many nonzero differences the sign-flip test enumerates all 2**n sign patterns.
 EXACT_SIGN_FLIP_N = 16
-# Fewest pairs for a paired interval, by the cells' interval (a proportion's or a mean's): Tango's
-# interval covers from 2 pairs; the adjusted Wald interval of graded scores covers from 10
-# (tests/test_coverage.py), and below 10 it spans most of the range and says no more than n does.
-# Every cell interval but a 0/1 proportion's (graded scores, and {0, 1/2, 1} instance shares) is paired by the
-# adjusted t interval.
-_ADJUSTED_MIN_N = 10
-PAIRED_MIN_N = {
-    "clopper-pearson": MIN_N_INTERVAL,
-    "student-t": _ADJUSTED_MIN_N,
-    "betting (hedged capital)": _ADJUSTED_MIN_N,
-    "clopper-pearson over units": _ADJUSTED_MIN_N,
-}
+# Fewest pairs for a paired interval, by how the cells are compared (conflictlab.metrics.paired_comparison, the
+# one place that decides it; a ratio's is conflictlab.paired_ratios.MIN_N_PAIRED_RATIO): Tango's interval of 0/1
+# outcomes covers from 2 pairs; the adjusted t interval of everything else (graded scores, {0, 1/2, 1} instance
+# shares) covers from 10 (tests/test_coverage.py), and below 10 it spans most of the range and says no more than
+# n does.
+PAIRED_MIN_N = {"proportion": MIN_N_INTERVAL, "mean": 10}
 
 
 def pair_on_ids(
@@ -111,6 +105,7 @@ def tango_interval(
     confidence: float = 0.95,
     bias_correction: bool = True,
     skewness_correction: bool = True,
+    all_discordant_exact: bool = True,
 ) -> tuple[float, float, float]:
     """(difference, low, high): (only_x − only_y)/n, the difference of two
     paired proportions, and Tango's asymptotic score interval: the δ whose
@@ -127,7 +122,13 @@ def tango_interval(
     (docs/statistics.md). All NaN at n = 0; a NaN interval below
     :data:`MIN_N_INTERVAL`. At b = c = 0 it is ±kz²/(n + kz²), k = n/(n − 1),
     like Wilson's at 0 of n, without the skewness term (±0.037 at n = 100)
-    and a little narrower with it (±0.028): never a point."""
+    and a little narrower with it (±0.028): never a point.
+    ``all_discordant_exact``: when every pair is discordant (b + c = n) the
+    interval is Clopper-Pearson's for the split, 2p − 1 for p the share of
+    x-only pairs (with every pair discordant δ = 2p − 1 and b is
+    Binomial(n, p)): the score interval covered 0.9298 there at n = 31-32
+    (every item discordant, P(x only) 0.8 or 0.9), this one ≥ 0.947 on
+    those cells at n = 10-50 (docs/statistics.md)."""
     if not (0 <= only_x and 0 <= only_y and only_x + only_y <= n):
         raise ValueError(f"discordant counts {only_x}, {only_y} must be >= 0 and sum to at most n = {n}")
     if n == 0:
@@ -135,6 +136,9 @@ def tango_interval(
     difference = (only_x - only_y) / n
     if n < MIN_N_INTERVAL:
         return difference, math.nan, math.nan
+    if all_discordant_exact and only_x + only_y == n:
+        low_share, high_share = clopper_pearson_bounds(only_x, n, confidence)
+        return difference, 2.0 * low_share - 1.0, 2.0 * high_share - 1.0
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     inflation = n / (n - 1.0) if bias_correction else 1.0
 
@@ -165,7 +169,7 @@ def tango_interval(
 
 
 def adjusted_mean_interval(
-    differences: np.ndarray, *, bound: float, confidence: float = 0.95, min_n: int = PAIRED_MIN_N["student-t"]
+    differences: np.ndarray, *, bound: float, confidence: float = 0.95, min_n: int = PAIRED_MIN_N["mean"]
 ) -> tuple[float, float, float]:
     """(mean, low, high) of paired ``differences`` (shape (n,), each in
     [−bound, bound]: ``bound`` = the score's range) with pseudo-pairs in the

@@ -15,8 +15,8 @@ each printed interval is measured at the n it is printed at):
   point masses at 0 and 1); none at n < :data:`MIN_N_MEAN`.
 - :func:`mean_interval` — a mean of unbounded graded scores (Δ):
   Student-t; none at n < :data:`MIN_N_MEAN` and none when the sample has no
-  spread (shown as "no spread"). :func:`bootstrap_t_interval` — its
-  bootstrap-t counterpart for skewed scores.
+  spread (shown as "no spread"). Table 3's skewed Δ get the calibrated
+  bootstrap-t of :mod:`conflictlab.studentized` instead.
 - :func:`unit_proportion_interval` — a proportion whose prompts come in
   units (both evidence orders of an instance), and shares in {0, ½, 1}:
   Clopper-Pearson over units.
@@ -173,10 +173,10 @@ def clopper_pearson_interval(successes: int, n: int, *, confidence: float = 0.95
     if (point_only := _too_few(successes, n)) is not None:
         return point_only
     p = successes / n
-    return (p, *_beta_bounds(successes, n, confidence))
+    return (p, *clopper_pearson_bounds(successes, n, confidence))
 
 
-def _beta_bounds(successes: float, n: int, confidence: float) -> tuple[float, float]:
+def clopper_pearson_bounds(successes: float, n: int, confidence: float) -> tuple[float, float]:
     """Clopper-Pearson's Beta quantiles for ``successes`` of ``n`` (a fractional count too)."""
     alpha = 1.0 - confidence
     low = 0.0 if successes <= 0 else _beta_ppf(alpha / 2, successes, n - successes + 1)
@@ -208,7 +208,7 @@ def unit_proportion_interval(unit_means: np.ndarray, *, confidence: float = 0.95
     total = float(unit_means.sum())
     if k < MIN_N_INTERVAL:
         return total / k, math.nan, math.nan
-    return (total / k, *_beta_bounds(total, k, confidence))
+    return (total / k, *clopper_pearson_bounds(total, k, confidence))
 
 
 def _finite(values: np.ndarray, what: str) -> np.ndarray:
@@ -478,61 +478,6 @@ def bootstrap_mean_ci(
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(values.mean()), float(low), float(high)
-
-
-def bootstrap_t_bounds(
-    x: np.ndarray, *, confidence: float = 0.95, n_resamples: int = 1999, seed: int = 0
-) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high), each (B,): the bootstrap-t interval of each row's mean (``x`` of shape (B, n)):
-    x̄ − t*₁₋ₐ/₂·s/√n to x̄ − t*ₐ/₂·s/√n, t* the quantiles of (x̄* − x̄)/(s*/√n) over ``n_resamples``
-    resamples of the row (those without spread left out). Unlike the percentile bootstrap it lets
-    the skewness of the mean's distribution set the interval's asymmetry (second-order accurate,
-    Hall 1988). NaN bounds for a row without spread. Rows are resampled a block at a time (about
-    :data:`BOOTSTRAP_BLOCK` indices), so memory stays bounded."""
-    x = np.asarray(x, dtype=float)
-    rows, n = x.shape
-    rng = np.random.default_rng(seed)
-    mean, spread = x.mean(axis=1), x.std(axis=1, ddof=1)
-    low, high = np.full(rows, math.nan), np.full(rows, math.nan)
-    tail = (1.0 - confidence) / 2.0
-    step = max(1, BOOTSTRAP_BLOCK // (n * n_resamples))
-    for start in range(0, rows, step):
-        stop = min(start + step, rows)
-        draws = np.take_along_axis(
-            x[start:stop, None, :], rng.integers(0, n, size=(stop - start, n_resamples, n)), axis=2
-        )  # (rows in block, resamples, n)
-        draw_mean, draw_spread = draws.mean(axis=2), draws.std(axis=2, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(draw_spread > 0, (draw_mean - mean[start:stop, None]) * math.sqrt(n) / draw_spread, np.nan)
-        t[np.isnan(t).all(axis=1)] = 0.0  # a row without spread: no interval, and no all-NaN quantile
-        q_low, q_high = np.nanquantile(t, [tail, 1.0 - tail], axis=1)
-        shown = spread[start:stop] > 1e-12 * np.maximum(1.0, np.abs(mean[start:stop]))
-        scale = spread[start:stop] / math.sqrt(n)
-        low[start:stop] = np.where(shown, mean[start:stop] - q_high * scale, math.nan)
-        high[start:stop] = np.where(shown, mean[start:stop] - q_low * scale, math.nan)
-    return low, high
-
-
-def bootstrap_t_interval(
-    values: np.ndarray,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 1999,
-    seed: int = 0,
-    min_n: int | None = None,
-) -> tuple[float, float, float]:
-    """Mean of ``values`` (shape (n,), unbounded: a difference of log-likelihoods) and its
-    bootstrap-t interval (:func:`bootstrap_t_bounds`), for skewed scores with no known range, where
-    Student-t covered 0.88 (lognormal σ = 1, n = 30). ``(mean, low, high)``: all NaN when empty, a
-    NaN interval below ``min_n`` (default :data:`MIN_N_MEAN`) or without spread; NaN or ±inf is an
-    error. Its coverage on skewed shapes is in docs/statistics.md (it is not exact: lognormal σ = 1.5
-    stays below 93% at n ≤ 100)."""
-    values = _finite(values, "bootstrap_t_interval")
-    if (point_only := _mean_too_few(values, min_n)) is not None:
-        return point_only
-    mean = float(values.mean())
-    low, high = bootstrap_t_bounds(values[None], confidence=confidence, n_resamples=n_resamples, seed=seed)
-    return mean, float(low[0]), float(high[0])
 
 
 def marks_over_same_samples(

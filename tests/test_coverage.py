@@ -24,7 +24,6 @@ from conflictlab.stats import (
     betting_capital,
     betting_orders,
     betting_stakes,
-    bootstrap_t_bounds,
     bounded_mean_interval,
     cluster_bootstrap_weights,
     mean_interval,
@@ -33,6 +32,7 @@ from conflictlab.stats import (
     t_quantile,
     unit_proportion_interval,
 )
+from conflictlab.studentized import MIN_N_BOOTSTRAP_T, skewed_mean_interval
 
 FLOOR = 0.93
 PROPORTION_NS = (2, 3, 4, 5, 7, 10, 15, 20, 25, 30, 35, 40, 50, 75, 100, 150, 200)
@@ -245,14 +245,15 @@ def test_student_t_would_undercover_instance_shares_near_full_accuracy():
 # Paired 0/1 outcomes: P(right only under x), P(right only under y). One-sided, sparse
 # discordance (a method that only fixes items) is where Wald-type intervals fail; |δ| ≥ 0.9
 # (closed-book against greedy: almost every item changes one way) where plain Tango fell to 0.86.
-# Mirrored cells (c > b) have mirrored coverage. Every item discordant (b + c = 1) is left out: there
-# the skewness-corrected interval dips to 0.9298 at n = 31-32 (docs/statistics.md).
+# Mirrored cells (c > b) have mirrored coverage. Every item discordant (b + c = 1), where the score interval
+# dipped to 0.9298 at n = 31-32 before it fell back to Clopper-Pearson on the split, is its own list.
+ALL_DISCORDANT = [(b, round(1 - b, 3)) for b in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)]
 DISCORDANCE = [
     (b, c)
     for b in (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.85, 0.9, 0.93, 0.95, 0.97, 0.99)
     for c in (0, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.45)
     if c <= b and b + c < 1 - 1e-9
-]
+] + ALL_DISCORDANT
 PAIRED_PROPORTION_NS = (2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100)
 
 
@@ -277,14 +278,24 @@ def paired_proportion_coverage(interval, n, cells=DISCORDANCE):
 @pytest.mark.parametrize("n", PAIRED_PROPORTION_NS)
 def test_paired_proportion_difference_covers_exactly(n):
     """Tango's score interval with Laud's skewness term, from PAIRED_MIN_N pairs, over every (b, c) outcome."""
-    assert n >= PAIRED_MIN_N["clopper-pearson"]
+    assert n >= PAIRED_MIN_N["proportion"]
     worst, cell = paired_proportion_coverage(tango_interval, n)
     assert worst >= FLOOR, (n, cell, worst)
 
 
+@pytest.mark.parametrize("n", range(2, 51))
+def test_every_pair_discordant_covers_at_every_n(n):
+    """b + c = 1: the score interval covered 0.9298 at n = 31-32 (0.8 and 0.2, 0.9 and 0.1); Clopper-Pearson on
+    the split covers at every n."""
+    assert paired_proportion_coverage(tango_interval, n, cells=ALL_DISCORDANT)[0] >= FLOOR
+    if n in (31, 32):
+        score_only = partial(tango_interval, all_discordant_exact=False)
+        assert paired_proportion_coverage(score_only, n, cells=ALL_DISCORDANT)[0] < FLOOR
+
+
 def test_tango_without_the_skewness_term_would_undercover_near_the_edge():
     """Issue 59: |δ| ≥ 0.9 at n = 15 (e.g. 14 of 15 items gained) covered 0.86 without it."""
-    plain = partial(tango_interval, skewness_correction=False)
+    plain = partial(tango_interval, skewness_correction=False, all_discordant_exact=False)
     assert paired_proportion_coverage(plain, 15, cells=[(0.99, 0.0), (0.93, 0.0)])[0] < FLOOR
 
 
@@ -388,7 +399,7 @@ def paired_mean_coverage(pool, truth, n, *, trials=4000, seed=0, method="adjuste
 
 @pytest.mark.parametrize("n", PAIRED_MEAN_NS)
 def test_paired_mean_interval_covers_from_its_minimum_n_on_every_shape(n):
-    assert n >= PAIRED_MIN_N["student-t"]
+    assert n >= PAIRED_MIN_N["mean"]
     coverage = {name: paired_mean_coverage(*shape, n)[0] for name, shape in _paired_shapes().items()}
     assert min(coverage.values()) >= FLOOR, min(coverage.items(), key=lambda item: item[1])
 
@@ -411,24 +422,40 @@ def _lognormal(sigma, rng):
     return _pool(rng.lognormal(0.0, sigma, 400_000))
 
 
-def skewed_coverage(pool, truth, n, *, trials=1000, seed=0, method="bootstrap-t", n_resamples=999):
-    """Coverage at ``n`` of :func:`conflictlab.stats.bootstrap_t_interval` (``method`` "bootstrap-t", with
-    ``n_resamples``) or of Student-t ("t") on ``trials`` samples drawn from ``pool``."""
+# Table 3's resamples per interval (config.yaml shapley.bootstrap_resamples) and the n's it prints its interval at.
+TABLE3_RESAMPLES = 2000
+SKEWED_NS = (MIN_N_BOOTSTRAP_T, 2 * MIN_N_BOOTSTRAP_T)
+
+
+def skewed_coverage(pool, truth, n, *, trials=1000, seed=0, method="bootstrap-t"):
+    """Coverage at ``n`` of the interval Table 3 prints, :func:`conflictlab.studentized.skewed_mean_interval`
+    (``method`` "bootstrap-t": the bootstrap-t at its calibrated level, :data:`TABLE3_RESAMPLES` resamples), or
+    of Student-t ("t", printed before) on ``trials`` samples drawn from ``pool``."""
     values = pool[np.random.default_rng(seed).integers(0, pool.size, size=(trials, n))]
     if method == "t":
         low, high = _t_bounds(values, (-np.inf, np.inf))
     else:
-        low, high = bootstrap_t_bounds(values, n_resamples=n_resamples, seed=seed + 1)
+        low, high = np.array(
+            [skewed_mean_interval(row, n_resamples=TABLE3_RESAMPLES, seed=seed + k)[1:] for k, row in enumerate(values)]
+        ).T
     return float(((low <= truth) & (truth <= high)).mean())
 
 
-def test_bootstrap_t_covers_skewed_differences_better_than_student_t():
-    """For stats59b's Table 3 interval: lognormal σ = 1 at n = 30, where t covered 0.88 (issue 59). Bootstrap-t
-    is nearer the level but not at it on these shapes (docs/statistics.md has every cell), so this asserts the
-    gain, not the floor."""
+def test_student_t_would_undercover_skewed_differences():
+    """Why Table 3 left Student-t: lognormal σ = 1 at n = 30 covered 0.88 (issue 59)."""
     pool, truth = _lognormal(1.0, np.random.default_rng(21))
-    t = skewed_coverage(pool, truth, 30, trials=600, method="t")
-    assert t < FLOOR and skewed_coverage(pool, truth, 30, trials=600) > t + 0.015
+    assert skewed_coverage(pool, truth, 30, trials=2000, method="t") < FLOOR
+
+
+@pytest.mark.slow  # ~1 min on 2 cores: 1,000 samples x 2,000 resamples per case
+@pytest.mark.parametrize("sigma", [1.0, 1.5])
+@pytest.mark.parametrize("n", SKEWED_NS)
+def test_table3_interval_covers_skewed_differences_at_every_printed_n(sigma, n):
+    """Table 3's Δ_high, Δ_low and their difference: the printed interval on lognormal σ = 1 and 1.5 from the
+    n it is printed at (below it Table 3 prints no interval)."""
+    assert n >= MIN_N_BOOTSTRAP_T
+    pool, truth = _lognormal(sigma, np.random.default_rng(21))
+    assert skewed_coverage(pool, truth, n) >= FLOOR
 
 
 @pytest.mark.slow  # ~1 min on 2 cores: 1,000 data sets x 1,000 resamples per case

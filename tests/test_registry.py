@@ -240,9 +240,9 @@ def test_a_0_1_score_never_gets_an_interval_outside_0_1_whichever_table_asks():
 
 
 @pytest.mark.parametrize("spec", list(metrics.with_benchmarks(REGISTRY).values()), ids=lambda m: m.name)
-def test_every_printed_interval_name_has_a_paired_minimum(spec):
-    """The methods table looks up PAIRED_MIN_N by a cell's interval name: every name the registry prints has one."""
+def test_every_paired_comparison_has_a_paired_minimum(spec):
+    """The paired minimum is looked up by metrics.paired_comparison, the one decision of how a metric is compared:
+    every metric's comparison has one."""
     from conflictlab.paired import PAIRED_MIN_N
 
-    name = metrics.method_name(spec)
-    assert name is None or spec.interval == "bootstrap" or name in PAIRED_MIN_N
+    assert metrics.paired_comparison(spec) in {*PAIRED_MIN_N, "ratio"}

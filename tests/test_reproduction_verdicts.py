@@ -271,9 +271,24 @@ def test_a_mean_without_the_papers_sd_borrows_ours_at_the_papers_n():
     )
     row = compare_all([number], {"faithfulness": faithfulness})[0]
     assert row["kind"] == V.MEAN and "formed from this run's SD at the paper's n (100)" in row["why"]
-    se_ours = 2.0 / 1.959963984540054
+    se_ours = 2.0 / R.BETTING_HALF_WIDTH_IN_SE
     half = sstats.t.ppf(0.975, 399) * math.sqrt(se_ours**2 * (1 + 400 / 100))
     assert row["difference_high"] - row["difference_low"] == pytest.approx(2 * half + 2 * 0.05, rel=1e-3)
+
+
+def test_a_bounded_means_standard_error_is_its_betting_intervals_width_over_its_rate():
+    """The SE a verdict takes from a betting interval is near the sample's s/√n; over 1.96 it was 1.4 times that."""
+    from conflictlab.stats import bounded_mean_interval
+
+    values = np.random.default_rng(4).beta(5, 5, 400)
+    mean, low, high = bounded_mean_interval(values)
+    table = [{"model": LLAMA, "n_scored": 400, "faithfulness": mean, "ci_low": low, "ci_high": high}]
+    ours = Ours("faithfulness", "faithfulness", n="n_scored")
+    number = PaperNumber("p", "Faithfulness", "Llama-3.1-8B-Instruct", "all", 50.0, "%", "§3.3", ours=ours)
+    row = compare_all([number], {"faithfulness": table})[0]
+    se, s_over_root_n = row["_estimate"].se / 100, values.std(ddof=1) / 20
+    assert se == pytest.approx(s_over_root_n, rel=0.1)
+    assert (high - low) / (2 * 1.959963984540054) > 1.3 * s_over_root_n  # the SE before
 
 
 def test_a_derived_row_is_the_difference_of_two_rows_with_its_own_interval():

@@ -16,8 +16,6 @@ from conflictlab.stats import (
     betting_orders,
     betting_stakes,
     bootstrap_mean_ci,
-    bootstrap_t_bounds,
-    bootstrap_t_interval,
     bounded_mean_interval,
     clopper_pearson_interval,
     cluster_bootstrap_weights,
@@ -404,27 +402,6 @@ def test_bounded_mean_interval_covers_a_known_truth_where_student_t_does_not():
     for row in range(20):  # the printed interval holds the truth exactly when the capital says so
         _, low, high = bounded_mean_interval(samples[row])
         assert (low <= truth <= high) == covered[row]
-
-
-def test_bootstrap_t_interval_is_its_formula_and_covers_better_than_t_on_skewed_data():
-    rng = np.random.default_rng(6)
-    values = rng.lognormal(0, 1, 40)
-    mean, low, high = bootstrap_t_interval(values, n_resamples=999, seed=3)
-    draws = values[np.random.default_rng(3).integers(0, 40, size=(1, 999, 40))[0]]
-    t = (draws.mean(axis=1) - mean) * math.sqrt(40) / draws.std(axis=1, ddof=1)
-    q_low, q_high = np.quantile(t, [0.025, 0.975])
-    scale = values.std(ddof=1) / math.sqrt(40)
-    assert (low, high) == pytest.approx((mean - q_high * scale, mean - q_low * scale))
-    assert high - mean > mean - low  # skewed to the right, as the data are
-    samples = rng.lognormal(0, 1, (600, 30))
-    truth = math.exp(0.5)
-    b_low, b_high = bootstrap_t_bounds(samples, n_resamples=999)
-    half = 2.045 * samples.std(axis=1, ddof=1) / math.sqrt(30)
-    t_covered = np.abs(samples.mean(axis=1) - truth) <= half
-    assert ((b_low <= truth) & (truth <= b_high)).mean() > t_covered.mean() + 0.01
-    assert all(math.isnan(v) for v in bootstrap_t_interval(np.full(40, 2.0))[1:])
-    with pytest.raises(ValueError, match="infinite"):
-        bootstrap_t_interval(np.r_[values, np.inf])
 
 
 def test_t_quantile_and_incomplete_beta_match_scipy():

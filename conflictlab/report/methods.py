@@ -71,7 +71,7 @@ METHOD_CELL_SCHEMA = pa.schema(
         pa.field("n", pa.int64(), nullable=False),
         pa.field("samples", pa.string(), nullable=False),  # samples_key of the ids the cell averages
         pa.field("higher_is_better", pa.bool_()),  # null: neither direction is better (no marks)
-        pa.field("interval", pa.string(), nullable=False),  # clopper-pearson | student-t
+        pa.field("interval", pa.string(), nullable=False),  # a name of metrics.METHOD_NAMES
         pa.field("shown", pa.bool_(), nullable=False),  # in the Markdown table and the figure (false: the CSV only)
         # against the model's baseline on the items both answered (null on the baseline's own row)
         pa.field("difference", pa.float64()),  # method − baseline
@@ -108,9 +108,9 @@ def method_cell(
 ) -> dict:
     """One cell from per-sample ``values`` (shape (n,)) of the metric ``spec``
     (:mod:`conflictlab.metrics`), which gives its interval
-    (:func:`conflictlab.metrics.estimate`: 0/1 outcomes for a proportion, the
-    Student-t interval of a mean, none below its minimum n or without spread,
-    whose coverage tests/test_coverage.py checks), its direction and how it is
+    (:func:`conflictlab.metrics.estimate`: the registry's interval for the
+    metric, none below its minimum n, whose coverage tests/test_coverage.py
+    checks), its direction and how it is
     compared with the baseline (:func:`conflictlab.metrics.paired_comparison`);
     ``metric`` is the column's label. ``paired_items``: a ratio's (item ids,
     (n, 2) per-item numerator and denominator) over every item, which its
@@ -329,20 +329,25 @@ def paired_markdown(cells: pa.Table, *, base: str) -> str:
         f"and the {label(adjusted_mean_interval)} interval, "
         f"ratios (MR) over every item both answered, matched or not, with a {label(swap_p)} p and the "
         f"{label(paired_ratio_interval)} interval (docs/statistics.md); no interval below "
-        f"{PAIRED_MIN_N['clopper-pearson']} pairs (proportions), "
-        f"{PAIRED_MIN_N['student-t']} (means) or {MIN_N_PAIRED_RATIO} (ratios), nor where every difference is equal "
+        f"{PAIRED_MIN_N['proportion']} pairs (proportions), "
+        f"{PAIRED_MIN_N['mean']} (means) or {MIN_N_PAIRED_RATIO} (ratios), nor where every difference is equal "
         "(no spread). Each p is one comparison with the baseline, unadjusted for the others (the best marks above use "
         "Holm's adjustment).\n",
         "| model | method | column | difference [95% CI] | p (paired) | pairs | test |",
         "|---|---|---|---|---|---|---|",
     ]
+    # the fewest pairs of the comparison the cell got (metrics.paired_comparison chose it), by its test's name
+    fewest_pairs = {
+        label(mcnemar_exact): PAIRED_MIN_N["proportion"],
+        label(swap_p): MIN_N_PAIRED_RATIO,
+        "": PAIRED_MIN_N["mean"],
+    }
     for r in cells.to_pylist():
         if r["n_pairs"] is None:
             continue
         scale = 100.0  # every column of the table is a share or a 0-1 score, shown in percent
         diff = "–" if r["difference"] is None else f"{scale * r['difference']:+.1f}"
-        ratio = (r["paired_test"] or "").startswith(label(swap_p))
-        minimum = MIN_N_PAIRED_RATIO if ratio else PAIRED_MIN_N[r["interval"]]
+        minimum = next(m for test, m in fewest_pairs.items() if (r["paired_test"] or "").startswith(test))
         if r["difference_low"] is not None:
             diff += f" [{scale * r['difference_low']:+.1f}, {scale * r['difference_high']:+.1f}]"
         elif r["difference"] is not None:

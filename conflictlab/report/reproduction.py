@@ -36,10 +36,12 @@ import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 from conflictlab.report import verdicts as V
 from conflictlab.report.paper_models import paper_model_name
 from conflictlab.stats import MIN_N_INTERVAL
+from conflictlab.studentized import CALIBRATED_CONFIDENCE
 
 EQUIVALENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, EQUAL = (
     V.EQUIVALENT,
@@ -54,6 +56,15 @@ COUNT = "count"
 DEFAULT_MARGINS = {"%": 3.0, "points": 3.0, "proportion": 0.03, "κ": 0.05, "1-5": 0.2, "log-likelihood": 0.1}
 # Tables whose value columns are means of graded scores, not proportions (Ours.kind None looks here).
 MEAN_TABLES = frozenset({"balance", "faithfulness", "table3", "table6"})
+# A mean's standard error is its table's 95% interval over twice the interval's half-width in standard errors
+# (the tables carry the mean, its interval and n, not the SD). A 0-1 score's betting interval (every mean the
+# registries read but Table 3's) is sqrt(2 log(2/alpha)) = 2.72 standard errors either side at large n, its
+# Chernoff rate (1.39-1.43 times Student-t's 1.96 on Beta(5, 5) at n = 100-6,000, docs/statistics.md), so over
+# 1.96 the SE came out 1.4-1.6 times too large and the verdicts leaned inconclusive; on point masses at n = 30-100
+# (1.5-1.6 times t) this SE is still up to 15% large, the conservative side. Table 3's bootstrap-t is printed at
+# 98% nominal (conflictlab.studentized.CALIBRATED_CONFIDENCE): z(0.99) = 2.33 standard errors.
+BETTING_HALF_WIDTH_IN_SE = math.sqrt(2.0 * math.log(2.0 / 0.05))
+HALF_WIDTH_IN_SE = {"table3": NormalDist().inv_cdf(0.5 + CALIBRATED_CONFIDENCE / 2.0)}
 # Decimals of this run's estimate by the paper's unit (others: one).
 DECIMALS = {"κ": 3, "proportion": 2, "log-likelihood": 3}
 
@@ -419,7 +430,7 @@ def compare(
     if reasons:
         if reasons == [NO_NUMBER] and row["ours"] is not None and row["low"] is not None:
             # the copy lost the paper's value, but our estimate still serves the rows derived from this one
-            row["_estimate"] = _our_estimate(row, ours.scale)
+            row["_estimate"] = _our_estimate(row, ours)
         return _done(row, NOT_COMPARABLE, reasons)
     if number.unit == COUNT:
         verdict = V.compare_counts(row["ours"], number.value)
@@ -435,7 +446,7 @@ def compare(
                 else "no interval in the table"
             ],
         )
-    row["_estimate"] = _our_estimate(row, ours.scale)
+    row["_estimate"] = _our_estimate(row, ours)
     paper, notes = _paper_estimate(number, row["_estimate"], number.value)
     return _decide(row, [V.Term(1, row["_estimate"], paper)], number, margins[number.unit], notes)
 
@@ -448,15 +459,14 @@ def round_by(number: PaperNumber) -> float:
     return V.rounding(number.value, number.decimals)
 
 
-def _our_estimate(row: Mapping, scale: float) -> V.Estimate:
+def _our_estimate(row: Mapping, ours: Ours) -> V.Estimate:
     """This run's estimate from its table row: a proportion at its n, or a mean whose standard error is the
-    table's 95% interval over 2 × 1.96. The tables give means a Student-t interval, printed from n = 30,
-    where t(0.975, n - 1) is at most 4.4% above 1.96: the standard error is then that much too large, on the
-    conservative side."""
+    table's 95% interval over twice its half-width in standard errors (:data:`HALF_WIDTH_IN_SE`, the betting
+    interval's :data:`BETTING_HALF_WIDTH_IN_SE` elsewhere)."""
     if row["kind"] == V.PROPORTION:
-        return V.Estimate(row["ours"], V.PROPORTION, n=row["n"], scale=scale)
-    se = (row["high"] - row["low"]) / (2 * 1.959963984540054)
-    return V.Estimate(row["ours"], V.MEAN, n=row["n"], se=se, df=row["n"] - 1, scale=scale)
+        return V.Estimate(row["ours"], V.PROPORTION, n=row["n"], scale=ours.scale)
+    se = (row["high"] - row["low"]) / (2 * HALF_WIDTH_IN_SE.get(ours.table, BETTING_HALF_WIDTH_IN_SE))
+    return V.Estimate(row["ours"], V.MEAN, n=row["n"], se=se, df=row["n"] - 1, scale=ours.scale)
 
 
 def _paper_estimate(number: PaperNumber, ours: V.Estimate, value: float) -> tuple[V.Estimate, list[str]]:
