@@ -79,7 +79,10 @@ class Benchmark:
     config_section: str | None = None
     schema: str | None = None
     judged: bool = False  # whether its jobs call the judge (config judges): the judge model is prepared then
-    paper_numbers: str | None = None  # module with PAPER, NUMBERS, CLAIMS, EXCLUSIONS (conflictlab.report.reproduction)
+    # Its paper's numbers: the data file conflictlab/papers/<paper>.yaml (conflictlab.report.paper_data), and the
+    # claims that check the paper's sentences, "module:CLAIMS" (conflictlab.report.reproduction.Claim).
+    paper: str | None = None
+    claims: str | None = None
     paper_config: str | None = None  # config/paper-<name>.yaml, whose sections config/paper.yaml holds too
     # The profile page: the function "module:function"(*tables, models=[...]) -> cells, the stems of the tables it
     # takes (registered by the rule files, in its argument order), its sections, and a regular expression on a

@@ -1,9 +1,9 @@
-# The reproduction report: each paper's headline numbers (typed in per
-# benchmark, conflictlab.<benchmark>.paper_numbers) beside this run's, read
-# from the result tables the other rule files write.
+# The reproduction report: each paper's numbers (data files, conflictlab/papers/<paper>.yaml, one per
+# registered benchmark's paper) beside this run's, read from the result tables the other rule files write.
 
 from pathlib import Path
 
+from conflictlab.report.paper_data import load_paper, paper_file
 from conflictlab.report.paper_models import instruments, model_sources
 from conflictlab.run_config import model_lists
 
@@ -16,6 +16,12 @@ REPRODUCTION_SOURCES = model_sources(config, (*REPRODUCTION_MODEL_LISTS.values()
 # The tables of this run that a paper's rows read (Ours.table: the CSV's stem): every table the selected
 # benchmarks registered (rules/benchmarks.smk), and the profile's (the methods table).
 REPRODUCTION_TABLES = {**selected_tables(), **PROFILE_INPUTS}
+
+# The papers' data files: the rules' inputs (an edit reruns them); reading them here checks them against their
+# schema when the workflow is parsed, before any job.
+REPRODUCTION_PAPERS = [str(paper_file(bench.paper)) for bench in benchmarks.REGISTRY if bench.paper]
+for path in REPRODUCTION_PAPERS:
+    load_paper(path)
 
 REPRODUCTION_OUTPUTS = {
     "md": "results/reproduction.md",
@@ -39,6 +45,7 @@ rule reproduction:
     """Each paper's headline numbers beside this run's, with n and a verdict per row: Markdown and a self-contained HTML page."""
     input:
         **REPRODUCTION_TABLES,
+        papers=REPRODUCTION_PAPERS,
     output:
         **flagged(REPRODUCTION_OUTPUTS, {"html": "reproduction"}, "Reproduction"),
     log:
@@ -60,6 +67,8 @@ rule reproduction:
 
 rule reproduction_plan:
     """Before any model runs: for every paper row and claim, whether this config can compare it (and why not), the paper's n, ours as configured, and the power to reach equivalent. Reads the config alone."""
+    input:
+        papers=REPRODUCTION_PAPERS,
     output:
         csv="results/reproduction_plan.csv",
     log:

@@ -10,14 +10,16 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from conflictlab.memotrap import paper_numbers
 from conflictlab.memotrap.dataset import FILES, ITEM_SCHEMA, load, parse_classes, read_file, split_prompt
 from conflictlab.memotrap.profile import cells
 from conflictlab.memotrap.scoring import SCORE_SCHEMA, class_tokens, exact_match, scoring_methods
 from conflictlab.memotrap.tables import accuracy_table
+from conflictlab.paper_registries import BY_BENCHMARK
 from conflictlab.report.reproduction import HOLDS, NOT_COMPARABLE, ClaimContext
 
 from .conftest import REPO
+
+MEMOTRAP = BY_BENCHMARK["memotrap"]
 
 DEMO = REPO / "resources" / "demo" / "memotrap"
 
@@ -287,14 +289,14 @@ def claim_row(low, high, method="cad-a1"):
 
 
 def test_cads_knowledge_conflict_claim_needs_a_paired_gain_above_zero():
-    (claim,) = paper_numbers.CLAIMS
+    (claim,) = MEMOTRAP.claims
     assert claim.check(context([claim_row(0.05, 0.3)])).status == HOLDS
     failed = claim.check(context([claim_row(0.05, 0.3), claim_row(-0.3, -0.1, "cad-a0.5")]))
     assert failed.status == "fails" and "cad-a0.5" in failed.why
     unsure = claim.check(context([claim_row(0.05, 0.3), claim_row(-0.1, 0.2, "cad-a0.5")]))
     assert unsure.status == NOT_COMPARABLE and "inconclusive" in unsure.why
     assert claim.check(context([claim_row(0.05, 0.3, "adacad")])).status == NOT_COMPARABLE
-    assert paper_numbers.PAPER.key == "memotrap" and all(e.reason for e in paper_numbers.EXCLUSIONS)
+    assert MEMOTRAP.paper.key == "memotrap" and all(e.reason for e in MEMOTRAP.exclusions)
 
 
 # --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conflictlab.lm.methods import faithful_prompt
-from conflictlab.nq_swap import claims, paper_numbers, profile, report
+from conflictlab.nq_swap import claims, profile, report
 from conflictlab.nq_swap.checks import check_section
 from conflictlab.nq_swap.dataset import ITEM_SCHEMA, RecordError, build_items, read_local
 from conflictlab.nq_swap.generation import run_names
@@ -18,6 +18,7 @@ from conflictlab.nq_swap.metrics import SCORE_SCHEMA, answer_of, exact_match, no
 from conflictlab.nq_swap.prompts import closed_book_prompt, context_prompt
 from conflictlab.nq_swap.steering import cas_direction, cross_fitted_directions, fold_of, run_name
 from conflictlab.paired import paired_columns
+from conflictlab.paper_registries import BY_BENCHMARK
 from conflictlab.report import reproduction as R
 from conflictlab.stats import clopper_pearson_interval
 
@@ -291,13 +292,17 @@ def test_the_claims_compare_cad_and_adacad_with_greedy(numbers, cad_holds, adaca
 
 
 def test_the_paper_rows_show_ours_and_say_the_papers_cells_were_not_reached():
-    assert paper_numbers.PAPER.key == "nq_swap"
+    assert BY_BENCHMARK["nq_swap"].paper.key == "nq_swap"
     table = demo_table(5, 9, 6, 2, 12)
-    for number in paper_numbers.NUMBERS:
+    for number in BY_BENCHMARK["nq_swap"].numbers:
         assert number.value is None and "could not be reached" in number.source
         row = R.compare(
             number, tables={"nq_swap": table}, model_lists={"nq_swap.models": ["m"]}, sources={}, instruments={}
         )
         assert row["verdict"] == R.NOT_COMPARABLE
-    assert any("14.21" in e.what for e in paper_numbers.EXCLUSIONS)
-    assert {c.key for c in paper_numbers.CLAIMS} == {"cad-overrides-prior", "adacad-outperforms", "adacad-no-conflict"}
+    assert any("14.21" in e.what for e in BY_BENCHMARK["nq_swap"].exclusions)
+    assert {c.key for c in BY_BENCHMARK["nq_swap"].claims} == {
+        "cad-overrides-prior",
+        "adacad-outperforms",
+        "adacad-no-conflict",
+    }

@@ -298,7 +298,7 @@ def unmatched_models(registry, config: dict) -> list[str]:
     lists = model_lists(config)
     sources = model_sources(config, lists.values())
     problems = []
-    for number in registry.NUMBERS:
+    for number in registry.numbers:
         listed = getattr(number.ours, "models", None)
         names = named_models(number.model)
         if number.model is not None and not names and listed:
@@ -319,7 +319,7 @@ def unmatched_instruments(registry, config: dict) -> list[str]:
     return [
         f"{number.id}: {number.instrument.role} {number.instrument.name} is not among "
         f"{configured.get(number.instrument.role)}"
-        for number in registry.NUMBERS
+        for number in registry.numbers
         if number.instrument is not None
         and number.instrument.name is not None
         and not any(
@@ -332,7 +332,7 @@ def unmatched_instruments(registry, config: dict) -> list[str]:
 @pytest.mark.parametrize("paper", PAPERS)
 def test_every_model_a_papers_rows_name_is_in_its_config_and_in_the_union(paper):
     registry = REGISTRIES[paper]
-    assert registry.PAPER.key == paper
+    assert registry.paper.key == paper
     for path in (PAPER_CONFIGS[paper], "config/paper.yaml"):
         config = effective(path)
         assert unmatched_models(registry, config) == [], path
@@ -341,7 +341,7 @@ def test_every_model_a_papers_rows_name_is_in_its_config_and_in_the_union(paper)
 
 def test_the_rows_name_models_and_the_checks_can_fail():
     """The rule has rows to check (the Claude row among them), and a config without the models fails it."""
-    named = {name for registry in REGISTRIES.values() for n in registry.NUMBERS for name in named_models(n.model)}
+    named = {name for registry in REGISTRIES.values() for n in registry.numbers for name in named_models(n.model)}
     assert {"claude-4.5-sonnet", "Gemini 2.5 Flash Thinking", "LLaMA2-70B"} <= named
     assert all(reason for reason in UNRUNNABLE_MODELS.values())
     demo = effective()

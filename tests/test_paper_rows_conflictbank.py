@@ -6,14 +6,16 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from conflictlab.conflictbank import paper_numbers as conflictbank
 from conflictlab.conflictbank.metrics import ALL_RECORDS, SCORED_SUBSET, embedded_metrics, with_oar_drop
 from conflictlab.paired import tango_interval
+from conflictlab.paper_registries import BY_BENCHMARK
 from conflictlab.report import reproduction
 from conflictlab.report.paper_models import instruments, model_sources
 from conflictlab.run_config import model_lists
 
 from .test_paper_configs import effective
+
+conflictbank = BY_BENCHMARK["conflictbank"]
 
 SURE = [1.0, 0.0, 0.0, 0.0]
 DROP_KEY = "embedded-oar-drop-mistral-7b"
@@ -94,7 +96,7 @@ def test_without_the_1_0_run_the_drop_is_empty_and_disagreeing_readings_are_refu
 
 
 def _compare_drop(table_rows):
-    number = next(n for n in conflictbank.NUMBERS if n.key == DROP_KEY)
+    number = next(n for n in conflictbank.numbers if n.key == DROP_KEY)
     return reproduction.compare(
         number,
         {"conflictbank_embedded": table_rows},
@@ -131,8 +133,8 @@ def test_the_paper_config_can_compare_nine_in_ten_rows_not_excluded_for_human_la
     config = effective("config/paper-conflictbank.yaml")
     lists, used = model_lists(config), instruments(config)
     rows = reproduction.plan(
-        conflictbank.NUMBERS,
-        conflictbank.CLAIMS,
+        conflictbank.numbers,
+        conflictbank.claims,
         tables_made=["conflictbank_mr", "conflictbank_embedded"],
         model_lists=lists,
         sources=model_sources(config, (*lists.values(), *used.values())),

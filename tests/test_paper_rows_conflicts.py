@@ -1,19 +1,15 @@
 """The CONFLICTS and evidence-arbitration papers' rows, claims and exclusions
-(conflictlab.{conflicts,arbitration}.paper_numbers and .claims): each claim's
+(conflictlab/papers/{conflicts,arbitration}.yaml and conflictlab.{conflicts,arbitration}.claims): each claim's
 check on constructed tables where it holds, where it fails and where a table
 or model is missing; the rows' keys, sources and numbers against the text copies."""
 
-import os
 import re
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from conflictlab.arbitration import claims as AC
-from conflictlab.arbitration import paper_numbers as arbitration
 from conflictlab.arbitration.report import mean_over_seeds
-from conflictlab.conflicts import paper_numbers as conflicts
 from conflictlab.conflicts.dataset import QUERY_SCHEMA
 from conflictlab.conflicts.prompts import STRATEGIES
 from conflictlab.conflicts.tables import (
@@ -29,13 +25,16 @@ from conflictlab.conflicts.tables import (
     table2,
     table7,
 )
+from conflictlab.paper_registries import BY_BENCHMARK
 from conflictlab.report import reproduction as R
 from conflictlab.report.reproduction import ClaimContext, Derived
 
-from .conftest import REPO
+from .paper_texts import TEXT_COPIES, text_copy
+
+arbitration = BY_BENCHMARK["arbitration"]
+conflicts = BY_BENCHMARK["conflicts"]
 
 # ../shared beside the checkout; CONFLICTLAB_SHARED names it where the checkout is a worktree elsewhere
-PAPERS = Path(os.environ.get("CONFLICTLAB_SHARED", REPO.parent / "shared")) / "papers"
 REGISTRIES = (conflicts, arbitration)
 HOLDS, FAILS, NOT_COMPARABLE = R.CLAIM_STATUSES
 
@@ -107,12 +106,12 @@ def with_cell(table5, model, strategy, metric, value):
 
 
 def claim(registry, key):
-    return next(c for c in registry.CLAIMS if c.key == key)
+    return next(c for c in registry.claims if c.key == key)
 
 
 # The paper's own tables: every checked claim holds but one, which its own Table 6 contradicts
 # (Complementary information: 83.3 under both vanilla and pipeline, where the text says "improves").
-ON_THE_PAPERS_TABLES = {c.key: HOLDS for c in conflicts.CLAIMS if c.check} | {"pipeline-per-category": FAILS}
+ON_THE_PAPERS_TABLES = {c.key: HOLDS for c in conflicts.claims if c.check} | {"pipeline-per-category": FAILS}
 
 CONFLICTS_FAILING = {
     "task1-best": conflicts_tables(table4={**PAPER_TABLE4, "GPT-4o": 70.0}),
@@ -166,10 +165,10 @@ def test_each_conflicts_claim_fails_where_its_direction_turns(key):
     assert result.status == FAILS and result.why, result
 
 
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.PAPER.key)
+@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.paper.key)
 def test_a_missing_table_or_model_is_not_comparable_and_named(registry):
     model_list = "conflicts.models" if registry is conflicts else "arbitration.models"
-    for c in registry.CLAIMS:
+    for c in registry.claims:
         if c.check is None:
             continue
         bare = c.check(ClaimContext(tables={}, rows={}, model_lists={}, sources={}))
@@ -246,7 +245,7 @@ def test_the_table_2_and_7_rows_find_their_row_in_the_tables_the_workflow_writes
         schema=QUERY_SCHEMA,
     )
     written = {"conflicts_table2": table2(queries).to_pylist(), "conflicts_table7": table7(queries).to_pylist()}
-    for number in conflicts.NUMBERS:
+    for number in conflicts.numbers:
         if number.table in ("Table 2", "Table 7"):
             ours = number.ours
             found = [r for r in written[ours.table] if all(str(r[k]) == str(v) for k, v in ours.where.items())]
@@ -436,61 +435,67 @@ def test_a_missing_column_is_named():
 # The rows, claims and exclusions against the papers
 
 
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.PAPER.key)
+@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.paper.key)
 def test_keys_are_unique_and_every_claim_has_a_check_or_an_exclusion(registry):
-    keys = [n.key for n in registry.NUMBERS]
+    keys = [n.key for n in registry.numbers]
     assert None not in keys and len(set(keys)) == len(keys)
-    claim_keys = [c.key for c in registry.CLAIMS]
+    claim_keys = [c.key for c in registry.claims]
     assert len(set(claim_keys)) == len(claim_keys)
-    for c in registry.CLAIMS:
+    for c in registry.claims:
         assert (c.check is None) != (c.exclusion is None), c.key
         rows = {r for r in c.reads if isinstance(r, str)}  # the others are Reads: a table and its models
         assert rows <= set(keys), rows - set(keys)
-    for number in registry.NUMBERS:
+    for number in registry.numbers:
         if isinstance(number.ours, Derived):
             assert set(number.ours.of) <= set(keys), number.key
-    assert all(e.reason and e.source for e in registry.EXCLUSIONS)
+    assert all(e.reason and e.source for e in registry.exclusions)
 
 
 def test_the_counts():
-    assert (len(conflicts.NUMBERS), len(conflicts.CLAIMS), len(conflicts.EXCLUSIONS)) == (114, 16, 15)
-    assert (len(arbitration.NUMBERS), len(arbitration.CLAIMS), len(arbitration.EXCLUSIONS)) == (5, 20, 13)
+    assert (len(conflicts.numbers), len(conflicts.claims), len(conflicts.exclusions)) == (114, 16, 15)
+    assert (len(arbitration.numbers), len(arbitration.claims), len(arbitration.exclusions)) == (5, 20, 13)
 
 
 def test_tables_2_and_7_and_the_counts_of_the_text_are_the_releases():
-    by_key = {n.key: n for n in conflicts.NUMBERS}
-    assert [by_key[f"table2:{label}"].value for label in conflicts.TABLE2_ROWS.values()] == list(
-        RELEASE_COUNTS.values()
-    )
+    by_key = {n.key: n for n in conflicts.numbers}
+    categories = [n for n in conflicts.numbers if n.key.startswith("table2:") and n.key != "table2:Total"]
+    assert [n.value for n in categories] == list(RELEASE_COUNTS.values())
     assert by_key["table2:Total"].value == 458 == sum(PAPER_TABLE7.values())
     assert by_key["conflicting queries"].value == 458 - RELEASE_COUNTS["no_conflict"] == 297
     assert by_key["answer recall queries"].value == 228
 
 
 def test_the_oracle_gains_are_differences_of_table_5_and_the_means_are_recorded_as_printed():
-    by_key = {n.key: n for n in conflicts.NUMBERS}
-    for model, (gain, _) in conflicts.ORACLE_GAINS.items():
-        row = by_key[f"oracle gain:{model}"]
+    by_key = {n.key: n for n in conflicts.numbers}
+    gains = [n for n in conflicts.numbers if n.key.startswith("oracle gain:")]
+    assert {n.model for n in gains} and {n.model for n in gains} <= set(PAPER_TABLE5)
+    for row in gains:
         oracle, vanilla = (by_key[k].value for k in row.ours.of)
-        assert row.value == gain == pytest.approx(oracle - vanilla, abs=1e-9) and row.ours.paired
+        assert row.value == pytest.approx(oracle - vanilla, abs=1e-9) and row.ours.paired
+
+    def mean_gain(strategy: str) -> float:
+        """The mean over Table 5's six models of expected behaviour under ``strategy`` minus vanilla (%)."""
+        cells = [rows[STRATEGIES.index(strategy)][0] - rows[0][0] for rows in PAPER_TABLE5.values()]
+        return sum(cells) / len(cells)
+
     # the text's averages: 24 and 9 are Table 5's (24.2, 9.0); 5.5 is not (the cells give 6.8)
-    assert (round(conflicts._mean_gain("oracle")), round(conflicts._mean_gain("pipeline"))) == (24, 9)
-    assert round(conflicts._mean_gain("taxonomy_aware"), 1) == 6.8 != by_key["mean gain:taxonomy_aware"].value == 5.5
+    assert (round(mean_gain("oracle")), round(mean_gain("pipeline"))) == (24, 9)
+    assert round(mean_gain("taxonomy_aware"), 1) == 6.8 != by_key["mean gain:taxonomy_aware"].value == 5.5
     assert "6.8" in by_key["mean gain:taxonomy_aware"].note
 
 
 def _copy(registry) -> str:
-    text = PAPERS / registry.PAPER.file
-    if not text.is_file():
-        pytest.skip(f"the paper's text copy is not at {text}")
+    text = text_copy(registry.paper.key)
+    if text is None:
+        pytest.skip(f"the paper's text copy {TEXT_COPIES[registry.paper.key]} is not on this machine")
     # the copies escape '.' and '-' as '\.' and '\-'; arbitration's runs the words of some lines together
     return re.sub(r"\s+", " ", text.read_text(encoding="utf-8").replace("\\", ""))
 
 
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.PAPER.key)
+@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.paper.key)
 def test_every_number_and_quote_is_in_the_papers_text_copy(registry):
     body = _copy(registry)
-    for number in registry.NUMBERS:
+    for number in registry.numbers:
         if number.value is not None:
             printed = (
                 f"{number.value:.{number.decimals}f}"
@@ -498,13 +503,13 @@ def test_every_number_and_quote_is_in_the_papers_text_copy(registry):
                 else R.format_value(number.value, number.unit)
             )
             assert re.search(rf"(?<![\d.]){re.escape(printed)}(?![\d])", body), (number.key, printed)
-    for c in registry.CLAIMS:
+    for c in registry.claims:
         assert re.sub(r"\s+", " ", c.quote) in body, c.key
         assert c.section.split()[0] in body or c.section.startswith("§"), c.section
 
 
 def test_every_section_a_claim_names_exists():
     body = _copy(conflicts)
-    for c in conflicts.CLAIMS:
+    for c in conflicts.claims:
         number = c.section.split()[0].lstrip("§")
         assert re.search(rf"(^|\s){re.escape(number)}\s", body), c.section

@@ -1,5 +1,6 @@
-"""The ContextConflict and ConflictBank rows, claims and exclusions (conflictlab.{contextconflict,conflictbank}
-.paper_numbers and .claims): every check holds on constructed tables built to satisfy it, fails when the one
+"""The ContextConflict and ConflictBank rows, claims and exclusions (conflictlab/papers/{contextconflict,
+conflictbank}.yaml and conflictlab.{contextconflict,conflictbank}.claims): every check holds on constructed
+tables built to satisfy it, fails when the one
 thing it states is broken, and is ``not comparable`` (never an exception) when a table or a model is missing;
 every typed-in number and quote is in the paper's text copy; keys are unique and derived rows name real rows."""
 
@@ -9,13 +10,15 @@ import re
 import pytest
 
 from conflictlab.conflictbank import claims as cbc
-from conflictlab.conflictbank import paper_numbers as conflictbank
 from conflictlab.contextconflict import claims as ccc
-from conflictlab.contextconflict import paper_numbers as contextconflict
+from conflictlab.paper_registries import BY_BENCHMARK
 from conflictlab.report import reproduction as R
 from conflictlab.report.reproduction import ClaimContext, Derived
 
-from .conftest import REPO
+from .paper_texts import text_copy
+
+conflictbank = BY_BENCHMARK["conflictbank"]
+contextconflict = BY_BENCHMARK["contextconflict"]
 
 REGISTRIES = (contextconflict, conflictbank)
 NOT_COMPARABLE = R.CLAIM_STATUSES[2]
@@ -25,12 +28,8 @@ NOT_COMPARABLE = R.CLAIM_STATUSES[2]
 # The registries against the text copies
 
 
-# ../shared beside the main checkout; ../../shared beside a worktree in a sibling folder of it
-PAPERS = [root / "shared" / "papers" for root in (REPO.parent, REPO.parent.parent)]
-
-
 def _copy(registry) -> str | None:
-    text = next((folder / registry.PAPER.file for folder in PAPERS if (folder / registry.PAPER.file).is_file()), None)
+    text = text_copy(registry.paper.key)
     return text.read_text(encoding="utf-8").replace("\\", "") if text else None  # the copies escape '.' and '-'
 
 
@@ -40,12 +39,12 @@ def _squeezed(text: str) -> str:
     return re.sub(r"\s+", "", text.replace("[", "").replace("]", ""))
 
 
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.PAPER.key)
+@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.paper.key)
 def test_every_typed_in_number_is_in_the_papers_text_copy_as_printed(registry):
     body = _copy(registry)
     if body is None:
-        pytest.skip(f"the paper's text copy is in none of {', '.join(map(str, PAPERS))}")
-    for number in registry.NUMBERS:
+        pytest.skip(f"the paper's text copy of {registry.paper.key} is not on this machine")
+    for number in registry.numbers:
         if number.value is None:
             continue
         if number.unit == R.COUNT:
@@ -57,14 +56,14 @@ def test_every_typed_in_number_is_in_the_papers_text_copy_as_printed(registry):
         assert printed in body, (number.key, printed)
 
 
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.PAPER.key)
+@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.paper.key)
 def test_every_claim_quotes_the_text_copy(registry):
     """A quote's pieces (split at '…', where a formula's LaTeX twin is elided) occur in the copy in order."""
     body = _copy(registry)
     if body is None:
-        pytest.skip(f"the paper's text copy is in none of {', '.join(map(str, PAPERS))}")
+        pytest.skip(f"the paper's text copy of {registry.paper.key} is not on this machine")
     squeezed = _squeezed(body)
-    for claim in registry.CLAIMS:
+    for claim in registry.claims:
         at = 0
         for piece in claim.quote.split("…"):
             found = squeezed.find(_squeezed(piece), at)
@@ -72,26 +71,26 @@ def test_every_claim_quotes_the_text_copy(registry):
             at = found + len(_squeezed(piece))
 
 
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.PAPER.key)
+@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.paper.key)
 def test_keys_are_unique_and_derived_rows_name_rows_of_their_paper(registry):
-    keys = [n.key for n in registry.NUMBERS]
+    keys = [n.key for n in registry.numbers]
     assert None not in keys and len(set(keys)) == len(keys)
-    assert len({c.key for c in registry.CLAIMS}) == len(registry.CLAIMS)
-    for number in registry.NUMBERS:
-        assert number.paper == registry.PAPER.key
+    assert len({c.key for c in registry.claims}) == len(registry.claims)
+    for number in registry.numbers:
+        assert number.paper == registry.paper.key
         if isinstance(number.ours, Derived):
             assert set(number.ours.of) <= set(keys) and number.ours.op == "difference"
         if number.value is None:  # a lost cell is a row only where a derived row needs it
-            assert any(isinstance(n.ours, Derived) and number.key in n.ours.of for n in registry.NUMBERS), number.key
-    for claim in registry.CLAIMS:
-        assert claim.paper == registry.PAPER.key and (claim.check is not None or claim.exclusion)
-    for exclusion in registry.EXCLUSIONS:
-        assert exclusion.paper == registry.PAPER.key and exclusion.what and exclusion.source and exclusion.reason
+            assert any(isinstance(n.ours, Derived) and number.key in n.ours.of for n in registry.numbers), number.key
+    for claim in registry.claims:
+        assert claim.paper == registry.paper.key and (claim.check is not None or claim.exclusion)
+    for exclusion in registry.exclusions:
+        assert exclusion.paper == registry.paper.key and exclusion.what and exclusion.source and exclusion.reason
 
 
 def test_the_steering_gain_is_the_paired_difference_of_the_steered_and_unsteered_rows():
-    gain = next(n for n in contextconflict.NUMBERS if n.value == 19.2)
-    arms = {n.key: n for n in contextconflict.NUMBERS if n.key in gain.ours.of}
+    gain = next(n for n in contextconflict.numbers if n.value == 19.2)
+    arms = {n.key: n for n in contextconflict.numbers if n.key in gain.ours.of}
     assert gain.ours.paired and [arms[k].ours.where["variant"] for k in gain.ours.of] == ["all_tokens-a1", "base"]
     assert all(a.ours.where["conflict_type"] == "temporal" and a.model == gain.model for a in arms.values())
 
@@ -457,7 +456,7 @@ CASES = [(check, brk, contextconflict_tables, CC_LISTS) for check, brk in CC_BRE
 
 
 def test_every_check_of_both_papers_has_a_case():
-    checks = {c.check for registry in REGISTRIES for c in registry.CLAIMS if c.check is not None}
+    checks = {c.check for registry in REGISTRIES for c in registry.claims if c.check is not None}
     assert checks == set(CC_BREAKS) | set(CB_BREAKS)
 
 

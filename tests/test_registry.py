@@ -13,6 +13,7 @@ import yaml
 from conflictlab import benchmarks, metrics, stats
 from conflictlab.paper_registries import BY_BENCHMARK, resolve
 from conflictlab.provenance import import_closure
+from conflictlab.report.paper_data import paper_file
 from conflictlab.run_config import lookup
 
 from .conftest import REPO, snakemake_cmd
@@ -47,7 +48,9 @@ def test_a_descriptor_names_files_and_keys_that_exist(bench):
         assert isinstance(lookup(CONFIG, key), list), key
     for _, key in bench.caps:
         assert key is None or lookup(CONFIG, key) is None or isinstance(lookup(CONFIG, key), int), key
-    assert BY_BENCHMARK[bench.name].PAPER.key == bench.name if bench.paper_numbers else True
+    if bench.paper:
+        assert BY_BENCHMARK[bench.name].paper.key == bench.name
+        assert paper_file(bench.paper).is_file() and bench.claims and resolve(bench.claims)
     assert callable(resolve(bench.profile_cells)) if bench.profile_cells else not bench.profile_tables
     sections = [s.key for s in bench.profile_sections]
     assert len(sections) == len(set(sections))
@@ -101,20 +104,20 @@ def test_a_deselected_benchmark_has_no_models_to_run():
     assert set(used_models(config)) == set(CONFIG["arbitration"]["models"]) | set(CONFIG["methods"]["models"])
 
 
-def test_the_reproduction_scripts_hash_every_descriptor_and_the_paper_numbers_it_names():
+def test_the_reproduction_scripts_hash_every_descriptor_and_the_claims_it_names():
     closure = {
         str(p.relative_to(REPO)) for p in import_closure(REPO / "workflow/scripts/reproduction.py", REPO).modules
     }
     for bench in REGISTRY:
         assert f"conflictlab/benchmarks/{bench.name}.py" in closure
-        if bench.paper_numbers:
-            assert bench.paper_numbers.replace(".", "/") + ".py" in closure
+        if bench.claims:
+            assert bench.claims.partition(":")[0].replace(".", "/") + ".py" in closure
     # a table script reads the metric registry, not the benchmark registry: a new benchmark reruns none of it
     table = {
         str(p.relative_to(REPO)) for p in import_closure(REPO / "workflow/scripts/accuracy_table.py", REPO).modules
     }
     assert "conflictlab/metrics.py" in table
-    assert not any("paper_numbers" in path or path.startswith("conflictlab/benchmarks") for path in table)
+    assert not any(path.endswith("/claims.py") or path.startswith("conflictlab/benchmarks") for path in table)
 
 
 def plan(tmp_path, text: str):

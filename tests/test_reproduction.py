@@ -1,5 +1,5 @@
 """The reproduction report (conflictlab.report.reproduction and the papers'
-registries, conflictlab.<benchmark>.paper_numbers): verdicts computed on
+registries, conflictlab/papers/<paper>.yaml): verdicts computed on
 constructed tables, every registry row with its source, and the demo's and
 the paper config's models matched to the papers' names."""
 
@@ -8,19 +8,21 @@ import re
 import pytest
 import yaml
 
-from conflictlab.conflicts import paper_numbers as conflicts
 from conflictlab.conflicts.tables import PAPER_TABLE4, PAPER_TABLE5, PAPER_TABLE6
-from conflictlab.paper_registries import REGISTRIES
+from conflictlab.paper_registries import BY_BENCHMARK, REGISTRIES
 from conflictlab.report import reproduction as R
 from conflictlab.report.paper_models import instruments, paper_model_name
 from conflictlab.report.reproduction import Instrument, Ours, PaperNumber
 from conflictlab.run_config import MODEL_LISTS
 
 from .conftest import REPO
+from .paper_texts import TEXT_COPIES, text_copy
+
+conflicts = BY_BENCHMARK["conflicts"]
 
 # Derived rows (a difference of two rows) are compared by the verdict engine from the rows they name, not by compare()
 # alone.
-NUMBERS = [number for registry in REGISTRIES for number in registry.NUMBERS if not isinstance(number.ours, R.Derived)]
+NUMBERS = [number for registry in REGISTRIES for number in registry.numbers if not isinstance(number.ours, R.Derived)]
 
 LLAMA = "llama-3.1-8b-instruct"
 SOURCES = {
@@ -154,7 +156,7 @@ JUDGED = [
 def test_a_judged_number_is_compared_only_under_the_papers_judge(judge, verdict):
     number = next(
         n
-        for n in conflicts.NUMBERS
+        for n in conflicts.numbers
         if n.model == "Gemma 3 27B" and n.setting == "strategy oracle" and n.metric == "Task 2: expected behaviour"
     )
     assert number.value == PAPER_TABLE5["Gemma 3 27B"][3][0] == 87.6
@@ -309,7 +311,7 @@ LOCATION = re.compile(r"(Abstract|§\s?\d|Table \w|Figure \w|Appendix \w)")
 @pytest.mark.parametrize("number", NUMBERS, ids=lambda n: f"{n.paper}:{n.metric}:{n.model}:{n.setting}"[:90])
 def test_every_registry_row_names_its_source_and_can_be_compared(number):
     assert LOCATION.search(number.source), number.source
-    assert number.paper in {registry.PAPER.key for registry in REGISTRIES}
+    assert number.paper in {registry.paper.key for registry in REGISTRIES}
     if number.value is not None and number.ours is None:
         assert number.caveat, "a paper number this run has no counterpart of must say why"
     row = R.compare(
@@ -329,7 +331,7 @@ def test_every_table_a_registry_row_reads_is_one_the_workflow_writes_and_the_rul
 
 
 def test_the_conflicts_rows_are_the_typed_in_tables_4_to_6():
-    values = sorted(n.value for n in conflicts.NUMBERS if n.source.startswith(("Table 4", "Table 5", "Table 6")))
+    values = sorted(n.value for n in conflicts.numbers if n.source.startswith(("Table 4", "Table 5", "Table 6")))
     typed = [
         *PAPER_TABLE4.values(),
         *(v for rows in PAPER_TABLE5.values() for row in rows for v in row),
@@ -338,19 +340,15 @@ def test_the_conflicts_rows_are_the_typed_in_tables_4_to_6():
     assert values == sorted(typed) and len(values) == 5 + 6 * 4 * 3 + 4 * 4
 
 
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.PAPER.key)
+@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.paper.key)
 def test_every_typed_in_number_is_in_the_papers_text_copy(registry):
-    text = REPO.parent / "shared" / "papers" / registry.PAPER.file
-    if not text.is_file():
-        pytest.skip(f"the paper's text copy is not at {text}")
+    text = text_copy(registry.paper.key)
+    if text is None:
+        pytest.skip(f"the paper's text copy {TEXT_COPIES[registry.paper.key]} is not on this machine")
     body = text.read_text(encoding="utf-8").replace("\\", "")  # the copies escape '.' and '-' as '\.' and '\-'
-    for number in registry.NUMBERS:
+    for number in registry.numbers:
         if number.value is not None and number.unit != R.COUNT:
-            printed = (
-                R.format_value(number.value, number.unit)
-                if number.decimals is None
-                else f"{number.value:.{number.decimals}f}"
-            )
+            printed = f"{number.value:.{number.decimals}f}"
             assert printed in body, (number.metric, number.model, number.value)
 
 
@@ -401,10 +399,10 @@ def test_the_demo_models_give_model_absent_rows():
     assert all(r["verdict"] == R.NOT_COMPARABLE for r in rows)  # no table of this run: no verdict
     # the report says why no row is equivalent, per paper
     for registry in REGISTRIES:
-        mine = [r for r in rows if r["paper"] == registry.PAPER.key]
+        mine = [r for r in rows if r["paper"] == registry.paper.key]
         absent = sum("model absent" in r["why"] for r in mine)
         why = R.why_none_equivalent(mine)
-        assert why.startswith("No row is equivalent: ") and why in R.render_markdown([registry.PAPER], mine, run="")
+        assert why.startswith("No row is equivalent: ") and why in R.render_markdown([registry.paper], mine, run="")
         assert (f"{absent} rows are of models this run does not have" in why) == (absent > 0)
     assert R.why_none_equivalent([{**rows[0], "verdict": R.EQUIVALENT, "why": ""}]) == ""
 
@@ -452,7 +450,7 @@ def test_the_paper_config_runs_the_papers_models():
 
 def test_the_report_pages_show_every_row_with_its_source():
     rows = report_rows(config("config.yaml"))
-    papers = [registry.PAPER for registry in REGISTRIES]
+    papers = [registry.paper for registry in REGISTRIES]
     md = R.render_markdown(papers, rows, run="demo")
     page = R.render_html(papers, rows, run="demo")
     # table lines: per paper and paper's table or figure a header, and one line per row

@@ -22,8 +22,8 @@ from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext, Der
 
 from .conftest import REPO
 
-NUMBERS = [number for registry in REGISTRIES for number in registry.NUMBERS]
-CLAIMS = [claim for registry in REGISTRIES for claim in registry.CLAIMS]
+NUMBERS = [number for registry in REGISTRIES for number in registry.numbers]
+CLAIMS = [claim for registry in REGISTRIES for claim in registry.claims]
 
 
 def proportion(value, n):
@@ -422,14 +422,14 @@ def test_every_row_has_ours_or_a_reason_and_is_never_an_error(number):
     assert row["verdict"] == R.NOT_COMPARABLE and row["why"]
 
 
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.PAPER.key)
+@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda r: r.paper.key)
 def test_every_claim_has_a_check_or_an_exclusion_and_keys_are_unique(registry):
-    for claim in registry.CLAIMS:
+    for claim in registry.claims:
         assert claim.check is not None or claim.exclusion, claim.key
         assert claim.quote and claim.section
-    keys = [n.id for n in registry.NUMBERS]
+    keys = [n.id for n in registry.numbers]
     assert len(keys) == len(set(keys)), "PaperNumber.id must be unique within a paper"
-    for exclusion in registry.EXCLUSIONS:
+    for exclusion in registry.exclusions:
         assert exclusion.reason and exclusion.what and exclusion.source
 
 

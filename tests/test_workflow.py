@@ -455,7 +455,7 @@ def library_modules_run_by(script) -> set[str]:
             finder.import_hook(f"conflictlab.benchmarks.{name}")
         if "conflictlab.paper_registries" in finder.modules:
             for bench in benchmarks.REGISTRY:
-                for reference in (bench.paper_numbers, bench.profile_cells):
+                for reference in (bench.claims, bench.profile_cells):
                     if reference:
                         finder.import_hook(reference.partition(":")[0])
     return {m.__file__ for name, m in finder.modules.items() if name.startswith("conflictlab") and m.__file__}

@@ -18,7 +18,8 @@ BENCHMARK = Benchmark(
         "rules/contextconflict.smk",  # registers the results of the files above and its judged tables (judges.smk)
     ),
     judged=True,
-    paper_numbers="conflictlab.contextconflict.paper_numbers",
+    paper="contextconflict",
+    claims="conflictlab.contextconflict.claims:CLAIMS",
     paper_config="config/paper-contextconflict.yaml",
     profile_cells="conflictlab.report.profile:contextconflict_cells",
     profile_tables=("accuracy", "balance", "faithfulness"),

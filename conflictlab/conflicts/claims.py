@@ -6,7 +6,7 @@ A check compares point estimates, as the paper's sentences do, over the paper's 
 has (``conflicts.models``); each returns the numbers it used. "Without degrading" and "preserving"
 allow a drop of at most :data:`TOLERANCE` points, the default equivalence margin of a percentage.
 Claims about the judged metrics hold under this run's judge; ``reads`` names the rows (keys of
-:mod:`conflictlab.conflicts.paper_numbers`) whose judge and models decide whether a config can check them.
+`conflictlab/papers/conflicts.yaml`) whose judge and models decide whether a config can check them.
 """
 
 from __future__ import annotations

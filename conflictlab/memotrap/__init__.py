@@ -6,5 +6,6 @@ the contrastive decoding methods (CAD, AdaCAD) that treat the instruction as the
   (the context) and the rest (the input);
 * :mod:`conflictlab.memotrap.scoring`: the classes' log-likelihoods under greedy reading, CAD and AdaCAD;
 * :mod:`conflictlab.memotrap.tables`: accuracy per file with its interval, each method against greedy reading;
-* :mod:`conflictlab.memotrap.paper_numbers`: what the CAD and AdaCAD papers report on MemoTrap.
+* `conflictlab/papers/memotrap.yaml`: what the CAD and AdaCAD papers report on MemoTrap;
+  :mod:`conflictlab.memotrap.claims` checks their sentences.
 """

@@ -6,5 +6,5 @@ Modules: :mod:`~conflictlab.nq_swap.dataset` (the released records, validated, i
 :mod:`~conflictlab.nq_swap.steering` (cross-fitted context-aware steering directions),
 :mod:`~conflictlab.nq_swap.generation` (one model's answers under every setting and method),
 :mod:`~conflictlab.nq_swap.report` (the table and figure) and
-:mod:`~conflictlab.nq_swap.paper_numbers` (the CAD and AdaCAD papers' NQ-Swap rows).
+`conflictlab/papers/nq_swap.yaml` (the CAD and AdaCAD papers' NQ-Swap rows).
 """

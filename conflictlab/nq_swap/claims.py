@@ -4,7 +4,7 @@ Each check reads ``results/tables/nq_swap.csv`` (:mod:`conflictlab.nq_swap.repor
 metric, ``value`` a proportion) for every model of ``nq_swap.models``, comparing point estimates as the sentence
 does; the table's paired columns (difference from greedy, exact McNemar p) say how sure each comparison is. The
 papers' own models are not needed: both sentences are about the methods. The quotes are the abstracts' (the only
-part of either paper reachable here; :mod:`conflictlab.nq_swap.paper_numbers`).
+part of either paper reachable here; `conflictlab/papers/nq_swap.yaml`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """The reproduction report: each paper's numbers and result sentences beside this run's.
 
-Each benchmark package types in its paper's numbers
-(``conflictlab.<benchmark>.paper_numbers``: a :class:`Paper`, its
-:class:`PaperNumber` rows, its :class:`Claim` sentences and its
-:class:`Exclusion` list), since a paper's particulars belong to its
-benchmark; this module, below the benchmarks, holds the record types,
-finds this run's number of each row in the result tables
-(``results/tables/*.csv``), gives each row a verdict, evaluates the claims,
-plans which rows a config can compare (:func:`plan`) and renders the report.
+Each paper's numbers are data, one file per paper (``conflictlab/papers/<paper>.yaml``, read and checked by
+:mod:`conflictlab.report.paper_data` into a :class:`Paper`, its :class:`PaperNumber` rows and its
+:class:`Exclusion` list); its result sentences are :class:`Claim` functions in the claims module its benchmark's
+descriptor names. This module, below the benchmarks, holds the record types, finds this run's number of each row
+in the result tables (``results/tables/*.csv``), gives each row a verdict, evaluates the claims, plans which rows
+a config can compare (:func:`plan`) and renders the report.
 
 A row's verdict (:mod:`conflictlab.report.verdicts` holds the statistics):
 the difference ours − paper with its 95% interval from both samples (ours:
@@ -64,8 +62,8 @@ DECIMALS = {"κ": 3, "proportion": 2, "log-likelihood": 3}
 class Paper:
     key: str
     title: str
-    file: str  # its text copy in ../shared/papers/
-    note: str  # what the copy holds, and what holds for every row
+    cite: tuple[str, ...]  # its public identifiers: "arXiv:<id>", "doi:<doi>"
+    note: str  # what the numbers were read from, and what holds for every row
 
 
 @dataclass(frozen=True)
@@ -114,11 +112,13 @@ class Instrument:
 class Derived:
     """This run's number computed from other rows of the same paper (by
     :attr:`PaperNumber.key`): ``difference`` is ``of[0] - of[1]``, in the
-    rows' unit; ``paired`` when both rows are over the same items (a
-    steered and an unsteered run of one model), which the verdict uses for
-    the difference's interval."""
+    rows' unit; ``relative`` is ``(of[0] - of[1]) / of[1]`` (a relative
+    gain: in % where the row's unit is %, else as a multiple), shown beside
+    the paper's but never given a verdict (:data:`RELATIVE`); ``paired``
+    when both rows are over the same items (a steered and an unsteered run
+    of one model), which the verdict uses for the difference's interval."""
 
-    op: str  # "difference"
+    op: str  # "difference" | "relative"
     of: tuple[str, ...]
     paired: bool = False
 
@@ -282,6 +282,16 @@ def for_unreleased_human_labels(why: str) -> bool:
 NO_NUMBER = "no number in the paper's text copy"
 
 
+DIFFERENCE_OP, RELATIVE_OP = "difference", "relative"
+DERIVED_OPS = (DIFFERENCE_OP, RELATIVE_OP)
+# Why a relative gain gets no verdict: the interval of a ratio of two estimates is not among those whose coverage
+# was checked by simulation (benchmarks/reproduction_calibration.py); its cells are rows of their own.
+RELATIVE = (
+    "a relative gain (a ratio of two of the paper's cells): shown beside this run's, no verdict (no interval of a "
+    "ratio is calibrated here); the cells it is formed from have verdicts of their own"
+)
+
+
 def _config_reasons(
     number: PaperNumber, model_lists, sources, instruments, margins
 ) -> tuple[list[str], dict, str | None]:
@@ -293,7 +303,9 @@ def _config_reasons(
     if number.caveat:
         reasons.append(number.caveat)
     ours = number.ours
-    if ours is not None and number.value is not None and number.unit != COUNT and number.unit not in margins:
+    if isinstance(ours, Derived) and ours.op == RELATIVE_OP:
+        reasons.append(RELATIVE)
+    elif ours is not None and number.value is not None and number.unit != COUNT and number.unit not in margins:
         reasons.append(f"no equivalence margin for the unit '{number.unit}' (config reproduction.margins)")
     if not isinstance(ours, Ours):
         return reasons, {}, None
@@ -477,6 +489,13 @@ def _decide(
     return _done(row, verdict.verdict, [*notes, verdict.why])
 
 
+def _derive(derived: Derived, unit: str, a: float, b: float) -> float | None:
+    """``a`` and ``b`` (this run's numbers of ``derived.of``) combined as ``derived.op`` says, in ``unit``."""
+    if derived.op == DIFFERENCE_OP:
+        return a - b
+    return ((100.0 if unit == "%" else 1.0) * (a - b) / b) if b else None
+
+
 def _compare_derived(
     number: PaperNumber,
     row: dict,
@@ -485,11 +504,13 @@ def _compare_derived(
     registry: Mapping[str, PaperNumber],
     margins: Mapping[str, float],
 ) -> dict:
-    """A difference of two of our rows (``Derived.of``) against the paper's printed difference."""
+    """A difference of two of our rows (``Derived.of``) against the paper's printed difference; a relative gain
+    beside the paper's, without a verdict."""
     derived = number.ours
-    if derived.op != "difference" or len(derived.of) != 2:
+    if derived.op not in DERIVED_OPS or len(derived.of) != 2:
         raise ValueError(
-            f"{number.paper}: {number.id}: a derived row is a difference of two rows, got {derived.op} of {derived.of}"
+            f"{number.paper}: {number.id}: a derived row is a {' or '.join(DERIVED_OPS)} of two rows, "
+            f"got {derived.op} of {derived.of}"
         )
     arms = [compared.get(key) for key in derived.of]
     for key, arm in zip(derived.of, arms):
@@ -501,7 +522,7 @@ def _compare_derived(
     if number.unit == COUNT and all(arm is not None and arm["ours"] is not None for arm in arms):
         # a difference of two counts is a count: equal or not, no interval (297 = 458 − 161)
         reasons = [r for r in reasons if not r.startswith("from ")]
-        row["ours"] = arms[0]["ours"] - arms[1]["ours"]
+        row["ours"] = _derive(derived, number.unit, arms[0]["ours"], arms[1]["ours"])
         if reasons:
             return _done(row, NOT_COMPARABLE, reasons)
         verdict = V.compare_counts(row["ours"], number.value)
@@ -509,10 +530,12 @@ def _compare_derived(
         return _done(row, verdict.verdict, [verdict.why])
     if any(arm is None or arm.get("_estimate") is None for arm in arms):
         if all(arm is not None and arm["ours"] is not None for arm in arms):
-            row["ours"] = arms[0]["ours"] - arms[1]["ours"]
+            row["ours"] = _derive(derived, number.unit, arms[0]["ours"], arms[1]["ours"])
         return _done(row, NOT_COMPARABLE, reasons)
     a, b = (arm["_estimate"] for arm in arms)
-    row.update(our_model=arms[0]["our_model"], ours=a.value - b.value, kind=a.kind, n=min(a.n, b.n))
+    ours = _derive(derived, number.unit, a.value, b.value)
+    kind = a.kind if derived.op == DIFFERENCE_OP else None  # a relative gain has a reason (RELATIVE) and no verdict
+    row.update(our_model=arms[0]["our_model"], ours=ours, kind=kind, n=min(a.n, b.n))
     if reasons:
         return _done(row, NOT_COMPARABLE, reasons)
     notes = []
@@ -1026,6 +1049,11 @@ INTRO = (
 )
 
 
+def cited(paper: Paper) -> str:
+    """``Cited as arXiv:2305.14739.``: the paper's public identifiers."""
+    return f"Cited as {', '.join(paper.cite)}."
+
+
 def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -1108,7 +1136,7 @@ def render_markdown(
             "",
             f"**{line}.**",
             "",
-            f"Text copy: `../shared/papers/{paper.file}`. {paper.note}",
+            f"{cited(paper)} {paper.note}",
         ]
         for table, mine in groups.items():
             out += ["", f"### {table}", ""]
@@ -1170,8 +1198,7 @@ def render_html(
         out += [
             f"<h2>{html.escape(paper.title)}</h2>",
             f"<p><b>{html.escape(line)}.</b></p>",
-            f'<p class="note">Text copy: <code>../shared/papers/{html.escape(paper.file)}</code>. '
-            f"{html.escape(paper.note)}</p>",
+            f'<p class="note">{html.escape(cited(paper))} {html.escape(paper.note)}</p>',
         ]
         for table, mine in groups.items():
             out += [f"<h3>{html.escape(table)}</h3>", verdict_table_html(mine)]

@@ -1,16 +1,17 @@
 """Rule reproduction_plan: what this config can compare, from the config alone (no model, no table)."""
 
+from conflictlab import paper_registries
 from conflictlab.logs import configure_logging
-from conflictlab.paper_registries import REGISTRIES
 from conflictlab.report import reproduction
 from conflictlab.report.tables import write_text
 
 log = configure_logging(snakemake.log[0], "reproduction_plan")
 params = snakemake.params
+registries = paper_registries.load(snakemake.input.papers)
 
 rows = reproduction.plan(
-    [number for registry in REGISTRIES for number in registry.NUMBERS],
-    [claim for registry in REGISTRIES for claim in registry.CLAIMS],
+    [number for registry in registries for number in registry.numbers],
+    [claim for registry in registries for claim in registry.claims],
     tables_made=params.tables,
     model_lists=params.model_lists,
     sources=params.sources,
