@@ -54,16 +54,19 @@ def cad_overrides_prior(ctx: ClaimContext) -> ClaimCheck:
 
 @checked
 def adacad_outperforms(ctx: ClaimContext) -> ClaimCheck:
-    """AdaCAD's EM sub above greedy's and every CAD run's, for every model."""
-    found, failed = {}, []
-    for model in _models(ctx):
-        adacad = _value(ctx, model, ADACAD, EM_SUB)
-        found[f"{model} adacad"] = adacad
-        for run in [GREEDY, *_runs(ctx, model, f"{CAD}-a")]:
-            other = found[f"{model} {run}"] = _value(ctx, model, run, EM_SUB)
-            if adacad <= other:
-                failed.append(f"{model}: adacad <= {run}")
-    return outcome(not failed, found, "; ".join(failed))
+    """The part of the abstract's sentence this run can test: on NQ-Swap, AdaCAD's EM sub, averaged over this
+    run's models, above greedy decoding's and above each CAD weight's average. The abstract's "average QA accuracy
+    gains of 14.21% (absolute)" is an average over six QA datasets (NQ-Swap one of them) and four LLMs, so it is
+    no NQ-Swap number (an exclusion of the paper file) and no per-model statement: the check tests the direction of
+    the average on the one dataset this workflow runs, not its size, and not each model."""
+    models = _models(ctx)
+    runs = sorted({run for model in models for run in _runs(ctx, model, f"{CAD}-a")})
+    average = {
+        run: sum(_value(ctx, model, run, EM_SUB) for model in models) / len(models) for run in [ADACAD, GREEDY, *runs]
+    }
+    found = {f"mean EM sub over {len(models)} model(s), {run}": v for run, v in average.items()}
+    failed = [run for run in (GREEDY, *runs) if average[ADACAD] <= average[run]]
+    return outcome(not failed, found, f"AdaCAD's mean EM sub is not above {', '.join(failed)}'s")
 
 
 CLAIMS: tuple[Claim, ...] = (
