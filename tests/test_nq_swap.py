@@ -233,6 +233,14 @@ def test_run_names_list_every_setting_method_and_the_steered_run():
         "cas-a2",
     ]
     assert run_names([], None) == ["closed_book", "original", "greedy"] and run_name(0.5) == "cas-a0.5"
+    assert run_names(["cad-a1"], None, ["cad-a1", "adacad"]) == [
+        "closed_book",
+        "original",
+        "greedy",
+        "cad-a1",
+        "original-cad-a1",
+        "original-adacad",
+    ]
 
 
 # --------------------------------------------------------------------------
@@ -248,8 +256,17 @@ def test_run_names_list_every_setting_method_and_the_steered_run():
 )
 def test_the_config_checks_name_the_key(methods, models, message):
     with pytest.raises(ValueError, match=message):
-        check_section({"methods": methods, "models": models})
-    check_section({"methods": ["cad-a1", "adacad", "cfp-opinion"], "models": ["m"]})
+        check_section({"methods": methods, "models": models, "original_methods": []})
+    check_section({"methods": ["cad-a1", "adacad", "cfp-opinion"], "models": ["m"], "original_methods": ["cad-a1"]})
+
+
+@pytest.mark.parametrize(
+    "original, message",
+    [(["cfp-opinion"], "original_methods: cfp-opinion is not contrastive"), (["cad-x"], "original_methods: ")],
+)
+def test_an_original_context_method_must_be_contrastive(original, message):
+    with pytest.raises(ValueError, match=message):
+        check_section({"methods": [], "models": ["m"], "original_methods": original})
 
 
 def csv_rows(table: pa.Table) -> list[dict]:
@@ -305,4 +322,7 @@ def test_the_paper_rows_show_ours_and_say_the_papers_cells_were_not_reached():
         "cad-overrides-prior",
         "adacad-outperforms",
         "adacad-no-conflict",
+        "cad-gain-gpt-neo-20b",
+        "cad-gain-llama-30b",
+        "cad-beats-regular",
     }
