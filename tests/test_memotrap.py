@@ -15,6 +15,7 @@ from conflictlab.memotrap.profile import cells
 from conflictlab.memotrap.scoring import SCORE_SCHEMA, class_tokens, exact_match, scoring_methods
 from conflictlab.memotrap.tables import accuracy_table
 from conflictlab.paper_registries import BY_BENCHMARK
+from conflictlab.report import reproduction as R
 from conflictlab.report.reproduction import HOLDS, NOT_COMPARABLE, ClaimContext
 
 from .conftest import REPO
@@ -289,7 +290,7 @@ def claim_row(low, high, method="cad-a1"):
 
 
 def test_cads_knowledge_conflict_claim_needs_a_paired_gain_above_zero():
-    (claim,) = MEMOTRAP.claims
+    claim = next(c for c in MEMOTRAP.claims if c.key == "cad_knowledge_conflicts")
     assert claim.check(context([claim_row(0.05, 0.3)])).status == HOLDS
     failed = claim.check(context([claim_row(0.05, 0.3), claim_row(-0.3, -0.1, "cad-a0.5")]))
     assert failed.status == "fails" and "cad-a0.5" in failed.why
@@ -362,3 +363,42 @@ def test_the_demo_is_scored_one_row_per_prompt_and_method(tiny):
         item = items[row["item_id"]]
         assert len(tiny.tokenizer(row["generated"], add_special_tokens=False)["input_ids"]) <= longest + 1
         assert row["exact_match"] == exact_match(row["generated"], item["classes"][item["answer_index"]])
+
+
+def test_cads_table_3_memotrap_rows_read_the_exact_match_column():
+    """CAD's 16 MemoTrap cells compare with this run's exact match of the generated continuation over all files
+    (CAD's metric), not with the log-likelihood accuracy; the text's 54.4% is a relative gain without a verdict."""
+    cad = [n for n in MEMOTRAP.numbers if n.key.startswith("cad:t3:memotrap:")]
+    assert len(cad) == 16 and {n.ours.column for n in cad} == {"exact_match"}
+    cells = {"greedy": ("0.4", "0.33", "0.47"), "cad-a1": ("0.6", "0.53", "0.67")}
+    table = [
+        {"model": "m", "method": method, "file": "all", "n": "200", "accuracy": "0.9", "ci_low": "0.85"}
+        | {"ci_high": "0.95", "exact_match": em, "exact_match_low": low, "exact_match_high": high}
+        for method, (em, low, high) in cells.items()
+    ]
+    rows = {
+        r["key"]: r
+        for r in R.compare_all(
+            MEMOTRAP.numbers,
+            tables={"memotrap_accuracy": table},
+            model_lists={"memotrap.models": ["m"]},
+            sources={"m": "hf:EleutherAI/gpt-neox-20b"},
+            instruments={},
+        )
+    }
+    regular, steered = rows["cad:t3:memotrap:gpt-neox-20b:regular"], rows["cad:t3:memotrap:gpt-neox-20b:cad"]
+    assert (regular["value"], regular["ours"], regular["our_n"], regular["paper_n"]) == (37.1, 40.0, 200, 2539)
+    assert steered["value"] == 57.3 and steered["ours"] == pytest.approx(60.0)
+    assert regular["verdict"] != NOT_COMPARABLE and steered["verdict"] != NOT_COMPARABLE
+    gain = rows["cad:gain:memotrap:gpt-neox-20b"]
+    assert gain["value"] == 54.4 and gain["ours"] == pytest.approx(50.0) and gain["verdict"] == NOT_COMPARABLE
+    # without the column (a table written before the exact-match metric), the row says which column is missing
+    older = [{k: v for k, v in r.items() if not k.startswith("exact_match")} for r in table]
+    row = R.compare(
+        MEMOTRAP.numbers[0],
+        tables={"memotrap_accuracy": older},
+        model_lists={"memotrap.models": ["m"]},
+        sources={"m": "hf:facebook/opt-13b"},
+        instruments={},
+    )
+    assert row["verdict"] == NOT_COMPARABLE and "exact_match" in row["why"]

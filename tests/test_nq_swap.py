@@ -308,15 +308,35 @@ def test_the_claims_compare_cad_and_adacad_with_greedy(numbers, cad_holds, adaca
     assert claims.cad_overrides_prior(empty).status == "not comparable"
 
 
-def test_the_paper_rows_show_ours_and_say_the_papers_cells_were_not_reached():
-    assert BY_BENCHMARK["nq_swap"].paper.key == "nq_swap"
-    table = demo_table(5, 9, 6, 2, 12)
-    for number in BY_BENCHMARK["nq_swap"].numbers:
-        assert number.value is None and "could not be reached" in number.source
-        row = R.compare(
-            number, tables={"nq_swap": table}, model_lists={"nq_swap.models": ["m"]}, sources={}, instruments={}
-        )
-        assert row["verdict"] == R.NOT_COMPARABLE
+def test_cads_table_3_rows_read_this_runs_table_and_adacads_say_its_cells_were_not_reached():
+    registry = BY_BENCHMARK["nq_swap"]
+    assert registry.paper.key == "nq_swap"
+    table = demo_table(5, 9, 6, 2, 12)  # n = 20: greedy EM sub 25%, cad-a1 45%
+    # this run's model "m" is the paper's GPT-Neo 20B (EleutherAI/gpt-neox-20b)
+    context = dict(
+        tables={"nq_swap": table},
+        model_lists={"nq_swap.models": ["m"]},
+        sources={"m": "hf:EleutherAI/gpt-neox-20b"},
+        instruments={},
+    )
+    rows = {r["key"]: r for r in R.compare_all(registry.numbers, **context)}
+    cad = [n for n in registry.numbers if n.key.startswith("cad:t3:")]
+    assert len(cad) == 32 and all(n.value is not None and n.table == "Table 3" for n in cad)
+    regular, steered = rows["cad:t3:nq_swap:gpt-neox-20b:regular"], rows["cad:t3:nq_swap:gpt-neox-20b:cad"]
+    assert (regular["value"], regular["ours"], regular["our_n"]) == (16.1, pytest.approx(25.0), 20)
+    assert steered["ours"] == pytest.approx(45.0) and steered["verdict"] != R.NOT_COMPARABLE
+    assert "model absent" in rows["cad:t3:nq_swap:opt-13b:regular"]["why"]
+    # NQ's CAD cell reads the original-context CAD run (nq_swap.original_methods), which this table lacks
+    assert rows["cad:t3:nq:gpt-neox-20b:cad"]["why"] == "no matching row in this run's table"
+    assert "encoder-decoder" in rows["cad:t3:nq:flan-t5-xl:cad"]["why"]
+    # the text's 128% is a relative gain: this run's (45 - 25) / 25 = 80% is shown, without a verdict
+    gain = rows["cad:gain:nq_swap:gpt-neox-20b"]
+    assert gain["value"] == 128 and gain["ours"] == pytest.approx(80.0)
+    assert gain["verdict"] == R.NOT_COMPARABLE and gain["why"].startswith(R.RELATIVE)
+    for number in registry.numbers:
+        if number.key.startswith("adacad:"):
+            assert number.value is None and "could not be reached" in number.source
+            assert rows[number.key]["verdict"] == R.NOT_COMPARABLE
     assert any("14.21" in e.what for e in BY_BENCHMARK["nq_swap"].exclusions)
     assert {c.key for c in BY_BENCHMARK["nq_swap"].claims} == {
         "cad-overrides-prior",

@@ -31,6 +31,9 @@ PAPER_MODEL_NAMES: dict[str, tuple[str, ...]] = {
     # ConflictBank (§3.1, C.2: its continued-pre-training models)
     "mistralai/mistral-7b-v0.1": ("Mistral-7B",),
     "meta-llama/meta-llama-3-8b": ("LLaMA3-8B",),
+    # CAD, Table 3: its GPT-Neo sizes are rounded ("GPT-Neo 3B" is the 2.7B release; "GPT-Neo 20B" is GPT-NeoX-20B)
+    "eleutherai/gpt-neo-2.7b": ("GPT-Neo 3B",),
+    "eleutherai/gpt-neox-20b": ("GPT-Neo 20B",),
 }
 
 
