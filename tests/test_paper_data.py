@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from conflictlab.paper_registries import REGISTRIES, paper_files
+from conflictlab.report import reproduction as R
 from conflictlab.report.paper_data import (
     FOLDER,
     PaperDataError,
@@ -156,3 +157,30 @@ def test_every_row_names_columns_that_the_smoke_runs_tables_have(smoke_run):
             missing += [f"{record.paper.key}: {number.key}: {c}" for c in wanted if c and c not in headers[ours.table]]
     assert len(checked) >= 8, sorted(checked)
     assert missing == []
+
+
+def test_the_report_shows_the_value_as_printed(tmp_path):
+    rows = [ROW, {**ROW, "key": "t3:y", "value": "95"}, {**ROW, "key": "t3:z", "value": "0.50", "unit": "κ"}]
+    record = load_paper(write(tmp_path, rows))
+    compared = R.compare_all(record.numbers, tables={}, model_lists={}, sources={}, instruments={})
+    text = R.render_markdown([record.paper], compared, run="none")
+    assert all(f"| {cell} |" in text for cell in ("68.0 %", "95 %", "0.50 κ")), text
+    assert "Cited as arXiv:2305.14739." in text
+
+
+def test_the_plan_counts_the_cells_and_leaves_a_relative_gain_out():
+    registry = [r for r in REGISTRIES if r.paper.key == "nq_swap"][0]
+    rows = R.plan(
+        registry.numbers,
+        (),
+        tables_made=["nq_swap"],
+        model_lists={"nq_swap.models": ["neox"]},
+        sources={"neox": "hf:EleutherAI/gpt-neox-20b"},
+        instruments={},
+    )
+    by_key = {r["key"]: r for r in rows}
+    cell = by_key["cad:t3:nq_swap:gpt-neox-20b:cad"]
+    assert cell["comparable"] is True and cell["counted"] == "yes"
+    gain = by_key["cad:gain:nq_swap:gpt-neox-20b"]
+    assert gain["comparable"] is False and gain["counted"].startswith("no: a relative gain")
+    assert by_key["cad:t3:nq:gpt-neox-20b:cad"]["why_not"].startswith("this workflow runs CAD on the substituted")

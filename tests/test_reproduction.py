@@ -348,8 +348,7 @@ def test_every_typed_in_number_is_in_the_papers_text_copy(registry):
     body = text.read_text(encoding="utf-8").replace("\\", "")  # the copies escape '.' and '-' as '\.' and '\-'
     for number in registry.numbers:
         if number.value is not None and number.unit != R.COUNT:
-            printed = f"{number.value:.{number.decimals}f}"
-            assert printed in body, (number.metric, number.model, number.value)
+            assert number.printed in body, (number.metric, number.model, number.value)
 
 
 # --------------------------------------------------------------------------

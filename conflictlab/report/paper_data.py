@@ -111,6 +111,7 @@ def _number(paper: str, row: dict) -> PaperNumber:
         decimals=None if printed is None else decimals_printed(printed),
         table=row["table"],
         key=row["key"],
+        printed=printed,
     )
 
 

@@ -160,6 +160,8 @@ class PaperNumber:
     table: str | None = None
     # Unique within the paper; Derived rows and claims refer to rows by it.
     key: str | None = None
+    # The value as the paper prints it ("68.0", "5,781"), which the report shows (None: format_value's reading).
+    printed: str | None = None
 
     @property
     def id(self) -> str:
@@ -342,6 +344,7 @@ def _base_row(number: PaperNumber) -> dict:
         "model": number.model,
         "setting": number.setting,
         "value": number.value,
+        "printed": number.printed,
         "unit": number.unit,
         "paper_n": number.paper_n,
         "source": number.source,
@@ -808,11 +811,14 @@ def plan(
 def _counted(value, reasons: Sequence[str]) -> str:
     """Whether the comparable share counts a plan row ("yes"), or why not: a row without a printed value is no
     number of the paper to reproduce (it carries our estimate into a derived row, or names a figure whose
-    values the copy lacks), and one that needs the paper's unreleased human labels no config can compare."""
+    values the copy lacks), one that needs the paper's unreleased human labels no config can compare, and a relative
+    gain, which gets no verdict (the cells it is formed from are counted)."""
     if value is None:
         return "no: " + NO_NUMBER
     if any(for_unreleased_human_labels(r) for r in reasons):
         return "no: the paper's human labels are unreleased"
+    if RELATIVE in reasons:
+        return "no: a relative gain, shown without a verdict (its cells are counted)"
     return "yes"
 
 
@@ -877,7 +883,8 @@ def plan_summary(rows: Sequence[Mapping]) -> list[str]:
             f"claims checkable: {_share(*shares['claims'], 'claims')}"
             + (f" ({unknown} unknown before the run)" if unknown else "")
             + f"; not counted: {sum(r['what'] == 'row' for r in left_out)} rows and "
-            f"{sum(r['what'] == 'claim' for r in left_out)} claims (no printed value, or unreleased human labels)"
+            f"{sum(r['what'] == 'claim' for r in left_out)} claims (no printed value, unreleased human labels, or a "
+            "relative gain)"
         )
     return lines
 
@@ -940,7 +947,8 @@ COLUMNS: tuple[tuple[str, Callable[[Mapping], str]], ...] = (
     (
         "paper",
         lambda r: (
-            format_value(r["value"], r["unit"]) + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")
+            (r.get("printed") or format_value(r["value"], r["unit"]))
+            + ("" if r["unit"] == COUNT or r["value"] is None else f" {r['unit']}")
         ),
     ),
     ("paper n", lambda r: _n(r["paper_n"])),
