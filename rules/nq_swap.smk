@@ -66,6 +66,7 @@ rule nq_swap_respond:
         mem_mb=16000,
     params:
         methods=NQ_SWAP["methods"],
+        original_methods=NQ_SWAP["original_methods"],
         steering={**NQ_SWAP["steering"], "seed": NQ_SWAP["seed"]} if NQ_SWAP["steering"] else None,
         settings=subset(NQ_SWAP, "max_new_tokens", "batch_size", "dtype", "max_model_len", "seed"),
         code=code_hash("nq_swap_respond.py"),

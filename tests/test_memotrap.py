@@ -25,7 +25,7 @@ from conflictlab.memotrap.dataset import (
     split_prompt,
 )
 from conflictlab.memotrap.profile import cells
-from conflictlab.memotrap.scoring import SCORE_SCHEMA, class_tokens, scoring_methods
+from conflictlab.memotrap.scoring import SCORE_SCHEMA, class_tokens, exact_match, scoring_methods
 from conflictlab.memotrap.tables import accuracy_table
 from conflictlab.paper_registries import BY_BENCHMARK
 from conflictlab.report import reproduction as R
@@ -331,7 +331,8 @@ def test_a_class_takes_its_tokens_from_the_joint_tokenisation_else_alone():
 
 
 def scores(rows):
-    """SCORE_SCHEMA rows from (method, item_id, file, correct)."""
+    """SCORE_SCHEMA rows from (method, item_id, file, correct[, exact_match]); exact match as ``correct`` unless
+    given."""
     return pa.Table.from_pylist(
         [
             {
@@ -344,8 +345,10 @@ def scores(rows):
                 "correct": correct,
                 "loglik": [-1.0, -2.0],
                 "tokens": [1, 1],
+                "generated": " x.",
+                "exact_match": correct if em is None else em,
             }
-            for method, item, file, correct in rows
+            for method, item, file, correct, em in ((*r, None)[:5] for r in rows)
         ],
         schema=SCORE_SCHEMA,
     )
@@ -375,6 +378,29 @@ def test_accuracy_has_its_clopper_pearson_interval_and_each_method_its_exact_mcn
     assert table["greedy", "all"]["p_paired"] is None
     per_file = table["cad-a1", FILES[1]]
     assert per_file["n"] == 20 and per_file["n_pairs"] == 20
+
+
+def test_exact_match_is_cads_metric_beside_the_likelihood_accuracy_with_its_own_interval():
+    rows = [("greedy", f"i{i}", FILES[0], True, i < 3) for i in range(10)]
+    (row, _) = [r for r in accuracy_table(scores(rows)).to_pylist() if r["method"] == "greedy"]
+    low, high = proportion_confint(3, 10, method="beta")
+    assert row["accuracy"] == 1.0 and row["exact_match"] == pytest.approx(0.3)
+    assert (row["exact_match_low"], row["exact_match_high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+@pytest.mark.parametrize(
+    "generated, ending, expected",
+    [
+        (" fonder.", " fonder.", True),
+        ("  Fonder. Absence is", " fonder.", True),  # case and text past the class: generation runs on
+        (" fonder", " fonder.", False),  # the class's punctuation counts
+        (" heavy.", " fonder.", False),
+        ("", " fonder.", False),
+        (" anything", " ", False),  # an empty class matches nothing
+    ],
+)
+def test_a_generated_continuation_matches_where_it_begins_with_the_class(generated, ending, expected):
+    assert exact_match(generated, ending) is expected
 
 
 def test_a_small_file_gets_no_paired_interval_and_one_prompt_no_interval():
@@ -416,7 +442,7 @@ def claim_row(low, high, method="cad-a1"):
 
 
 def test_cads_knowledge_conflict_claim_needs_a_paired_gain_above_zero():
-    (claim,) = MEMOTRAP.claims
+    claim = next(c for c in MEMOTRAP.claims if c.key == "cad_knowledge_conflicts")
     assert claim.check(context([claim_row(0.05, 0.3)])).status == HOLDS
     failed = claim.check(context([claim_row(0.05, 0.3), claim_row(-0.3, -0.1, "cad-a0.5")]))
     assert failed.status == "fails" and "cad-a0.5" in failed.why
@@ -482,6 +508,13 @@ def test_the_demo_is_scored_one_row_per_prompt_and_method(tiny):
     assert table["method"].to_pylist()[:24] == ["greedy"] * 24
     for row in table.to_pylist():
         assert row["correct"] == (row["predicted_index"] == row["answer_index"]) and len(row["loglik"]) == 2
+    # each method's continuation is generated, as long as the longest class; the exact match is recomputed from it
+    items = {r["item_id"]: r for r in load(DEMO).to_pylist()}
+    longest = max(max(t["tokens"]) for t in table.to_pylist())
+    for row in table.to_pylist():
+        item = items[row["item_id"]]
+        assert len(tiny.tokenizer(row["generated"], add_special_tokens=False)["input_ids"]) <= longest + 1
+        assert row["exact_match"] == exact_match(row["generated"], item["classes"][item["answer_index"]])
 
 
 def test_cads_table_3_memotrap_rows_read_the_exact_match_column():

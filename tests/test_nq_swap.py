@@ -363,6 +363,14 @@ def test_run_names_list_every_setting_method_and_the_steered_run():
         "cas-a2",
     ]
     assert run_names([], None) == ["closed_book", "original", "greedy"] and run_name(0.5) == "cas-a0.5"
+    assert run_names(["cad-a1"], None, ["cad-a1", "adacad"]) == [
+        "closed_book",
+        "original",
+        "greedy",
+        "cad-a1",
+        "original-cad-a1",
+        "original-adacad",
+    ]
 
 
 # --------------------------------------------------------------------------
@@ -378,8 +386,17 @@ def test_run_names_list_every_setting_method_and_the_steered_run():
 )
 def test_the_config_checks_name_the_key(methods, models, message):
     with pytest.raises(ValueError, match=message):
-        check_section({"methods": methods, "models": models})
-    check_section({"methods": ["cad-a1", "adacad", "cfp-opinion"], "models": ["m"]})
+        check_section({"methods": methods, "models": models, "original_methods": []})
+    check_section({"methods": ["cad-a1", "adacad", "cfp-opinion"], "models": ["m"], "original_methods": ["cad-a1"]})
+
+
+@pytest.mark.parametrize(
+    "original, message",
+    [(["cfp-opinion"], "original_methods: cfp-opinion is not contrastive"), (["cad-x"], "original_methods: ")],
+)
+def test_an_original_context_method_must_be_contrastive(original, message):
+    with pytest.raises(ValueError, match=message):
+        check_section({"methods": [], "models": ["m"], "original_methods": original})
 
 
 def csv_rows(table: pa.Table) -> list[dict]:
@@ -439,7 +456,9 @@ def test_cads_table_3_rows_read_this_runs_table_and_adacads_say_its_cells_were_n
     assert (regular["value"], regular["ours"], regular["our_n"]) == (16.1, pytest.approx(25.0), 20)
     assert steered["ours"] == pytest.approx(45.0) and steered["verdict"] != R.NOT_COMPARABLE
     assert "model absent" in rows["cad:t3:nq_swap:opt-13b:regular"]["why"]
-    assert "runs CAD on the substituted context only" in rows["cad:t3:nq:gpt-neox-20b:cad"]["why"]
+    # NQ's CAD cell reads the original-context CAD run (nq_swap.original_methods), which this table lacks
+    assert rows["cad:t3:nq:gpt-neox-20b:cad"]["why"] == "no matching row in this run's table"
+    assert "encoder-decoder" in rows["cad:t3:nq:flan-t5-xl:cad"]["why"]
     # the text's 128% is a relative gain: this run's (45 - 25) / 25 = 80% is shown, without a verdict
     gain = rows["cad:gain:nq_swap:gpt-neox-20b"]
     assert gain["value"] == 128 and gain["ours"] == pytest.approx(80.0)
@@ -453,4 +472,7 @@ def test_cads_table_3_rows_read_this_runs_table_and_adacads_say_its_cells_were_n
         "cad-overrides-prior",
         "adacad-outperforms",
         "adacad-no-conflict",
+        "cad-gain-gpt-neo-20b",
+        "cad-gain-llama-30b",
+        "cad-beats-regular",
     }

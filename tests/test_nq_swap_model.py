@@ -15,6 +15,7 @@ from conflictlab.nq_swap.prompts import closed_book_prompt, context_prompt
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "nq_swap" / "dev.jsonl"
 PARAMS = DecodingParams(max_new_tokens=4)
 METHODS = ["cad-a1", "adacad", "cfp-opinion"]
+ORIGINAL_METHODS = ["cad-a1"]  # CAD's NQ column: CAD on the original context
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +32,7 @@ def answered(tiny_llama_dir):
         steering=steering,
         params=PARAMS,
         limit=2048,
+        original_methods=ORIGINAL_METHODS,
     )
     return lm, items, responses.to_pylist()
 
@@ -41,7 +43,7 @@ def texts(rows, run):
 
 def test_every_run_answers_every_item_once(answered):
     _, items, rows = answered
-    runs = run_names(METHODS, {"alpha": 8.0})
+    runs = run_names(METHODS, {"alpha": 8.0}, ORIGINAL_METHODS)
     assert [r["run"] for r in rows] == [run for run in runs for _ in items]
     ids = [item["item_id"] for item in items]
     assert all([r["item_id"] for r in rows if r["run"] == run] == ids for run in runs)
@@ -68,5 +70,11 @@ def test_each_run_is_its_prompt_under_its_decoding(answered):
         substituted, closed, PARAMS, lambda w, wo: contrast_logits(adacad, w, wo, floor=ADACAD_SHORT_ANSWER_FLOOR)[0]
     )
     assert texts(rows, "adacad") == [c.text for c in by_hand]
+    cad = as_method("cad-a1")
+    on_original = backend.generate_contrastive(
+        original, closed, PARAMS, lambda w, wo: contrast_logits(cad, w, wo, floor=ADACAD_SHORT_ANSWER_FLOOR)[0]
+    )
+    assert texts(rows, "original-cad-a1") == [c.text for c in on_original]
+    assert [r["prompt_tokens"] for r in rows if r["run"] == "original-cad-a1"] == [len(p) for p in original]
     # the steered run is no copy of the baseline: strength 8 along a unit direction moves a width-64 model
     assert texts(rows, "cas-a8") != texts(rows, "greedy")

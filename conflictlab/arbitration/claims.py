@@ -58,12 +58,16 @@ def unimodal_high(ctx: ClaimContext) -> ClaimCheck:
 
 @checked
 def modality_preferences(ctx: ClaimContext) -> ClaimCheck:
+    """Each Qwen3 model prefers numbers (numbers - text > 0); Llama's and Mistral's preference is below every Qwen3
+    model's. "Comparatively stronger reliance on textual evidence" compares them with Qwen3 (the sentence's
+    "whereas"): it asks for less preference for numbers than Qwen3's, not for a preference for text."""
     qwen = present(ctx, QWEN3, MODELS)
     textual = present(ctx, (LLAMA, MISTRAL), MODELS)
     found = {f"{name}: numbers - text": _preference(ctx, ours) for name, ours in {**qwen, **textual}.items()}
-    wrong = [name for name in qwen if found[f"{name}: numbers - text"] <= 0]
-    wrong += [name for name in textual if found[f"{name}: numbers - text"] >= 0]
-    return outcome(not wrong, found, f"the preference has the other sign for {', '.join(wrong)}")
+    least_qwen = min(found[f"{name}: numbers - text"] for name in qwen)
+    wrong = [f"{name} (not > 0)" for name in qwen if found[f"{name}: numbers - text"] <= 0]
+    wrong += [f"{name} (not below every Qwen3)" for name in textual if found[f"{name}: numbers - text"] >= least_qwen]
+    return outcome(not wrong, found, f"the preference does not follow the sentence for {', '.join(wrong)}")
 
 
 @checked

@@ -32,6 +32,11 @@ SERIES: dict[str, tuple[str, ...]] = {  # smallest first
 TWELVE = tuple(name for names in SERIES.values() for name in names)
 TRAINED = ("Qwen1.5-4B", "Mistral-7B", "LLaMA3-8B")  # §3.1, §C.2: the continued-pre-trained models
 CONFLICT_RATIOS = ("2:1", "1:1", "2:3")  # default : conflicting, growing share of conflicting data
+# Figure 5's setting, "conflicting memory later in the sequence": the correct evidence first, the conflicting one
+# second (the authors' own mixed order). The summary names no conflict kind; misinformation is read, the kind the
+# summary's "evidence order" sentences stand beside. The Figure 5 rows of the paper's data file read the same.
+FIGURE5_SETTING = "correct_misinformation"
+FIGURE5_PRINTED = {"LLaMA2-7B": " (paper 56.44)", "LLaMA2-70B": " (paper 38.97)"}
 TOLERANCE = 3.0  # points: the default equivalence margin of a percentage, the most "retain" allows
 
 
@@ -65,17 +70,28 @@ def _alone(ctx: ClaimContext, ours: str) -> float:
     return mean(_mr(ctx, ours, kind) for kind in KINDS)
 
 
+def _mixed(ctx: ClaimContext, ours: str, kind: str) -> float:
+    """MR with the correct and the ``kind`` evidence together, mean over the two orders (see
+    :func:`below_and_above_half`)."""
+    return mean(_mr(ctx, ours, f"correct_{kind}{order}") for order in ("", "_reversed"))
+
+
 @checked
 def below_and_above_half(ctx: ClaimContext) -> ClaimCheck:
-    """Every model: MR < 50 with each kind's conflicting evidence alone, > 50 with the correct evidence beside it."""
+    """Every model: MR < 50 with each kind's conflicting evidence alone, > 50 with the correct evidence beside it.
+
+    "When evidence also matches parametric memory" names no order, and the summary's own Figure 5 puts LLaMA2-70B
+    at 38.97% with the conflicting piece later (:data:`FIGURE5_SETTING`): read in that one order, the sentence would
+    contradict the paper's own number. So mixed evidence is read as the mean over both orders of each kind (the
+    order effect §3.2 reports separately then cancels), its lowest kind above 50."""
     models = present(ctx, TWELVE, MODELS)
     numbers, off = {}, []
     for name, ours in models.items():
         alone = max(_mr(ctx, ours, kind) for kind in KINDS)
-        mixed = min(_mr(ctx, ours, f"correct_{kind}") for kind in KINDS)
+        mixed = min(_mixed(ctx, ours, kind) for kind in KINDS)
         numbers |= {
             f"{name}: highest MR, conflicting evidence alone": alone,
-            f"{name}: lowest MR, mixed evidence": mixed,
+            f"{name}: lowest MR, mixed evidence (mean of both orders)": mixed,
         }
         if not (alone < 50 < mixed):
             off.append(name)
@@ -96,13 +112,15 @@ def lower_for_temporal_and_semantic(ctx: ClaimContext) -> ClaimCheck:
 
 @checked
 def falls_with_size_in_llama2(ctx: ClaimContext) -> ClaimCheck:
-    """LLaMA2 7B > 13B > 70B in MR with the conflicting evidence alone (mean over kinds)."""
-    models = present(ctx, SERIES["LLaMA2"], MODELS, at_least=3)
-    mr = {name: _alone(ctx, ours) for name, ours in models.items()}
+    """LLaMA2's MR falls with each size step over the sizes present (at least two), in the setting the sentence's
+    numbers come from: Figure 5, "with conflicting memory later in the sequence" (56.44% for 7B, 38.97% for 70B),
+    read as :data:`FIGURE5_SETTING`, the setting the Figure 5 rows read too."""
+    models = present(ctx, SERIES["LLaMA2"], MODELS, at_least=2)
+    mr = {name: _mr(ctx, ours, FIGURE5_SETTING) for name, ours in models.items()}
     values = list(mr.values())
     return outcome(
         all(a > b for a, b in zip(values, values[1:])),
-        {f"{n}: MR alone": v for n, v in mr.items()},
+        {f"{n}: MR, {FIGURE5_SETTING}{FIGURE5_PRINTED.get(n, '')}": v for n, v in mr.items()},
         "MR does not fall with size within LLaMA2",
     )
 
@@ -242,7 +260,7 @@ _MR, _TRAINED = "conflictbank_mr", "conflictbank_embedded"
 READS: dict[str, tuple[Reads, ...]] = {
     "mr-below-above-50": (Reads(_MR, TWELVE, MODELS),),
     "mr-by-kind": (Reads(_MR, TWELVE, MODELS),),
-    "mr-falls-with-size-llama2": (Reads(_MR, SERIES["LLaMA2"], MODELS, at_least=3),),
+    "mr-falls-with-size-llama2": (Reads(_MR, SERIES["LLaMA2"], MODELS, at_least=2),),
     "later-evidence": (Reads(_MR, TWELVE, MODELS),),
     "larger-models-lower-mr": (Reads(_MR, TWELVE, MODELS, at_least=2),),
     "conflicting-data-lowers-oar": (Reads(_TRAINED, TRAINED, MODELS),),

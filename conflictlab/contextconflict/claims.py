@@ -12,12 +12,23 @@ this run has, and returns the numbers it used; where a sentence's words need a t
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from conflictlab.contextconflict.conflict_types import TASK_FAMILY
 from conflictlab.contextconflict.variants import SteeringVariant
-from conflictlab.report.claim_checks import Missing, cell, checked, mean, number, outcome, present, table
+from conflictlab.report.claim_checks import (
+    NOT_COMPARABLE,
+    Missing,
+    cell,
+    checked,
+    mean,
+    number,
+    outcome,
+    present,
+    table,
+)
 from conflictlab.report.paper_models import paper_model_name
 from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext, Reads
 
@@ -34,6 +45,10 @@ SEVEN = (
     "gemini-2.5-pro",
 )
 LLAMA, GPT_OSS_20B = "Llama-3.1-8B-Instruct", "GPT-OSS-20B"
+# The seven models with a published parameter count, smallest first (Appendix D.5: "ranging from 8B to 120B
+# parameters"); GPT-5, Claude-4.5-Sonnet and Gemini-2.5-Pro publish none, so no size order places them.
+BY_SIZE = ("llama-3.1-8b-instruct", "gpt-oss-20b", "llama-3.1-70b-instruct", "gpt-oss-120b")
+PRINTED_BALANCE = {"gpt-oss-20b": " (paper 39.8)", "gpt-oss-120b": " (paper 31.9)"}  # §3.3
 DEFAULT_SCORER, ROBUSTNESS_SCORERS = "Llama-3.2-1B", ("Llama-3.1-8B", "Gemma-2B")
 REASONING = tuple(t for t, family in TASK_FAMILY.items() if family == "reasoning")
 SUMMARIZATION = tuple(t for t, family in TASK_FAMILY.items() if family == "summarization")
@@ -166,14 +181,19 @@ def capacity_scaling(ctx: ClaimContext) -> ClaimCheck:
 
 @checked
 def balance_not_monotonic(ctx: ClaimContext) -> ClaimCheck:
-    """The larger GPT-OSS is more even (lower Balance), read as the mean over the three summarization types: the
-    text does not say which type or average its 31.9 and 39.8 are."""
-    models = present(ctx, ["GPT-OSS-120B", "GPT-OSS-20B"], GENERATORS, at_least=2)
-    large, small = (mean(_balance(ctx, models[n], t) for t in SUMMARIZATION) for n in ("GPT-OSS-120B", "GPT-OSS-20B"))
+    """Balance (mean over the three summarization types: the text does not say which type or average its 31.9 and
+    39.8 are) is not monotonic in model size: over the paper's models of published size present (:data:`BY_SIZE`,
+    at least three, smallest first) it both rises and falls between neighbours. Two sizes can never show it, so the
+    paper's own pair (120B 31.9 below 20B 39.8, a fall with size) cannot decide the claim alone: it needs a third
+    size, which the paper's lost Table 4 cells hold."""
+    models = present(ctx, BY_SIZE, GENERATORS, at_least=3)
+    balance = {name: mean(_balance(ctx, ours, t) for t in SUMMARIZATION) for name, ours in models.items()}
+    steps = [b - a for a, b in itertools.pairwise(balance.values())]
+    numbers = {f"{name} mean Balance{PRINTED_BALANCE.get(name, '')}": v for name, v in balance.items()}
     return outcome(
-        large < small,
-        {"GPT-OSS-120B mean Balance (paper 31.9)": large, "GPT-OSS-20B mean Balance (paper 39.8)": small},
-        "GPT-OSS-120B's Balance is not below GPT-OSS-20B's",
+        any(s > 0 for s in steps) and any(s < 0 for s in steps),
+        numbers,
+        "Balance changes monotonically with size over " + ", ".join(balance),
     )
 
 
@@ -458,32 +478,61 @@ def llama_balance_and_accuracy(ctx: ClaimContext) -> ClaimCheck:
     return outcome(balance[ALL_TOKENS] < balance[BASE] and gain > 0, numbers, "Balance or accuracy does not improve")
 
 
-def _wins(ctx: ClaimContext) -> dict[tuple[str, str], tuple[float, float]]:
+# Table 4's caption: "All-Tokens and First-Generated are our two injection schedules of u(l)"; §5's comparison with
+# CAS says "our u(l)" and names neither, nor does any other sentence of the copy. The two checks below read the
+# sentence under each schedule and give a verdict only where both readings agree.
+SCHEDULES = {"All-Tokens": ALL_TOKENS, "First-Generated": FIRST_GENERATED}
+
+
+def _versus_cas(ctx: ClaimContext) -> dict[str, dict[tuple[str, str], tuple[float, float]]]:
+    """Per reading of u(l) (:data:`SCHEDULES`): ``{(model, reasoning type): (u(l)'s accuracy, CAS's)}``."""
     models = present(ctx, [LLAMA, GPT_OSS_20B], STEERING, at_least=2)
     return {
-        (name, t): (_table4(ctx, ours, ALL_TOKENS, "accuracy", t), _table4(ctx, ours, CAS, "accuracy", t))
-        for name, ours in models.items()
-        for t in REASONING
+        reading: {
+            (name, t): (_table4(ctx, ours, variant, "accuracy", t), _table4(ctx, ours, CAS, "accuracy", t))
+            for name, ours in models.items()
+            for t in REASONING
+        }
+        for reading, variant in SCHEDULES.items()
     }
+
+
+def _under_both_readings(held: Mapping[str, bool], numbers: Mapping, fails_because: str) -> ClaimCheck:
+    """``holds`` where the sentence holds reading u(l) as either schedule, ``fails`` where it holds under neither,
+    else ``not comparable``: the verdict would rest on a reading the paper does not state."""
+    if all(held.values()) or not any(held.values()):
+        return outcome(all(held.values()), numbers, f"{fails_because} under both readings of u(l)")
+    only = next(reading for reading, ok in held.items() if ok)
+    shown = outcome(True, numbers, "").numbers
+    return ClaimCheck(
+        NOT_COMPARABLE,
+        shown,
+        f"holds reading u(l) as {only} only, and the paper does not say which schedule its u(l) is",
+    )
 
 
 @checked
 def wins_five_of_six(ctx: ClaimContext) -> ClaimCheck:
-    """The paper's direction (read as All-Tokens, the schedule §5 reports its gains under) beats CAS in at least five
-    of the six model × reasoning-type accuracies."""
-    wins = _wins(ctx)
-    won = sum(ours > cas for ours, cas in wins.values())
-    numbers = {f"{m} {t}: All-Tokens / CAS": f"{a:.1f} / {c:.1f}" for (m, t), (a, c) in wins.items()}
-    return outcome(won >= 5, {**numbers, "wins": won}, f"All-Tokens wins {won} of 6")
+    """u(l) beats CAS in at least five of the six model × reasoning-type accuracies, read under each schedule."""
+    pairs = _versus_cas(ctx)
+    won = {reading: sum(ours > cas for ours, cas in wins.values()) for reading, wins in pairs.items()}
+    numbers = {
+        f"{m} {t}: {reading} / CAS": f"{a:.1f} / {c:.1f}"
+        for reading, wins in pairs.items()
+        for (m, t), (a, c) in wins.items()
+    }
+    numbers |= {f"wins, u(l) read as {reading}": n for reading, n in won.items()}
+    return _under_both_readings({r: n >= 5 for r, n in won.items()}, numbers, "u(l) wins fewer than 5 of 6")
 
 
 @checked
 def cas_exception(ctx: ClaimContext) -> ClaimCheck:
-    ours, cas = _wins(ctx)[(GPT_OSS_20B, "temporal")]
-    return outcome(
-        cas > ours,
-        {"GPT-OSS-20B temporal, CAS (paper 65.5)": cas, "GPT-OSS-20B temporal, All-Tokens (paper 64.1)": ours},
-        "CAS does not beat All-Tokens on GPT-OSS-20B temporal",
+    """On GPT-OSS-20B temporal, CAS above u(l), read under each schedule (the paper's pair: 65.5 vs. 64.1)."""
+    pairs = {reading: wins[(GPT_OSS_20B, "temporal")] for reading, wins in _versus_cas(ctx).items()}
+    numbers = {"GPT-OSS-20B temporal, CAS (paper 65.5)": pairs["All-Tokens"][1]}
+    numbers |= {f"GPT-OSS-20B temporal, u(l) read as {r} (paper 64.1)": ours for r, (ours, _) in pairs.items()}
+    return _under_both_readings(
+        {r: cas > ours for r, (ours, cas) in pairs.items()}, numbers, "CAS does not beat u(l) on GPT-OSS-20B temporal"
     )
 
 
@@ -715,9 +764,7 @@ READS: dict[str, tuple[Reads, ...]] = {
     "difficulty-hierarchy": (Reads("accuracy", SEVEN, at_least=2),),
     "capacity-scaling": (Reads("accuracy", ("llama-3.1-8b-instruct", "claude-4.5-sonnet"), at_least=None),),
     "inferential-below-half": (Reads("accuracy", SEVEN),),
-    "balance-not-monotonic": (
-        Reads("balance", ("GPT-OSS-120B", "GPT-OSS-20B"), at_least=None, scorers=(DEFAULT_SCORER,)),
-    ),
+    "balance-not-monotonic": (Reads("balance", BY_SIZE, at_least=3, scorers=(DEFAULT_SCORER,)),),
     "faithfulness-summarization": (Reads("faithfulness", SEVEN),),
     "causal-intervention": (Reads("table3", STEERED, at_least=None),),
     "scorer-rankings": (Reads("table6_agreement", scorers=(DEFAULT_SCORER, *ROBUSTNESS_SCORERS)),),

@@ -1,14 +1,16 @@
-"""The CAD paper's result sentence about knowledge conflicts, checked on this run's MemoTrap table.
+"""The CAD paper's result sentences about MemoTrap, checked on this run's MemoTrap table.
 
-The check reads ``results/tables/memotrap_accuracy.csv`` (:mod:`conflictlab.memotrap.tables`): over all files, per
-model of ``memotrap.models``, CAD's paired difference from greedy decoding. The paper's rows are data
-(`conflictlab/papers/memotrap.yaml`).
+The checks read ``results/tables/memotrap_accuracy.csv`` (:mod:`conflictlab.memotrap.tables`), all files together:
+the abstract's sentence on CAD's paired difference from greedy decoding (the likelihood read-out), and Table 3's
+text and caption on ``exact_match``, CAD's own metric (the generated continuation;
+:mod:`conflictlab.report.cad_table3`). The paper's rows are data (`conflictlab/papers/memotrap.yaml`).
 """
 
 from __future__ import annotations
 
-from conflictlab.report.claim_checks import Missing, checked, number, outcome, table
-from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext
+from conflictlab.report import cad_table3 as T3
+from conflictlab.report.claim_checks import Missing, cell, checked, number, outcome, present, table
+from conflictlab.report.reproduction import Claim, ClaimCheck, ClaimContext, Reads
 
 ACCURACY = "memotrap_accuracy"
 MODELS = "memotrap.models"
@@ -43,6 +45,31 @@ def cad_improves_under_conflict(ctx: ClaimContext) -> ClaimCheck:
     return outcome(not worse, found, "CAD no better than greedy reading: " + "; ".join(worse))
 
 
+def _exact_match(ctx: ClaimContext, ours: str, run: str) -> float:
+    """Exact match (%) of the generated continuation of ``ours`` under ``run``, all files."""
+    return cell(ctx, ACCURACY, "exact_match", scale=100.0, model=ours, method=run, file="all")
+
+
+@checked
+def cad_gain_gpt_neo_20b(ctx: ClaimContext) -> ClaimCheck:
+    """GPT-Neo 20B's MemoTrap exact match: CAD above regular decoding (the paper: 37.1 -> 57.3, +54.4%)."""
+    ours = present(ctx, ["GPT-Neo 20B"], MODELS)["GPT-Neo 20B"]
+    return T3.gain_check(ctx, _exact_match, ours, "GPT-Neo 20B", "+54.4%")
+
+
+@checked
+def cad_beats_regular(ctx: ClaimContext) -> ClaimCheck:
+    """The caption on the MemoTrap column, where it has no exception: CAD's exact match above regular decoding's for
+    every model of Table 3 this run has."""
+    models = present(ctx, T3.MODELS, MODELS)
+    numbers, off = T3.beats_regular(ctx, _exact_match, models, "MemoTrap")
+    return outcome(not off, numbers, f"CAD does not beat regular decoding: {', '.join(off)}")
+
+
+# Table 3's text and caption, as ../shared/papers/cad_table3.md transcribes them (the paper's own words are not
+# on this machine): the quotes are the transcription's.
+TABLE3 = "Table 3 and its text (transcribed in cad_table3.md)"
+
 CLAIMS: tuple[Claim, ...] = (
     Claim(
         "memotrap",
@@ -52,5 +79,21 @@ CLAIMS: tuple[Claim, ...] = (
         "essential.",
         "Abstract (arXiv 2305.14739)",
         check=cad_improves_under_conflict,
+    ),
+    Claim(
+        "memotrap",
+        "cad-gain-gpt-neo-20b",
+        "CAD improves GPT-Neo 20B by 54.4% on MemoTrap",
+        TABLE3,
+        check=cad_gain_gpt_neo_20b,
+        reads=(Reads(ACCURACY, ("GPT-Neo 20B",), MODELS),),
+    ),
+    Claim(
+        "memotrap",
+        "cad-beats-regular",
+        "CAD beats regular decoding in every setting except FLAN-T5 on NQ",
+        TABLE3 + ", caption; its MemoTrap column (the NQ columns: claim cad-beats-regular of nq_swap)",
+        check=cad_beats_regular,
+        reads=(Reads(ACCURACY, T3.MODELS, MODELS),),
     ),
 )

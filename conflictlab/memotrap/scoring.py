@@ -11,6 +11,12 @@ retrieved here), so the read-out is the issue's, not the paper's: under greedy d
 the generated ending, and the summed score decides the same class wherever the classes part at their first token
 and the rest follows.
 
+CAD's own metric is offered beside it: each method also **generates** the continuation greedily (CAD and AdaCAD
+decoding token by token from the contrast, :meth:`~conflictlab.lm.generation.HFBackend.generate_contrastive`), as
+many new tokens as the longest class of the prompt set has, and ``exact_match`` records whether the generated text
+begins with the asked-for class (:func:`exact_match`). The accuracy table shows both, and CAD's Table 3 is compared
+with the exact match (docs/benchmarks/memotrap.md).
+
 The prompt is read as plain text, without a chat template (the task is a completion), and each class's tokens are
 those the tokenizer gives the prompt and class together beyond the prompt's own (lm-evaluation-harness's split),
 else, where the two tokenisations disagree at the boundary, the class encoded alone. The context-free prompt
@@ -27,7 +33,8 @@ import numpy as np
 import pyarrow as pa
 
 from conflictlab.lm.contrastive_likelihood import continuation_logprobs_under
-from conflictlab.lm.methods import GREEDY, as_method
+from conflictlab.lm.generation import DecodingParams, HFBackend
+from conflictlab.lm.methods import ADACAD_SHORT_ANSWER_FLOOR, GREEDY, as_method, contrast_logits
 
 SCORE_SCHEMA = pa.schema(
     [
@@ -40,6 +47,8 @@ SCORE_SCHEMA = pa.schema(
         pa.field("correct", pa.bool_(), nullable=False),
         pa.field("loglik", pa.list_(pa.float64()), nullable=False),  # per class, summed over its tokens
         pa.field("tokens", pa.list_(pa.int32()), nullable=False),  # per class
+        pa.field("generated", pa.string(), nullable=False),  # the method's greedy continuation
+        pa.field("exact_match", pa.bool_(), nullable=False),  # it begins with the asked-for class (exact_match)
     ]
 )
 
@@ -69,6 +78,46 @@ def class_tokens(tokenizer, prompt: str, continuation: str) -> tuple[list[int], 
     return tokenizer(continuation, add_special_tokens=False)["input_ids"], False
 
 
+def _normal(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def exact_match(generated: str, ending: str) -> bool:
+    """Whether ``generated`` begins with ``ending``, both with whitespace collapsed and trimmed and case folded.
+    Generation runs as long as the prompt set's longest class, so text past a shorter class is ignored; the
+    class's own punctuation counts (MemoTrap's classes end a quote: " fonder." is not " fonder")."""
+    ending = _normal(ending)
+    return bool(ending) and _normal(generated).startswith(ending)
+
+
+def generate_endings(
+    lm,
+    prompts: Sequence[Sequence[int]],
+    free: Sequence[Sequence[int]],
+    names: Sequence[str],
+    *,
+    max_new_tokens: int,
+    batch_size: int,
+) -> dict[str, list[str]]:
+    """Per method name, the greedy continuation of each prompt (``free``: its context-free version, for CAD and
+    AdaCAD, whose weight is floored as for NQ-Swap's short answers)."""
+    backend = HFBackend(lm, batch_size=batch_size)
+    params = DecodingParams(max_new_tokens=max_new_tokens)
+    out = {}
+    for name in names:
+        method = as_method(name)
+        if not method.contrastive:
+            completions = backend.generate(prompts, params)
+        else:
+
+            def contrast(with_context, without_context, method=method):
+                return contrast_logits(method, with_context, without_context, floor=ADACAD_SHORT_ANSWER_FLOOR)[0]
+
+            completions = backend.generate_contrastive(prompts, free, params, contrast)
+        out[name] = [c.text or "" for c in completions]
+    return out
+
+
 def score(lm, items: pa.Table, methods: Sequence[str], *, model: str, batch_size: int = 8) -> tuple[pa.Table, int]:
     """:data:`SCORE_SCHEMA` rows, one per item of ``items`` (:data:`conflictlab.memotrap.dataset.ITEM_SCHEMA`)
     and method of :func:`scoring_methods` (``methods``), methods in that order; and how many classes were encoded
@@ -84,9 +133,11 @@ def score(lm, items: pa.Table, methods: Sequence[str], *, model: str, batch_size
         alone += sum(not joint for _, joint in encoded)
         continuations.append([ids for ids, _ in encoded])
     logprobs = continuation_logprobs_under(lm, prompts, free, continuations, names, batch_size=batch_size)
+    longest = max((len(ids) for candidates in continuations for ids in candidates), default=1)
+    generated = generate_endings(lm, prompts, free, names, max_new_tokens=longest, batch_size=batch_size)
     out = []
     for name, per_item in zip(names, logprobs):
-        for item, candidates, per_class in zip(rows, continuations, per_item):
+        for item, candidates, per_class, text in zip(rows, continuations, per_item, generated[name]):
             scores = np.array([float(lp.sum()) for lp in per_class])
             best = np.flatnonzero(scores == scores.max())
             predicted = int(best[0]) if best.size == 1 else -1
@@ -101,6 +152,8 @@ def score(lm, items: pa.Table, methods: Sequence[str], *, model: str, batch_size
                     "correct": predicted == item["answer_index"],
                     "loglik": scores.tolist(),
                     "tokens": [len(ids) for ids in candidates],
+                    "generated": text,
+                    "exact_match": exact_match(text, item["classes"][item["answer_index"]]),
                 }
             )
     return pa.Table.from_pylist(out, schema=SCORE_SCHEMA), alone

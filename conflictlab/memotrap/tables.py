@@ -1,7 +1,9 @@
 """MemoTrap's accuracy table: per model, method and file (and all files together), the share of prompts whose
 asked-for class scored highest, with its Clopper-Pearson interval and n; each method beside greedy reading of the
 same model on the same prompts, paired (:func:`conflictlab.paired.paired_columns`: exact McNemar p, Tango's score
-interval of the difference)."""
+interval of the difference). Beside it, CAD's metric on the same prompts: ``exact_match``, the share whose
+generated continuation begins with the asked-for class (:func:`conflictlab.memotrap.scoring.exact_match`), with its
+Clopper-Pearson interval."""
 
 from __future__ import annotations
 
@@ -36,6 +38,10 @@ ACCURACY_SCHEMA = pa.schema(
         pa.field("difference_high", pa.float64()),
         pa.field("p_paired", pa.float64()),
         pa.field("n_pairs", pa.int64()),
+        # CAD's metric: the generated continuation's exact match (same n)
+        pa.field("exact_match", pa.float64()),
+        pa.field("exact_match_low", pa.float64()),
+        pa.field("exact_match_high", pa.float64()),
     ]
 )
 
@@ -44,7 +50,7 @@ def accuracy_table(scores: pa.Table) -> pa.Table:
     """:data:`ACCURACY_SCHEMA` rows from :data:`conflictlab.memotrap.scoring.SCORE_SCHEMA` rows: per model (in
     order of appearance), method (greedy first, then as scored) and file (as scored, then "all"). A model without
     greedy rows gets no paired columns."""
-    frame = pl.from_arrow(scores.select(["model", "method", "item_id", "file", "correct"]))
+    frame = pl.from_arrow(scores.select(["model", "method", "item_id", "file", "correct", "exact_match"]))
     files = frame["file"].unique(maintain_order=True).to_list()
     rows = []
     for (model,), by_model in frame.group_by("model", maintain_order=True):
@@ -61,6 +67,8 @@ def accuracy_table(scores: pa.Table) -> pa.Table:
                 accuracy, low, high = metrics.estimate(ACCURACY, cell["correct"].cast(pl.Float64).to_numpy())
                 row = {"model": model, "method": method, "file": file, "n": n, "correct": correct}
                 row.update(accuracy=accuracy, ci_low=low, ci_high=high)
+                em, em_low, em_high = metrics.estimate(ACCURACY, cell["exact_match"].cast(pl.Float64).to_numpy())
+                row.update(exact_match=em, exact_match_low=em_low, exact_match_high=em_high)
                 base = by_model.filter(pl.col("method") == GREEDY)
                 if method != GREEDY and not base.is_empty():
                     base = base if file == ALL_FILES else base.filter(pl.col("file") == file)
@@ -82,7 +90,9 @@ def accuracy_caption() -> str:
         f"MemoTrap: accuracy (%) by the summed log-likelihood of the classes, with its "
         f"{metrics.interval_label(ACCURACY)} 95% interval and n; each method against greedy reading of the same model "
         f"on the same prompts: the difference (points) with {label(tango_interval)} paired 95% interval and the "
-        f"{label(mcnemar_exact)} p (each comparison alone, unadjusted)."
+        f"{label(mcnemar_exact)} p (each comparison alone, unadjusted). exact_match (%): CAD's metric, the share "
+        "whose greedily generated continuation (under the row's method) begins with the asked-for class, with its "
+        f"{metrics.interval_label(ACCURACY)} 95% interval; CAD's Table 3 is compared with it."
     )
 
 
@@ -93,6 +103,10 @@ def write_accuracy_table(table: pa.Table, md_path: str | os.PathLike, csv_path: 
         md_path,
         csv_path,
         caption=accuracy_caption(),
-        intervals={"accuracy": ("ci_low", "ci_high"), "difference": ("difference_low", "difference_high")},
-        scale={"accuracy": 100, "difference": 100},
+        intervals={
+            "accuracy": ("ci_low", "ci_high"),
+            "difference": ("difference_low", "difference_high"),
+            "exact_match": ("exact_match_low", "exact_match_high"),
+        },
+        scale={"accuracy": 100, "difference": 100, "exact_match": 100},
     )

@@ -8,6 +8,8 @@ Runs (the ``run`` column; each answers every item, greedy decoding, one
 ``original``         the original passage and the question
 ``greedy``           the substituted passage and the question: the **baseline** of every method
 ``cad-a<alpha>``     CAD on the substituted prompt against the closed-book prompt
+``original-<method>`` a method of ``nq_swap.original_methods`` (CAD, AdaCAD) on the original
+                     prompt against the closed-book prompt: CAD's Table 3 column NQ
 ``adacad``           AdaCAD likewise, its weight floored at 0 (the authors' QA setting,
                      :data:`conflictlab.lm.methods.ADACAD_SHORT_ANSWER_FLOOR`)
 ``cfp-<style>``      the substituted prompt rewritten as a context-faithful prompt
@@ -28,7 +30,7 @@ import pyarrow as pa
 
 from conflictlab.lm.methods import ADACAD_SHORT_ANSWER_FLOOR, GREEDY, as_method, contrast_logits
 from conflictlab.nq_swap.prompts import closed_book_prompt, context_prompt
-from conflictlab.nq_swap.runs import CLOSED_BOOK, ORIGINAL
+from conflictlab.nq_swap.runs import CLOSED_BOOK, ORIGINAL, original_run
 from conflictlab.nq_swap.steering import cross_fitted_directions, fold_of, run_name
 
 SETTINGS = (CLOSED_BOOK, ORIGINAL, GREEDY)
@@ -47,10 +49,12 @@ RESPONSE_SCHEMA = pa.schema(
 )
 
 
-def run_names(methods: Sequence[str], steering: dict | None) -> list[str]:
+def run_names(methods: Sequence[str], steering: dict | None, original_methods: Sequence[str] = ()) -> list[str]:
     """Every run's name in table order: the settings, the methods (``greedy`` in ``methods`` is the baseline,
-    not a second run), the steered run when ``steering`` is given (``alpha``)."""
+    not a second run), the contrastive methods on the original context (``original_methods``), the steered run
+    when ``steering`` is given (``alpha``)."""
     names = [*SETTINGS, *(as_method(m).format() for m in methods if as_method(m).format() != GREEDY)]
+    names += [original_run(as_method(m).format()) for m in original_methods]
     return names + ([run_name(steering["alpha"])] if steering else [])
 
 
@@ -64,6 +68,7 @@ def answer_items(
     steering: dict | None,
     params,
     limit: int,
+    original_methods: Sequence[str] = (),
 ) -> pa.Table:
     """:data:`RESPONSE_SCHEMA` rows of every run of :func:`run_names` on ``items`` (rows of
     :data:`~conflictlab.nq_swap.dataset.ITEM_SCHEMA`).
@@ -74,7 +79,8 @@ def answer_items(
     :class:`~conflictlab.lm.generation.DecodingParams`; ``steering``: None, or
     ``alpha``, ``layers`` (None: all), ``schedule``, ``folds``, ``seed`` and
     ``batch_size``; ``limit``: the model's context window, which a prompt and
-    its answer must fit (ValueError naming the item otherwise).
+    its answer must fit (ValueError naming the item otherwise); ``original_methods``: contrastive methods also
+    run on the original context (:func:`~conflictlab.nq_swap.runs.original_run`).
     """
     from conflictlab.lm.hidden import hidden_states
     from conflictlab.lm.steering import Steering
@@ -104,13 +110,14 @@ def answer_items(
                 )
 
     completions = {run: backend.generate(rows, params) for run, rows in prompts.items()}
-    for method in map(as_method, methods):
-        if method.contrastive:
+    contrasted = [(method.format(), substituted, method) for method in map(as_method, methods) if method.contrastive]
+    contrasted += [(original_run(m.format()), prompts[ORIGINAL], m) for m in map(as_method, original_methods)]
+    for run, with_context, method in contrasted:
 
-            def contrast(with_context, without_context, method=method):
-                return contrast_logits(method, with_context, without_context, floor=ADACAD_SHORT_ANSWER_FLOOR)[0]
+        def contrast(with_context, without_context, method=method):
+            return contrast_logits(method, with_context, without_context, floor=ADACAD_SHORT_ANSWER_FLOOR)[0]
 
-            completions[method.format()] = backend.generate_contrastive(substituted, closed, params, contrast)
+        completions[run] = backend.generate_contrastive(with_context, closed, params, contrast)
     folds = None
     if steering:
         states = hidden_states(lm, substituted + closed, batch_size=steering["batch_size"])
@@ -120,9 +127,10 @@ def answer_items(
         per_row = [Steering(directions[k], float(steering["alpha"]), steering["schedule"], layers) for k in folds]
         completions[run_name(steering["alpha"])] = backend.generate_variants(substituted, [per_row], params)[0]
 
+    shown = {**{run: with_context for run, with_context, _ in contrasted}, **prompts}  # each run's prompt
     rows = []
-    for run in run_names(methods, steering):
-        source = substituted if run not in prompts else prompts[run]
+    for run in run_names(methods, steering, original_methods):
+        source = shown.get(run, substituted)
         steered = run == (run_name(steering["alpha"]) if steering else None)
         for i, (item, prompt, completion) in enumerate(zip(ids, source, completions[run])):
             rows.append(

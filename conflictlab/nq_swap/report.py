@@ -32,7 +32,7 @@ import pyarrow as pa
 from conflictlab import metrics
 from conflictlab.benchmarks.nq_swap import BENCHMARK as DESCRIPTOR
 from conflictlab.lm.methods import GREEDY
-from conflictlab.nq_swap.runs import CLOSED_BOOK, ORIGINAL
+from conflictlab.nq_swap.runs import CLOSED_BOOK, ORIGINAL, is_reference
 from conflictlab.paired_ratios import ratio_items
 from conflictlab.report.methods import (
     METHOD_CELL_SCHEMA,
@@ -47,7 +47,6 @@ BENCHMARK = "NQ-Swap"
 EM_SUB, EM_ORG, MR = "EM sub", "EM org", "MR"
 # each column's spec (interval, direction) from the descriptor's metrics
 SPECS = dict(zip((EM_SUB, EM_ORG, MR), DESCRIPTOR.metrics))
-REFERENCE_RUNS = (CLOSED_BOOK, ORIGINAL)
 
 
 def cells(scores: pa.Table) -> list[dict]:
@@ -79,9 +78,9 @@ def paired_cells(scores: pa.Table, *, min_n: int, seed: int = 0) -> pa.Table:
     """:data:`METHOD_CELL_SCHEMA` table: :func:`cells` with the paired columns against each
     model's ``greedy`` row, best marks among the methods and the baseline only (n ≥ ``min_n``)."""
     unpaired = cells(scores)
-    methods = [c for c in unpaired if c["method"] not in REFERENCE_RUNS]
+    methods = [c for c in unpaired if not is_reference(c["method"])]
     out = with_paired(methods, base=GREEDY, min_n=min_n, seed=seed)
-    references = [c for c in unpaired if c["method"] in REFERENCE_RUNS]
+    references = [c for c in unpaired if is_reference(c["method"])]
     if references:
         baselines = [c for c in unpaired if c["method"] == GREEDY]
         # an infinite minimum n: the settings are compared with the baseline, never marked
@@ -104,7 +103,8 @@ def caption(n_items: int, methods: Sequence[str], steering: str | None) -> str:
         f"({', '.join(methods) or 'none'}{'; steering ' + steering if steering else ''}). EM sub / EM org: SQuAD-"
         "normalised exact match with the substituted / original answer over every item; MR: memorisation ratio "
         "EM_org / (EM_org + EM_sub) over the items whose answer matches either (its n). Context-faithful prompts "
-        "run zero-shot; CAD and AdaCAD contrast with the closed-book prompt; steering (cas-a<alpha>) adds a "
+        "run zero-shot; CAD and AdaCAD contrast with the closed-book prompt (original-<method>: on the original "
+        "context, CAD's NQ column); steering (cas-a<alpha>) adds a "
         "with-context minus closed-book direction computed on the other folds' items. Cells: value "
         f"[95% {intervals} CI] (n). Best bold among the methods and greedy only where one beats every other in "
         "paired tests (Holm-corrected, 5%). Below: each row's paired difference from greedy."

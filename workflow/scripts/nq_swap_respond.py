@@ -22,6 +22,7 @@ responses = answer_items(
     steering=steering,
     params=DecodingParams(max_new_tokens=settings["max_new_tokens"], seed=settings["seed"]),
     limit=context_limit(snakemake.input.model, settings["max_model_len"]),
+    original_methods=params.original_methods,
 )
 write_parquet(responses, snakemake.output.responses, RESPONSE_SCHEMA)
 log.info(
