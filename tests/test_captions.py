@@ -64,7 +64,14 @@ def assert_names_computed(caption: str, called: set[str]):
 
 def test_memotrap_caption(called):
     rows = [
-        {"model": "m", "method": method, "item_id": f"i{k}", "file": "f", "correct": bool(k % (2 + (method == "cad")))}
+        {
+            "model": "m",
+            "method": method,
+            "item_id": f"i{k}",
+            "file": "f",
+            "correct": bool(k % (2 + (method == "cad"))),
+            "exact_match": bool(k % 3),
+        }
         for method in ("greedy", "cad")
         for k in range(20)
     ]
