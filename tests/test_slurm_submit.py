@@ -31,7 +31,7 @@ def planned_jobs_by_rule(output: str) -> dict[str, list[SimpleNamespace]]:
         if not (rule and resources):
             continue
         values = dict(item.split("=", 1) for item in resources.group(1).split(", "))
-        # a dry run shows no threads (it runs with --cores 1, which caps them at 1)
+        # a job's threads are shown when more than 1 (capped by the profile's cores)
         threads = re.search(r"threads: (\d+)", block)
         wildcards = re.search(r"wildcards: (.*)", block)
         jobs.setdefault(rule.group(1), []).append(
@@ -103,7 +103,7 @@ def test_each_gpu_rule_of_the_paper_config_asks_sbatch_for_what_its_partition_al
         assert args["--nodes"] == "1", (rule, args)  # all of a job's GPUs on one node
         assert int(args["--mem"]) == job.resources["mem_mb"] <= partition["max_mem_mb"], (rule, args)
         assert int(args["-t"]) == job.resources["runtime"] <= partition["max_runtime"], (rule, args)
-        assert 1 <= int(args["--cpus-per-task"]) <= partition["max_cpus_per_task"], (rule, args)
+        assert int(args["--cpus-per-task"]) == job.threads <= partition["max_cpus_per_task"], (rule, args)
         assert args["-p"] == "gpu", (rule, args)
 
 
@@ -116,5 +116,7 @@ def test_a_model_with_four_gpus_asks_for_four_on_one_node(paper_plan):
     assert len(qwen) == 1
     args = sbatch_arguments(qwen[0], partitions)
     assert (args["--gpus"], args["--nodes"], args["-p"]) == ("4", "1", "gpu")
+    # vLLM's engine takes every core the profile gives a job (cores: 16)
+    assert args["--cpus-per-task"] == "16"
     one_gpu = next(job for job in paper_plan["conflicts_respond"] if "gemma-3-27b-it" in job.wildcards)
     assert sbatch_arguments(one_gpu, partitions)["--gpus"] == "1"

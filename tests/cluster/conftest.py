@@ -22,10 +22,14 @@ SLURM_SH = REPO / "tests" / "cluster" / "slurm.sh"
 # The four-job slice of the smoke DAG (tests/cluster/slice.yaml) and its final table.
 SLICE_CONFIG = ("--configfile", "config/smoke.yaml", "tests/cluster/slice.yaml")
 SLICE_TARGET = "results/tables/arbitration_accuracy.csv"
-# What the tests add to the profile: the GPU rule of the slice asks for a GPU (the workflow's
-# config keeps it on the CPU, the cluster's GPUs have no device behind them), status checks
-# every 5 s instead of 40, and SLURM's per-job logs kept after success so they can be read.
+# What the tests add to the profile: the node's 2 CPUs as the cores (the profile's 16 would ask
+# sbatch for 8 CPUs per model job; with 2, a model job takes 1 thread, as in the local run),
+# the GPU rule of the slice asks for a GPU (the workflow's config keeps it on the CPU, the
+# cluster's GPUs have no device behind them), status checks every 5 s instead of 40, and
+# SLURM's per-job logs kept after success so they can be read.
 CLUSTER_OVERLAY = (
+    "--cores",
+    "2",
     "--set-resources",
     "arbitration_evaluate:gpu=1",
     "--slurm-init-seconds-before-status-checks",
@@ -93,7 +97,13 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str, inter
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
-def squeue_states() -> dict[str, str]:
-    """{job id: state} of the jobs SLURM still holds."""
-    out = subprocess.run(["squeue", "-h", "-o", "%i %T"], capture_output=True, text=True, check=True).stdout
-    return dict(line.split() for line in out.splitlines())
+def squeue() -> list[dict[str, str]]:
+    """The jobs SLURM still holds: id, state and comment (the plugin's rule_<rule>...)."""
+    out = subprocess.run(["squeue", "-h", "-o", "%i|%T|%k"], capture_output=True, text=True, check=True).stdout
+    return [dict(zip(("JobID", "State", "Comment"), line.split("|"), strict=True)) for line in out.splitlines()]
+
+
+def node_name() -> str:
+    return subprocess.run(["sinfo", "-h", "-N", "-o", "%N"], capture_output=True, text=True, check=True).stdout.split()[
+        0
+    ]

@@ -19,11 +19,12 @@ from .conftest import (
     SLICE_CONFIG,
     SLICE_TARGET,
     SUBMITTED,
+    node_name,
     run_env,
     sacct,
     sacct_since,
     snakemake_argv,
-    squeue_states,
+    squeue,
     wait_until,
 )
 
@@ -34,7 +35,9 @@ MODEL = "smollm2-135m-instruct"
 # Tables written byte for byte the same by any run of the same inputs, and Parquet files
 # compared row by row (their metadata may differ).
 SAME_BYTES = [
-    f"results/tables/arbitration_{name}.{ext}" for name in ("accuracy", "orders", "sensitivity") for ext in ("csv", "md")
+    f"results/tables/arbitration_{name}.{ext}"
+    for name in ("accuracy", "orders", "sensitivity")
+    for ext in ("csv", "md")
 ]
 SAME_ROWS = [
     "results/arbitration/instances.parquet",
@@ -148,12 +151,11 @@ def test_a_cancelled_job_is_reported_and_a_rerun_completes_only_what_is_missing(
     try:
 
         def running_model_job():
-            out = subprocess.run(["squeue", "-h", "-o", "%i %T %k"], capture_output=True, text=True).stdout
             return next(
                 (
-                    line.split()[0]
-                    for line in out.splitlines()
-                    if " RUNNING rule_arbitration_evaluate" in line or line.endswith("RUNNING rule_arbitration_evaluate")
+                    job["JobID"]
+                    for job in squeue()
+                    if job["State"] == "RUNNING" and job["Comment"].startswith("rule_arbitration_evaluate")
                 ),
                 None,
             )
@@ -228,7 +230,7 @@ def test_a_job_past_its_runtime_is_killed_by_slurm_and_retried(slurm, tmp_path):
 
 def test_a_drained_node_holds_the_workflow_until_it_resumes(slurm, tmp_path):
     workflow = small_workflow(tmp_path / "wf", DRAIN_SNAKEFILE)
-    node = subprocess.run(["sinfo", "-h", "-N", "-o", "%N"], capture_output=True, text=True, check=True).stdout.split()[0]
+    node = node_name()
     since = sacct_now()
     with (tmp_path / "run.log").open("w") as log:
         run = subprocess.Popen(
@@ -240,15 +242,17 @@ def test_a_drained_node_holds_the_workflow_until_it_resumes(slurm, tmp_path):
         )
     drained = False
     try:
-        wait_until(lambda: "RUNNING" in squeue_states().values(), 300, "the first job to run")
+        wait_until(lambda: [job for job in squeue() if job["State"] == "RUNNING"], 300, "the first job to run")
         subprocess.run(["scontrol", "update", f"NodeName={node}", "State=DRAIN", "Reason=conflictlab-test"], check=True)
         drained = True
         # the running job finishes on the draining node; the next one waits for a node
         wait_until(lambda: (workflow / "first.txt").exists(), 300, "the first job to finish")
-        wait_until(lambda: "PENDING" in squeue_states().values(), 120, "the second job to be submitted")
+        wait_until(
+            lambda: [job for job in squeue() if job["State"] == "PENDING"], 120, "the second job to be submitted"
+        )
         time.sleep(20)  # several status checks
         assert run.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
-        assert list(squeue_states().values()) == ["PENDING"]
+        assert [job["State"] for job in squeue()] == ["PENDING"]
         subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], check=True)
         drained = False
         assert run.wait(timeout=300) == 0, (tmp_path / "run.log").read_text()[-3000:]
