@@ -15,10 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
-from ..conftest import REPO
-
-SLURM_SH = REPO / "tests" / "cluster" / "slurm.sh"
+ACCOUNT = "conflictlab"  # the account slurm.sh creates, root's
 # The four-job slice of the smoke DAG (tests/cluster/slice.yaml) and its final table.
 SLICE_CONFIG = ("--configfile", "config/smoke.yaml", "tests/cluster/slice.yaml")
 SLICE_TARGET = "results/tables/arbitration_accuracy.csv"
@@ -62,6 +61,16 @@ def snakemake_argv(*args: str) -> list[str]:
     return [exe, *args]
 
 
+def with_account(workflow: Path) -> Path:
+    """``workflow`` whose profiles/slurm submits with the test cluster's account (-A conflictlab):
+    the plugin's own guess of an account fails (it pipes sacct into tail without a shell)."""
+    config = workflow / "profiles" / "slurm" / "config.yaml"
+    profile = yaml.safe_load(config.read_text())
+    profile["default-resources"]["slurm_account"] = ACCOUNT
+    config.write_text(yaml.safe_dump(profile, sort_keys=False))
+    return workflow
+
+
 def run_env(extra: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ, **extra)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -70,7 +79,7 @@ def run_env(extra: dict[str, str]) -> dict[str, str]:
 
 def sacct(*job_ids: str) -> list[dict[str, str]]:
     """One row per job allocation (-X): its id, rule (the plugin's --comment), partition, state and TRES."""
-    fields = ("JobID", "Comment", "Partition", "State", "AllocTRES", "Elapsed")
+    fields = ("JobID", "Comment", "Account", "Partition", "State", "AllocTRES", "Elapsed")
     out = subprocess.run(
         ["sacct", "-X", "-n", "-P", "-o", ",".join(fields), "-j", ",".join(job_ids)],
         capture_output=True,
@@ -78,6 +87,11 @@ def sacct(*job_ids: str) -> list[dict[str, str]]:
         check=True,
     ).stdout
     return [dict(zip(fields, line.split("|"), strict=True)) for line in out.splitlines() if line]
+
+
+def sacct_now() -> str:
+    """sacct's -S for "from now on" (whole seconds: a job submitted in this second is included)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def sacct_since(start: str) -> list[dict[str, str]]:

@@ -97,7 +97,7 @@ AccountingStorageTRES=gres/gpu
 # the plugin's --comment (rule and wildcards) in sacct, so a test can tell the jobs apart
 AccountingStoreFlags=job_comment
 # Short timers, so that a killed or finished job is seen within seconds.
-MinJobAge=60
+MinJobAge=300
 KillWait=5
 OverTimeLimit=0
 InactiveLimit=0
@@ -157,7 +157,7 @@ start() {
     trap 'stop; exit 1' ERR
     install_packages
     if [[ -e $DEFAULT_CONF || -L $DEFAULT_CONF ]]; then
-        log "$DEFAULT_CONF exists: this machine has a SLURM configuration of its own; not touching it"
+        log "$DEFAULT_CONF exists (this machine's own SLURM, or a test cluster still running); not touching it"
         return 1
     fi
     write_config
@@ -207,10 +207,12 @@ stop() {
 }
 
 run() {
-    local status=0
+    local status=0 why
     # a process of its own: `set -e` and the ERR trap do not act inside an `if` or `||`
     "$0" start >/dev/null 2>"$STATE.start.log" || status=$?
     cat "$STATE.start.log" >&2
+    why=$(tail -n 1 "$STATE.start.log")
+    rm -f "$STATE.start.log"
     if ((status == 0)); then
         export SLURM_CONF=$STATE/etc/slurm.conf
         trap stop EXIT
@@ -218,10 +220,9 @@ run() {
         log "the cluster did not start (CI=true: that fails the run)"
         return 1
     else
-        CONFLICTLAB_SLURM_UNAVAILABLE="the one-node SLURM cluster did not start ($0 start: $(tail -n 1 "$STATE.start.log"))"
+        CONFLICTLAB_SLURM_UNAVAILABLE="the one-node SLURM cluster did not start ($0 start: $why)"
         export CONFLICTLAB_SLURM_UNAVAILABLE
     fi
-    rm -f "$STATE.start.log"
     "$@"
 }
 

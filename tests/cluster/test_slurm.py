@@ -5,7 +5,6 @@ Run with `make test-cluster`; without a cluster every test here skips with the r
 """
 
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -13,19 +12,20 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ..conftest import REPO, copy_workflow, snakemake_cmd, with_models
+from ..conftest import copy_workflow, snakemake_cmd, with_models
 from .conftest import (
+    ACCOUNT,
     CLUSTER_OVERLAY,
     SLICE_CONFIG,
     SLICE_TARGET,
     SUBMITTED,
-    node_name,
     run_env,
-    sacct,
+    sacct_now,
     sacct_since,
     snakemake_argv,
     squeue,
     wait_until,
+    with_account,
 )
 
 pytestmark = pytest.mark.cluster
@@ -50,11 +50,6 @@ RULE_LOGS = {
     "arbitration_evaluate": f"results/logs/arbitration_evaluate/{MODEL}.log",
     "arbitration_report": "results/logs/arbitration_report.log",
 }
-
-
-def sacct_now() -> str:
-    """sacct's -S for "from now on" (whole seconds: a job submitted in this second is included)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def rule_of(job: dict[str, str]) -> str:
@@ -88,7 +83,7 @@ def local_slice(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def slurm_slice(slurm, tmp_path_factory):
     """The same slice through profiles/slurm: (workflow folder, the run, when it started for sacct)."""
-    workflow = copy_workflow(tmp_path_factory.mktemp("slurm") / "wf")
+    workflow = with_account(copy_workflow(tmp_path_factory.mktemp("slurm") / "wf"))
     since = sacct_now()
     started = time.monotonic()
     run = subprocess.run(
@@ -106,6 +101,7 @@ def test_every_job_of_the_slice_ran_as_a_completed_slurm_job(slurm_slice):
     jobs = sacct_since(since)
     assert sorted(job["JobID"] for job in jobs) == sorted(slurm_id for _, slurm_id, _ in submitted)
     assert {job["State"] for job in jobs} == {"COMPLETED"}, jobs
+    assert {job["Account"] for job in jobs} == {ACCOUNT}
     by_rule = {rule_of(job): job for job in jobs}
     assert set(by_rule) == SLICE_RULES
     # the rule that asks for a GPU went to the GPU partition and was given one; the rest to the CPU one
@@ -142,7 +138,7 @@ def test_a_cancelled_job_is_reported_and_a_rerun_completes_only_what_is_missing(
     """scancel the model job while it runs: Snakemake stops with its SLURM id and state; the same
     command again submits that job and the one after it, nothing that had completed."""
     prepared = slurm_slice[0] / "resources" / "models" / MODEL
-    workflow = with_models(copy_workflow(tmp_path / "wf"), {MODEL: prepared})
+    workflow = with_account(with_models(copy_workflow(tmp_path / "wf"), {MODEL: prepared}))
     # the profile retries a failed job once (retries: 1): without that, one scancel fails the run
     command = slurm_command("--retries", "0")
     since = sacct_now()
@@ -178,103 +174,3 @@ def test_a_cancelled_job_is_reported_and_a_rerun_completes_only_what_is_missing(
     assert sorted(rule_of(job) for job in jobs) == ["arbitration_evaluate", "arbitration_report"]
     assert {job["State"] for job in jobs} == {"COMPLETED"}
     assert (workflow / SLICE_TARGET).read_bytes() == (slurm_slice[0] / SLICE_TARGET).read_bytes()
-
-
-# A workflow of its own for the timing faults: the slice's jobs take seconds, these need one
-# that outlives its time limit and one that runs while the node is drained.
-TIMEOUT_SNAKEFILE = """
-rule outlives_its_limit:
-    output: "done.txt"
-    resources: runtime=1
-    # the first attempt sleeps past the 1-minute limit; the retry finds its marker and finishes
-    shell: "if [ -e first_attempt ]; then echo retried > {output}; else touch first_attempt; sleep 600; fi"
-"""
-
-DRAIN_SNAKEFILE = """
-rule first:
-    output: "first.txt"
-    shell: "sleep 20; echo first > {output}"
-
-rule second:
-    input: "first.txt"
-    output: "second.txt"
-    shell: "cat {input} > {output}"
-"""
-
-
-def small_workflow(folder: Path, snakefile: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(REPO / "profiles", folder / "profiles")
-    (folder / "Snakefile").write_text(snakefile)
-    return folder
-
-
-def test_a_job_past_its_runtime_is_killed_by_slurm_and_retried(slurm, tmp_path):
-    workflow = small_workflow(tmp_path / "wf", TIMEOUT_SNAKEFILE)
-    since = sacct_now()
-    run = subprocess.run(
-        snakemake_argv("--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "5"),
-        cwd=workflow,
-        env=run_env(slurm),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-5000:]
-    jobs = sorted(sacct_since(since), key=lambda job: int(job["JobID"]))
-    # retries: 1 in profiles/slurm/config.yaml: one attempt killed at the limit, one retry
-    assert [job["State"] for job in jobs] == ["TIMEOUT", "COMPLETED"], jobs
-    assert f"SLURM-job '{jobs[0]['JobID']}' failed, SLURM status is: 'TIMEOUT'" in run.stderr, run.stderr[-3000:]
-    assert (workflow / "done.txt").read_text() == "retried\n"
-
-
-def test_a_drained_node_holds_the_workflow_until_it_resumes(slurm, tmp_path):
-    workflow = small_workflow(tmp_path / "wf", DRAIN_SNAKEFILE)
-    node = node_name()
-    since = sacct_now()
-    with (tmp_path / "run.log").open("w") as log:
-        run = subprocess.Popen(
-            snakemake_argv("--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "5"),
-            cwd=workflow,
-            env=run_env(slurm),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    drained = False
-    try:
-        wait_until(lambda: [job for job in squeue() if job["State"] == "RUNNING"], 300, "the first job to run")
-        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=DRAIN", "Reason=conflictlab-test"], check=True)
-        drained = True
-        # the running job finishes on the draining node; the next one waits for a node
-        wait_until(lambda: (workflow / "first.txt").exists(), 300, "the first job to finish")
-        wait_until(
-            lambda: [job for job in squeue() if job["State"] == "PENDING"], 120, "the second job to be submitted"
-        )
-        time.sleep(20)  # several status checks
-        assert run.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
-        assert [job["State"] for job in squeue()] == ["PENDING"]
-        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], check=True)
-        drained = False
-        assert run.wait(timeout=300) == 0, (tmp_path / "run.log").read_text()[-3000:]
-    finally:
-        if drained:
-            subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"])
-        if run.poll() is None:
-            run.kill()
-    assert (workflow / "second.txt").read_text() == "first\n"
-    jobs = sacct_since(since)
-    assert len(jobs) == 2 and {job["State"] for job in jobs} == {"COMPLETED"}, jobs
-
-
-def test_sacct_reads_back_what_sbatch_was_given(slurm):
-    """The accounting database answers for a job submitted by hand with the profile's GPU shape."""
-    submitted = subprocess.run(
-        ["sbatch", "--parsable", "-p", "gpu", "--gpus=2", "--nodes=1", "--mem", "1000", "-t", "5", "--wrap", "true"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    job = wait_until(
-        lambda: next((j for j in sacct(submitted) if j["State"] == "COMPLETED"), None), 60, "the job in sacct"
-    )
-    assert job["Partition"] == "gpu" and "gres/gpu=2" in job["AllocTRES"] and "node=1" in job["AllocTRES"]
