@@ -130,6 +130,8 @@ def test_sacct_reads_back_what_sbatch_was_given(slurm):
             "1000",
             "-t",
             "5",
+            "--output",
+            "/dev/null",
             "--wrap",
             "true",
         ],
