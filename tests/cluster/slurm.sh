@@ -160,6 +160,12 @@ start() {
         log "$DEFAULT_CONF exists (this machine's own SLURM, or a test cluster still running); not touching it"
         return 1
     fi
+    for port in 16817 16818 16819 13306; do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            log "port $port on 127.0.0.1 is taken (a cluster left running?); not starting"
+            return 1
+        fi
+    done
     write_config
     ln -s "$STATE/etc/slurm.conf" "$DEFAULT_CONF"
     start_mariadb
