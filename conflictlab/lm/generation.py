@@ -5,7 +5,8 @@ A backend turns token-id prompts into completions::
     backend.generate(prompts: list[list[int]], params: DecodingParams) -> list[Completion]
 
 * :class:`HFBackend` (transformers; the CPU default) runs a
-  :class:`~conflictlab.lm.loading.LoadedModel` in left-padded batches cut by
+  :class:`~conflictlab.lm.loading.LoadedModel` in padded batches (left-padded; an encoder-decoder
+  model's encoder inputs right-padded, :func:`prompt_padding_side`) cut by
   :func:`conflictlab.lm.batching.batches` (longest first, halving on
   out-of-memory); optional steering hooks (:class:`conflictlab.lm.steering.Steering`).
 * :class:`conflictlab.lm.vllm_engine.VLLMBackend` sends every prompt to an
@@ -164,10 +165,13 @@ class EncoderDecoderStream:
 
 
 class HFBackend:
-    """transformers ``generate`` on a loaded model, batched and left-padded.
+    """transformers ``generate`` on a loaded model, batched and padded
+    (:func:`prompt_padding_side`), decoder-only or encoder-decoder.
 
     ``steering`` (a :class:`conflictlab.lm.steering.Steering`) is hooked into
-    every ``generate`` call.
+    every ``generate`` call; an encoder-decoder model refuses it, and
+    :meth:`generate_variants`, :meth:`loglikelihoods` and :meth:`hidden_states`
+    (:class:`~conflictlab.lm.loading.DecoderOnlyOperation`).
     """
 
     name = "hf"
@@ -253,9 +257,10 @@ class HFBackend:
         ``method``: a contrastive :class:`~conflictlab.lm.methods.Method`, or
         a callable (contextual logits, context-free logits), both of shape
         (rows, vocab), -> the logits of shape (rows, vocab) whose argmax is
-        the next token. Each batch of k pairs is one left-padded batch of 2k
-        rows (the k prompts, then their k context-free versions), each row
-        with its own keys and values along the batch dimension, so one
+        the next token. Each batch of k pairs is one batch of 2k rows (the k
+        prompts, then their k context-free versions: a :class:`CausalStream`,
+        or on an encoder-decoder model an :class:`EncoderDecoderStream`), each
+        row with its own keys and values along the batch dimension, so one
         forward per step serves both passes; the token chosen for row i is
         appended to rows i and k + i. A row stops at its first
         end-of-sequence token, a batch when every row has stopped or after
