@@ -217,3 +217,27 @@ def test_decoder_only_operations_refuse_it(t5):
     for refuse in refusals:
         with pytest.raises(DecoderOnlyOperation, match="encoder-decoder model"):
             refuse()
+
+
+def test_nq_swap_answers_with_a_seq2seq_model(t5):
+    """NQ-Swap's answering job on the T5: every run answers, CAD's run is the contrast of the substituted-context
+    prompt with the closed-book one, and a steered run is refused."""
+    from pathlib import Path
+
+    from conflictlab.nq_swap.dataset import build_items, read_local
+    from conflictlab.nq_swap.generation import answer_items, run_names
+    from conflictlab.nq_swap.prompts import closed_book_prompt, context_prompt
+
+    demo = Path(__file__).resolve().parents[1] / "resources" / "demo" / "nq_swap" / "dev.jsonl"
+    items = build_items(read_local(demo), source="demo", on_error="fail", max_items=3, seed=0).items
+    params, backend = DecodingParams(max_new_tokens=3), HFBackend(t5, batch_size=4)
+    common = dict(model="tiny-t5", methods=["cad-a1"], params=params, limit=512, original_methods=["cad-a1"])
+    rows = answer_items(t5, backend, items, steering=None, **common).to_pylist()
+    assert [r["run"] for r in rows] == [run for run in run_names(["cad-a1"], None, ["cad-a1"]) for _ in items]
+    substituted = encode(t5, [context_prompt(item["sub_context"], item["question"]) for item in items])
+    closed = encode(t5, [closed_book_prompt(item["question"]) for item in items])
+    cad = backend.generate_contrastive(substituted, closed, params, "cad-a1")
+    assert [r["text"] for r in rows if r["run"] == "cad-a1"] == [c.text for c in cad]
+    steering = {"alpha": 8.0, "layers": None, "schedule": "all_tokens", "folds": 2, "seed": 0, "batch_size": 4}
+    with pytest.raises(DecoderOnlyOperation):
+        answer_items(t5, backend, items, steering=steering, **common)
