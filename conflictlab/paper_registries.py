@@ -29,19 +29,18 @@ def paper_files() -> dict[str, Path]:
 
 
 def load(files: Sequence[str | Path] | None = None) -> tuple[PaperRecord, ...]:
-    """Every registered paper (``files``: their data files, as the rules pass them; None: :func:`paper_files`),
-    with the claims its descriptor names, in registry order."""
-    found = paper_files()
-    given = [Path(f).resolve() for f in files] if files is not None else list(found.values())
-    unknown = [str(f) for f in given if f not in {p.resolve() for p in found.values()}]
+    """Every registered paper (``files``: their data files, as the rules pass them, found by file name; None:
+    :func:`paper_files`), with the claims its descriptor names, in registry order."""
+    given = {Path(f).name: Path(f) for f in (files if files is not None else paper_files().values())}
+    named = {f"{b.paper}.yaml": b for b in benchmarks.REGISTRY if b.paper}
+    unknown = sorted(set(given) - set(named))
     if unknown:
         raise ValueError(f"paper files no benchmark descriptor names: {', '.join(unknown)}")
-    records = []
-    for bench in benchmarks.REGISTRY:
-        if bench.paper and found[bench.name].resolve() in given:
-            claims = resolve(bench.claims) if bench.claims else ()
-            records.append(load_paper(found[bench.name], claims))
-    return tuple(records)
+    return tuple(
+        load_paper(given[name], resolve(bench.claims) if bench.claims else ())
+        for name, bench in named.items()
+        if name in given
+    )
 
 
 # Each registered benchmark's paper, by benchmark name, in registry order.
