@@ -241,3 +241,14 @@ def test_nq_swap_answers_with_a_seq2seq_model(t5):
     steering = {"alpha": 8.0, "layers": None, "schedule": "all_tokens", "folds": 2, "seed": 0, "batch_size": 4}
     with pytest.raises(DecoderOnlyOperation):
         answer_items(t5, backend, items, steering=steering, **common)
+
+
+def test_prepare_model_writes_a_seq2seq_folder_and_checks_the_configs_mark(t5_dir, tmp_path):
+    from conflictlab.lm.registry import check_encoder_decoder, prepare_model
+
+    manifest = prepare_model("tiny-t5", f"path:{t5_dir}", tmp_path / "tiny-t5", dtype="float32")
+    assert manifest["architecture"] == "T5ForConditionalGeneration" and manifest["num_hidden_layers"] == 2
+    assert load(tmp_path / "tiny-t5", dtype="float32", device="cpu").is_encoder_decoder
+    check_encoder_decoder("tiny-t5", tmp_path / "tiny-t5", True)
+    with pytest.raises(ValueError, match="set models.tiny-t5.encoder_decoder: true"):
+        check_encoder_decoder("tiny-t5", tmp_path / "tiny-t5", False)
