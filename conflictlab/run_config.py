@@ -44,6 +44,14 @@ INTERNALS_BACKEND = backend_with(
 )
 
 
+# The model lists whose jobs run an encoder-decoder model (models.<name>.encoder_decoder: FLAN-T5), each with the
+# config key that must be null for it (the part of those jobs that reads activations): their jobs read greedy
+# and contrastive generation and continuation log-likelihoods only, which conflictlab.lm runs on such a model
+# (the prompt in the encoder, the continuation in the decoder). Every other list reads hidden states, steering
+# hooks, the Shapley scorers' decoder rows, option logits or a vLLM engine, which it does not.
+ENCODER_DECODER_LISTS = {"memotrap.models": None, "nq_swap.models": "nq_swap.steering"}
+
+
 def lookup(config: Mapping, dotted: str):
     """``config["a"]["b"]`` for ``"a.b"``."""
     value = config
@@ -74,6 +82,11 @@ def judges(config: Mapping) -> dict[str, Mapping]:
 def conflicts_judge(config: Mapping) -> Mapping:
     """The judge settings of the CONFLICTS judge job: ``conflicts.judge`` over ``judges``."""
     return judges(config).get("conflicts.judge", config["judges"])
+
+
+def named_models(config: Mapping) -> dict[str, list[str]]:
+    """The models of every model list (:func:`model_lists`) and judge (``<judge key>.model``), by config key."""
+    return {**model_lists(config), **{f"{key}.model": [judge["model"]] for key, judge in judges(config).items()}}
 
 
 def used_models(config: Mapping) -> list[str]:
@@ -140,9 +153,7 @@ def hosted_problems(config: Mapping, environ: Mapping[str, str]) -> list[str]:
 
     Empty when the config can run."""
     problems = []
-    lists = model_lists(config)
-    named = dict(lists)
-    named.update({f"{key}.model": [judge["model"]] for key, judge in judges(config).items()})
+    named = named_models(config)
     unknown = sorted({m for names in named.values() for m in names} - set(config["models"]))
     if unknown:
         problems.append(f"models named in {', '.join(named)} are missing from 'models': {', '.join(unknown)}")
@@ -183,8 +194,9 @@ def capability_problems(config: Mapping) -> list[str]:
     """One sentence per (list, model) whose backend lacks the capability the
     list's stage needs (:data:`STAGE_CAPABILITIES`; ``logits`` for the
     methods models when methods.list has CAD or AdaCAD), naming the config
-    key, the model, its backend and the capability; and per judge whose
-    backend can neither decode under a schema nor read logits. A model
+    key, the model, its backend and the capability; per judge whose
+    backend can neither decode under a schema nor read logits; and per list
+    naming an encoder-decoder model it cannot run (:func:`encoder_decoder_problems`). A model
     missing from ``models`` is left to :func:`hosted_problems`."""
     from conflictlab.lm.methods import as_method
 
@@ -210,6 +222,28 @@ def capability_problems(config: Mapping) -> list[str]:
         spec = backend_spec(judge["backend"])
         if not (spec.has("guided_json") or spec.has("logits")):
             problems.append(f"{key}: {unsupported(judge['model'], spec, 'guided_json', 'a judge')}")
+    return problems + encoder_decoder_problems(config)
+
+
+def encoder_decoder_problems(config: Mapping) -> list[str]:
+    """One sentence per list (or judge) that names an encoder-decoder model where its jobs need what the model
+    layer does not run on one (:data:`ENCODER_DECODER_LISTS`)."""
+    seq2seq = {name for name, entry in config["models"].items() if entry.get("encoder_decoder")}
+    problems = []
+    for key, names in named_models(config).items():
+        for name in (n for n in names if n in seq2seq):
+            why = f"{key} names {name}, an encoder-decoder model (models.{name}.encoder_decoder)"
+            if key not in ENCODER_DECODER_LISTS:
+                problems.append(
+                    f"{why}: the model layer runs one for {' and '.join(ENCODER_DECODER_LISTS)} only (greedy and "
+                    "contrastive generation, continuation log-likelihoods), not for the hidden states, steering "
+                    f"hooks, Shapley scorers, option logits or vLLM engine {key} may need; take it out of {key}"
+                )
+            elif (off := ENCODER_DECODER_LISTS[key]) and lookup(config, off) is not None:
+                problems.append(
+                    f"{why}: {off} steers the decoder layers' activations, which it does not run; "
+                    f"set {off} to null or take {name} out of {key}"
+                )
     return problems
 
 

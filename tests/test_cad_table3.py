@@ -90,7 +90,7 @@ def test_the_caption_holds_on_the_papers_table_with_its_flan_t5_exception():
         assert result.status == R.HOLDS, result
     nq = nqc.cad_beats_regular(_context(cells)).numbers
     assert nq["FLAN-T5 XXL, NQ: CAD - regular (points)"] == pytest.approx(-3.0)
-    # without the two FLAN-T5 models (config/paper-cad.yaml: the model layer runs no encoder-decoder) it still holds
+    # without the two FLAN-T5 models (a run that leaves them out of nq_swap.models) it still holds
     assert nqc.cad_beats_regular(_context(cells, T3.MODELS[:6])).status == R.HOLDS
 
 

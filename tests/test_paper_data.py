@@ -174,8 +174,8 @@ def test_the_plan_counts_the_cells_and_leaves_a_relative_gain_out():
         registry.numbers,
         (),
         tables_made=["nq_swap"],
-        model_lists={"nq_swap.models": ["neox"]},
-        sources={"neox": "hf:EleutherAI/gpt-neox-20b"},
+        model_lists={"nq_swap.models": ["neox", "flan"]},
+        sources={"neox": "hf:EleutherAI/gpt-neox-20b", "flan": "hf:google/flan-t5-xl"},
         instruments={},
     )
     by_key = {r["key"]: r for r in rows}
@@ -183,6 +183,8 @@ def test_the_plan_counts_the_cells_and_leaves_a_relative_gain_out():
     assert cell["comparable"] is True and cell["counted"] == "yes"
     gain = by_key["cad:gain:nq_swap:gpt-neox-20b"]
     assert gain["comparable"] is False and gain["counted"].startswith("no: a relative gain")
-    # NQ's CAD cell reads the original-context CAD run (nq_swap.original_methods); FLAN-T5's cells carry their caveat
+    # NQ's CAD cell reads the original-context CAD run (nq_swap.original_methods); FLAN-T5's cells, run as the
+    # encoder-decoder model it is, are comparable where the list names it, absent where it does not
     assert by_key["cad:t3:nq:gpt-neox-20b:cad"]["comparable"] is True
-    assert "encoder-decoder" in by_key["cad:t3:nq:flan-t5-xl:cad"]["why_not"]
+    assert by_key["cad:t3:nq:flan-t5-xl:cad"]["comparable"] is True
+    assert by_key["cad:t3:nq:flan-t5-xxl:cad"]["why_not"].startswith("model absent: FLAN-T5 XXL")

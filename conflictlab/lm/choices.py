@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from conflictlab.lm.batching import BatchPolicy, map_batches, pad_batch
-from conflictlab.lm.loading import LoadedModel
+from conflictlab.lm.loading import LoadedModel, require_decoder_only
 
 
 def single_token_ids(tokenizer, texts: Sequence[str]) -> list[int]:
@@ -42,6 +42,7 @@ def _last_position_logits(lm: LoadedModel, prompts: Sequence[Sequence[int]]):
     embeddings would otherwise shift every padded row)."""
     import torch
 
+    require_decoder_only(lm, "option logits at the last prompt position")
     ids, mask = pad_batch(prompts, lm.pad_id, side="left")
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
     with torch.inference_mode():
@@ -162,6 +163,7 @@ def option_loglikelihoods(lm: LoadedModel, prompt: Sequence[int], options: Seque
     import torch
     from transformers import DynamicCache
 
+    require_decoder_only(lm, "option log-likelihoods")
     if not prompt or any(not option for option in options):
         raise ValueError("option_loglikelihoods needs a non-empty prompt and non-empty options")
     # No per-layer config: every layer keeps every position, so the crop back

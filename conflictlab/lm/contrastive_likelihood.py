@@ -10,7 +10,9 @@ AdaCAD's α_t is the Jensen-Shannon divergence of the two full next-token distri
 (with context, without): one left-padded forward over the prompts that keeps their keys and values and the logits
 of the last position (each candidate's first token), then one forward of every candidate's remaining tokens on
 its prompt's cached keys and values. A prompt is read once however many candidates it has: the candidates are a
-few tokens, the prompts tens, so this halves the work of two candidates read as two full rows.
+few tokens, the prompts tens, so this halves the work of two candidates read as two full rows. On an
+encoder-decoder model (FLAN-T5) a prompt is encoded once and every candidate is one decoder row from the decoder's
+start token over its prompt's encoding.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def _candidate_logits(lm: LoadedModel, prompts: Sequence[Sequence[int]], candida
     import torch
     from transformers import DynamicCache
 
+    if lm.is_encoder_decoder:
+        return _encoder_decoder_candidate_logits(lm, prompts, candidates, owner)
     ids, mask = pad_batch(prompts, lm.pad_id, side="left")
     ids, mask = ids.to(lm.device), mask.to(lm.device)
     positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
@@ -60,6 +64,26 @@ def _candidate_logits(lm: LoadedModel, prompts: Sequence[Sequence[int]], candida
                 past_key_values=cache,
             ).logits
     return logits
+
+
+def _encoder_decoder_candidate_logits(lm: LoadedModel, prompts, candidates, owner):
+    """:func:`_candidate_logits` of an encoder-decoder model: the prompts encoded in one right-padded, masked
+    batch; row p decodes ``[decoder start] + candidates[p][:-1]`` (right-padded, causal) over the encoding of
+    ``prompts[owner[p]]``."""
+    import torch
+    from transformers.modeling_outputs import BaseModelOutput
+
+    ids, mask = pad_batch(prompts, lm.pad_id, side="right")
+    ids, mask, owner = ids.to(lm.device), mask.to(lm.device), owner.to(lm.device)
+    steps, steps_mask = pad_batch([[lm.decoder_start_id, *c[:-1]] for c in candidates], lm.pad_id, side="right")
+    with torch.inference_mode():
+        encoded = lm.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+        return lm.model(
+            encoder_outputs=BaseModelOutput(last_hidden_state=encoded[owner]),
+            attention_mask=mask[owner],
+            decoder_input_ids=steps.to(lm.device),
+            decoder_attention_mask=steps_mask.to(lm.device),
+        ).logits
 
 
 def continuation_logprobs_under(

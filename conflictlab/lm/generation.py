@@ -5,7 +5,8 @@ A backend turns token-id prompts into completions::
     backend.generate(prompts: list[list[int]], params: DecodingParams) -> list[Completion]
 
 * :class:`HFBackend` (transformers; the CPU default) runs a
-  :class:`~conflictlab.lm.loading.LoadedModel` in left-padded batches cut by
+  :class:`~conflictlab.lm.loading.LoadedModel` in padded batches (left-padded; an encoder-decoder
+  model's encoder inputs right-padded, :func:`prompt_padding_side`) cut by
   :func:`conflictlab.lm.batching.batches` (longest first, halving on
   out-of-memory); optional steering hooks (:class:`conflictlab.lm.steering.Steering`).
 * :class:`conflictlab.lm.vllm_engine.VLLMBackend` sends every prompt to an
@@ -32,7 +33,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from conflictlab.lm.batching import BatchPolicy, batches, map_batches, pad_batch
-from conflictlab.lm.loading import LoadedModel
+from conflictlab.lm.loading import LoadedModel, require_decoder_only
 
 if TYPE_CHECKING:
     from conflictlab.lm.endpoint import Endpoint, RequestCache
@@ -95,22 +96,95 @@ def strip_stop(tokens: Sequence[int], eos_ids: frozenset[int] | set[int]) -> tup
     return (tokens, "length") if stop is None else (tokens[:stop], "stop")
 
 
+def prompt_padding_side(lm: LoadedModel) -> str:
+    """How a batch of prompts is padded: on the left for a decoder-only model (its continuation follows the
+    last column), on the right for an encoder-decoder one (the encoder's input; the decoder starts apart)."""
+    return "right" if lm.is_encoder_decoder else "left"
+
+
+class CausalStream:
+    """The rows of one contrastive batch on a decoder-only model, decoded step by step: left-padded prompts
+    with their keys and values cached, positions as ``generate`` numbers them under left padding. ``seen``:
+    the tokens ``generate``'s repetition penalty sees before the first new one (the prompts, padding included)."""
+
+    def __init__(self, lm: LoadedModel, rows: Sequence[Sequence[int]]):
+        from transformers import DynamicCache
+
+        ids, mask = pad_batch(rows, lm.pad_id, side="left")
+        self.lm, self.ids, self.mask = lm, ids.to(lm.device), mask.to(lm.device)
+        self.positions = (self.mask.cumsum(-1) - 1).masked_fill(self.mask == 0, 1)
+        self.cache = DynamicCache(config=lm.model.config)
+        self.seen = self.ids
+
+    def next_logits(self, last):
+        """Next-token logits of every row, shape (rows, vocab), after appending ``last`` (a long tensor of
+        shape (rows,); None at the first step)."""
+        import torch
+
+        if last is not None:
+            self.ids = last[:, None]
+            self.mask = torch.cat([self.mask, self.mask.new_ones((self.mask.shape[0], 1))], dim=1)
+            self.positions = self.positions[:, -1:] + 1
+        return self.lm.model(
+            input_ids=self.ids,
+            attention_mask=self.mask,
+            position_ids=self.positions,
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=1,
+        ).logits[:, -1]
+
+
+class EncoderDecoderStream:
+    """The rows of one contrastive batch on an encoder-decoder model: the prompts encoded once (right-padded,
+    masked), then the decoder steps from its start token with its own keys and values cached. ``seen``: the
+    decoder start tokens, which ``generate``'s repetition penalty sees on such a model."""
+
+    def __init__(self, lm: LoadedModel, rows: Sequence[Sequence[int]]):
+        import torch
+        from transformers import DynamicCache, EncoderDecoderCache
+
+        ids, mask = pad_batch(rows, lm.pad_id, side="right")
+        self.lm, self.mask = lm, mask.to(lm.device)
+        self.encoded = lm.model.get_encoder()(input_ids=ids.to(lm.device), attention_mask=self.mask)
+        self.cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+        self.seen = torch.full((len(rows), 1), lm.decoder_start_id, dtype=torch.long, device=lm.device)
+        self.ids = self.seen
+
+    def next_logits(self, last):
+        """As :meth:`CausalStream.next_logits`, the decoder fed ``last``."""
+        if last is not None:
+            self.ids = last[:, None]
+        return self.lm.model(
+            encoder_outputs=self.encoded,
+            attention_mask=self.mask,
+            decoder_input_ids=self.ids,
+            past_key_values=self.cache,
+            use_cache=True,
+        ).logits[:, -1]
+
+
 class HFBackend:
-    """transformers ``generate`` on a loaded model, batched and left-padded.
+    """transformers ``generate`` on a loaded model, batched and padded
+    (:func:`prompt_padding_side`), decoder-only or encoder-decoder.
 
     ``steering`` (a :class:`conflictlab.lm.steering.Steering`) is hooked into
-    every ``generate`` call.
+    every ``generate`` call; an encoder-decoder model refuses it, and
+    :meth:`generate_variants`, :meth:`loglikelihoods` and :meth:`hidden_states`
+    (:class:`~conflictlab.lm.loading.DecoderOnlyOperation`).
     """
 
     name = "hf"
 
     def __init__(self, lm: LoadedModel, *, batch_size: int = 8, steering=None):
+        if steering is not None:
+            require_decoder_only(lm, "activation steering")
         self.lm = lm
         self.policy = BatchPolicy(batch_size=batch_size)
         self.steering = steering
 
     def _generate_batch(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
-        ids, mask = pad_batch(prompts, self.lm.pad_id, side="left")
+        ids, mask = pad_batch(prompts, self.lm.pad_id, side=prompt_padding_side(self.lm))
         return self._decode(ids, mask, params, self.steering)
 
     def _decode(self, ids, mask, params: DecodingParams, steering, cache=None) -> list[Completion]:
@@ -121,7 +195,9 @@ class HFBackend:
         from conflictlab.lm.steering import Steering, steering_hooks
 
         lm = self.lm
-        width = ids.shape[1]
+        # generate() returns a decoder-only model's prompt and its continuation, an encoder-decoder model's
+        # decoder start token and its continuation.
+        width = 1 if lm.is_encoder_decoder else ids.shape[1]
         torch.manual_seed(params.seed)
         if steering is None:
             steered = contextlib.nullcontext()
@@ -141,10 +217,13 @@ class HFBackend:
                 pad_token_id=lm.pad_id,
                 eos_token_id=sorted(lm.eos_ids),
             )
+        return self._completions(out[:, width:].tolist())
+
+    def _completions(self, rows: list[list[int]]) -> list[Completion]:
         completions = []
-        for row in out[:, width:].tolist():
-            tokens, reason = strip_stop(row, lm.eos_ids)
-            completions.append(Completion(tokens, lm.tokenizer.decode(tokens, skip_special_tokens=True), reason))
+        for row in rows:
+            tokens, reason = strip_stop(row, self.lm.eos_ids)
+            completions.append(Completion(tokens, self.lm.tokenizer.decode(tokens, skip_special_tokens=True), reason))
         return completions
 
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
@@ -178,9 +257,10 @@ class HFBackend:
         ``method``: a contrastive :class:`~conflictlab.lm.methods.Method`, or
         a callable (contextual logits, context-free logits), both of shape
         (rows, vocab), -> the logits of shape (rows, vocab) whose argmax is
-        the next token. Each batch of k pairs is one left-padded batch of 2k
-        rows (the k prompts, then their k context-free versions), each row
-        with its own keys and values along the batch dimension, so one
+        the next token. Each batch of k pairs is one batch of 2k rows (the k
+        prompts, then their k context-free versions: a :class:`CausalStream`,
+        or on an encoder-decoder model an :class:`EncoderDecoderStream`), each
+        row with its own keys and values along the batch dimension, so one
         forward per step serves both passes; the token chosen for row i is
         appended to rows i and k + i. A row stops at its first
         end-of-sequence token, a batch when every row has stopped or after
@@ -216,33 +296,24 @@ class HFBackend:
 
     def _decode_contrastive(self, prompts, context_free, params: DecodingParams, contrast) -> list[Completion]:
         import torch
-        from transformers import DynamicCache
 
         lm = self.lm
         k = len(prompts)
-        ids, mask = pad_batch(list(prompts) + list(context_free), lm.pad_id, side="left")
-        ids, mask = ids.to(lm.device), mask.to(lm.device)
-        # Positions as generate() numbers them under left padding.
-        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+        stream = (EncoderDecoderStream if lm.is_encoder_decoder else CausalStream)(
+            lm, list(prompts) + list(context_free)
+        )
         eos = torch.tensor(sorted(lm.eos_ids), dtype=torch.long, device=lm.device)
-        cache = DynamicCache(config=lm.model.config)
         done = torch.zeros(k, dtype=torch.bool, device=lm.device)
         steps = []
         penalty = None
         if params.repetition_penalty != 1.0:
             from transformers import RepetitionPenaltyLogitsProcessor
 
-            penalty, seen = RepetitionPenaltyLogitsProcessor(params.repetition_penalty), ids[:k]
+            penalty, seen = RepetitionPenaltyLogitsProcessor(params.repetition_penalty), stream.seen[:k]
+        token = None
         with torch.inference_mode():
             for _ in range(params.max_new_tokens):
-                logits = lm.model(
-                    input_ids=ids,
-                    attention_mask=mask,
-                    position_ids=positions,
-                    past_key_values=cache,
-                    use_cache=True,
-                    logits_to_keep=1,
-                ).logits[:, -1]
+                logits = stream.next_logits(None if token is None else torch.cat([token, token]))
                 scores = contrast(logits[:k], logits[k:])
                 if penalty is not None:
                     scores = penalty(seen, scores)
@@ -253,14 +324,7 @@ class HFBackend:
                 done |= torch.isin(token, eos)
                 if bool(done.all()):
                     break
-                ids = torch.cat([token, token])[:, None]
-                mask = torch.cat([mask, mask.new_ones((2 * k, 1))], dim=1)
-                positions = positions[:, -1:] + 1
-        completions = []
-        for row in torch.stack(steps, dim=1).tolist():
-            tokens, reason = strip_stop(row, lm.eos_ids)
-            completions.append(Completion(tokens, lm.tokenizer.decode(tokens, skip_special_tokens=True), reason))
-        return completions
+        return self._completions(torch.stack(steps, dim=1).tolist())
 
     def generate_variants(
         self, prompts: Sequence[Sequence[int]], steerings: Sequence[Sequence], params: DecodingParams
@@ -281,6 +345,7 @@ class HFBackend:
         from transformers import DynamicCache
 
         lm = self.lm
+        require_decoder_only(lm, "steered generation")
 
         def run(batch: list[int]) -> list[list[Completion]]:
             ids, mask = pad_batch([prompts[i] for i in batch], lm.pad_id, side="left")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from conflictlab.lm.batching import BatchPolicy, batches, pad_batch
-from conflictlab.lm.loading import LoadedModel
+from conflictlab.lm.loading import LoadedModel, require_decoder_only
 
 
 def last_token_index(attention_mask):
@@ -51,6 +51,7 @@ def hidden_states(
     """
     import torch
 
+    require_decoder_only(lm, "hidden states at the last prompt token")
     layers = lm.model.get_decoder().layers
     out = np.empty((len(prompts), len(layers), lm.hidden_size), dtype=np.float32)
     # Forward hooks on the decoder layers rather than output_hidden_states:

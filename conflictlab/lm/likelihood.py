@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from conflictlab.lm.batching import BatchPolicy, map_batches, pad_batch
-from conflictlab.lm.loading import LoadedModel
+from conflictlab.lm.loading import LoadedModel, require_decoder_only
 
 
 def loglikelihoods(
@@ -38,6 +38,7 @@ def loglikelihoods(
     """
     import torch
 
+    require_decoder_only(lm, "loglikelihoods (context and continuation as one decoder row)")
     if len(contexts) != len(continuations):
         raise ValueError(f"{len(contexts)} contexts but {len(continuations)} continuations")
     for context, continuation in zip(contexts, continuations):

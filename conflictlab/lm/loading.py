@@ -5,7 +5,8 @@ tokenizer plus what every operation needs to agree on (device, dtype, pad
 id, end-of-sequence ids, whether a chat template exists). Defaults, written
 once: CUDA when available; float32 on the CPU (the exact reference) and
 bfloat16 on a GPU; a float32 model on the CPU gets its linear layers packed
-for oneDNN (:mod:`conflictlab.lm.packed_linear`) unless ``pack=False``; a CPU
+for oneDNN (:mod:`conflictlab.lm.packed_linear`) unless ``pack=False`` or it
+is an encoder-decoder model; a CPU
 model attends with grouped key/value heads kept grouped under a mask
 (:mod:`conflictlab.lm.attention`, same outputs).
 
@@ -17,6 +18,17 @@ forward (8 × 400 tokens, one thread) took 67 s in bfloat16 against 15 s in
 float32, while on the AMD EPYC with ``avx512_bf16`` bfloat16 generation was
 1.76x faster than float32 (``benchmarks/precision.py``). Results under
 ``auto`` therefore depend on the CPU kind: the resolved dtype is logged.
+
+An encoder-decoder model (its config's ``is_encoder_decoder``: T5, FLAN-T5)
+loads with ``AutoModelForSeq2SeqLM`` (:func:`model_class`); the prompt goes to
+the encoder and the decoder generates or scores the continuation. It serves
+greedy and contrastive generation (:mod:`conflictlab.lm.generation`) and the
+continuation log-likelihoods of :mod:`conflictlab.lm.contrastive_likelihood`;
+the operations that read one decoder stream over prompt and continuation
+(hidden states, steering hooks, the Shapley scorers, option logits) refuse it
+with :class:`DecoderOnlyOperation` (:func:`require_decoder_only`), and a
+config that asks for them is refused before any job
+(:func:`conflictlab.run_config.capability_problems`).
 
 A model too big for one GPU is spread over several (``device_map="balanced"``,
 :mod:`conflictlab.lm.placement` sizes it): on CUDA, ``load`` puts it on the
@@ -85,9 +97,21 @@ def vllm_dtype(dtype: str | None) -> str:
     return "bfloat16" if dtype is None else resolve_dtype(dtype, default_device())
 
 
+class DecoderOnlyOperation(ValueError):
+    """An operation that needs a decoder-only model was given an encoder-decoder one."""
+
+
+def model_class(config):
+    """The transformers auto class of a model config: ``AutoModelForSeq2SeqLM``
+    for an encoder-decoder model, else ``AutoModelForCausalLM``."""
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
+
+    return AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
+
+
 @dataclass
 class LoadedModel:
-    """A causal LM ready for inference (eval mode) and what describes it.
+    """A causal or encoder-decoder LM ready for inference (eval mode) and what describes it.
 
     ``pad_id``: the tokenizer's pad token, else the smallest end-of-sequence
     id (padding is always masked or never attended, so its id only has to be
@@ -95,6 +119,8 @@ class LoadedModel:
     else the tokenizer's. ``device``: where input ids go (for a split model,
     its input embedding's device); ``device_map``: a split model's placement
     (module name -> device), None for a model on one device.
+    ``is_encoder_decoder``: the prompt goes to an encoder, the continuation
+    to a decoder that starts from ``decoder_start_id``.
     """
 
     model: object
@@ -108,6 +134,8 @@ class LoadedModel:
     packed_layers: int = 0
     attention: str = "sdpa"
     device_map: dict | None = None
+    is_encoder_decoder: bool = False
+    decoder_start_id: int | None = None
 
     @property
     def n_layers(self) -> int:
@@ -116,6 +144,18 @@ class LoadedModel:
     @property
     def hidden_size(self) -> int:
         return self.model.config.get_text_config().hidden_size
+
+
+def require_decoder_only(lm, operation: str) -> None:
+    """Refuse ``operation`` (what it computes, for the message) on an encoder-decoder model; ``lm``: a
+    :class:`LoadedModel` or a transformers model."""
+    config = getattr(lm, "model", lm).config
+    if config.is_encoder_decoder:
+        name = getattr(lm, "path", config.name_or_path)
+        raise DecoderOnlyOperation(
+            f"{name} is an encoder-decoder model; {operation} reads one decoder stream over prompt and continuation, "
+            "which it does not have (it runs greedy and contrastive generation and continuation log-likelihoods only)"
+        )
 
 
 def end_of_sequence_ids(generation_config, tokenizer) -> frozenset[int]:
@@ -237,7 +277,7 @@ def load(
     keep_freed_memory()
     without_sklearn_probe()
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
     from conflictlab.lm.attention import use_grouped_sdpa
     from conflictlab.lm.packed_linear import pack_linear_layers
@@ -264,21 +304,24 @@ def load(
     before_load = process_cpu_seconds()
     log.info("loading %s in %s on %s", model_dir, dtype, placement.get("device_map") if placement else device)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    auto = model_class(AutoConfig.from_pretrained(model_dir))
     if placement:
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype), **placement).eval()
+        model = auto.from_pretrained(model_dir, dtype=getattr(torch, dtype), **placement).eval()
         split = dict(model.hf_device_map)
         if device_map is None and {"cpu", "disk"} & set(map(str, split.values())):
             raise RuntimeError(f"{model_dir} did not fit its {len(placement['max_memory'])} GPUs: placement {split}")
         device = str(input_device(model))
         log.info("%s split over %s; inputs go to %s", model_dir, sorted(set(map(str, split.values()))), device)
     else:
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
+        model = auto.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
         split = None
     eos_ids = end_of_sequence_ids(model.generation_config, tokenizer)
     model.generation_config, dropped = plain_generation_config(model.generation_config)
     if dropped:
         log.info("%s: its generation_config's %s not used (decoding follows DecodingParams)", model_dir, dropped)
-    packed = pack_linear_layers(model) if pack and split is None else 0
+    # T5's feed-forward reads its output layer's weight (its dtype), which a packed layer no longer holds.
+    seq2seq = bool(model.config.is_encoder_decoder)
+    packed = pack_linear_layers(model) if pack and split is None and not seq2seq else 0
     use_grouped_sdpa(model)
     log.info(LOAD_FORMAT, before_load - before_import, process_cpu_seconds() - before_load, model_dir)
     return LoadedModel(
@@ -293,4 +336,6 @@ def load(
         packed_layers=packed,
         attention=model.config._attn_implementation,
         device_map=split,
+        is_encoder_decoder=seq2seq,
+        decoder_start_id=model.config.decoder_start_token_id if seq2seq else None,
     )

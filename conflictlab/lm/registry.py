@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conflictlab.io import atomic_path, write_json
-from conflictlab.lm.loading import keep_freed_memory, without_sklearn_probe
+from conflictlab.lm.loading import keep_freed_memory, model_class, without_sklearn_probe
 
 MANIFEST = "conflictlab_model.json"
 _DTYPES = ("float32", "bfloat16", "float16")
@@ -190,10 +190,11 @@ def _load_pretrained(location: str, dtype: str, revision: str | None = None):
 
     keep_freed_memory()
     without_sklearn_probe()
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(location, revision=revision)
-    model = AutoModelForCausalLM.from_pretrained(location, dtype=getattr(torch, dtype), revision=revision)
+    auto = model_class(AutoConfig.from_pretrained(location, revision=revision))
+    model = auto.from_pretrained(location, dtype=getattr(torch, dtype), revision=revision)
     return model, tokenizer
 
 
@@ -278,13 +279,27 @@ def read_manifest(model_dir: str | os.PathLike) -> dict:
     return json.loads(path.read_text())
 
 
+def check_encoder_decoder(name: str, model_dir: str | os.PathLike, declared: bool) -> None:
+    """ValueError when the prepared folder's ``is_encoder_decoder`` differs from the config's
+    ``models.<name>.encoder_decoder`` (``declared``), on which the checks before any job rely."""
+    config = json.loads((Path(model_dir) / "config.json").read_text())
+    actual = bool(config.get("is_encoder_decoder", False))
+    if actual != declared:
+        raise ValueError(
+            f"model {name!r}: {model_dir}/config.json has is_encoder_decoder {str(actual).lower()}; "
+            f"set models.{name}.encoder_decoder: {str(actual).lower()}"
+        )
+
+
 def context_limit(model_dir: str | os.PathLike, configured: int | None) -> int:
-    """The context window to respect: configured, else the model's own."""
+    """The context window to respect: configured, else the model's own (``max_position_embeddings``, or
+    ``n_positions`` where a config names it so: T5's, whose relative positions have no hard limit, gives the
+    length it was trained on)."""
     if configured:
         return int(configured)
     config = json.loads((Path(model_dir) / "config.json").read_text())
     text_config = config.get("text_config", config)
-    return int(text_config["max_position_embeddings"])
+    return int(text_config.get("max_position_embeddings") or text_config["n_positions"])
 
 
 def weights_checksum(model_dir: str | os.PathLike) -> str:

@@ -96,6 +96,9 @@ class SubsetScorer:
     def __post_init__(self):
         import torch
 
+        from conflictlab.lm.loading import require_decoder_only
+
+        require_decoder_only(self.model, "Shapley coalition values (prefix-shared decoder rows)")
         self.device = input_device(self.model)
         self.policy = BatchPolicy(token_budget=self.token_budget)
         self._torch = torch

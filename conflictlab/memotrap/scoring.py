@@ -19,7 +19,9 @@ with the exact match (docs/benchmarks/memotrap.md).
 
 The prompt is read as plain text, without a chat template (the task is a completion), and each class's tokens are
 those the tokenizer gives the prompt and class together beyond the prompt's own (lm-evaluation-harness's split),
-else, where the two tokenisations disagree at the boundary, the class encoded alone. The context-free prompt
+else, where the two tokenisations disagree at the boundary, the class encoded alone. An encoder-decoder model
+(FLAN-T5) reads the prompt in its encoder and the class in its decoder, so there the class is always encoded alone
+(and not counted as apart). The context-free prompt
 (CAD's ``x``) is the prompt without its instruction (:func:`conflictlab.memotrap.dataset.split_prompt`), followed
 by the same class tokens. The highest score is the prediction; an exact tie predicts neither class (index -1,
 not correct).
@@ -129,7 +131,10 @@ def score(lm, items: pa.Table, methods: Sequence[str], *, model: str, batch_size
     for item in rows:
         prompts.append(tokenizer(item["prompt"])["input_ids"])
         free.append(tokenizer(item["query"])["input_ids"])
-        encoded = [class_tokens(tokenizer, item["prompt"], continuation) for continuation in item["classes"]]
+        if lm.is_encoder_decoder:  # the decoder reads the class apart from the encoder's prompt
+            encoded = [(tokenizer(c, add_special_tokens=False)["input_ids"], True) for c in item["classes"]]
+        else:
+            encoded = [class_tokens(tokenizer, item["prompt"], continuation) for continuation in item["classes"]]
         alone += sum(not joint for _, joint in encoded)
         continuations.append([ids for ids, _ in encoded])
     logprobs = continuation_logprobs_under(lm, prompts, free, continuations, names, batch_size=batch_size)

@@ -1,6 +1,6 @@
 """Rule prepare_model: a configured model -> resources/models/{model}/."""
 
-from conflictlab.lm.registry import prepare_model, prepare_random_model
+from conflictlab.lm.registry import check_encoder_decoder, prepare_model, prepare_random_model
 from conflictlab.logs import configure_logging
 
 name = snakemake.wildcards.model
@@ -28,4 +28,5 @@ else:
         dtype=spec.get("dtype", "bfloat16"),
         revision=spec.get("revision"),
     )
+check_encoder_decoder(name, snakemake.output.folder, spec.get("encoder_decoder", False))
 log.info("wrote %s, resolved to %s: %s", snakemake.output.folder, manifest.get("source_revision"), manifest)
