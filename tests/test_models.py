@@ -117,20 +117,22 @@ def test_a_revision_is_refused_for_sources_it_cannot_pin(tmp_path):
 
 @pytest.mark.slow
 def test_the_configured_revision_is_passed_to_the_hub_and_recorded(smollm2_dir, tmp_path, monkeypatch):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     asked = []
-    for cls in (AutoModelForCausalLM, AutoTokenizer):
+    # the config is read first to pick the auto class (causal or encoder-decoder)
+    for cls in (AutoConfig, AutoModelForCausalLM, AutoTokenizer):
         original = cls.from_pretrained.__func__
 
         def spy(klass, location, *args, _original=original, **kwargs):
-            asked.append(kwargs.get("revision"))
+            if location != smollm2_dir:  # the library's calls, not the tokenizer's own config look-up inside them
+                asked.append(kwargs.get("revision"))
             return _original(klass, smollm2_dir, *args, **{k: v for k, v in kwargs.items() if k != "revision"})
 
         monkeypatch.setattr(cls, "from_pretrained", classmethod(spy))
     pin = "0e9e39f249a16976918f6564b8830bc894c89659"
     manifest = prepare_model("pinned", "hf:someone/some-model", tmp_path / "pinned", dtype="float32", revision=pin)
-    assert asked == [pin, pin]  # tokenizer and weights, both at the pinned commit
+    assert asked == [pin, pin, pin]  # tokenizer, config and weights, all at the pinned commit
     assert manifest["revision"] == pin and read_manifest(tmp_path / "pinned")["revision"] == pin
 
 

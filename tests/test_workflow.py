@@ -549,7 +549,8 @@ def test_touching_a_library_module_reruns_exactly_the_rules_that_run_it(smoke_ru
     # reproduction_plan is a named target, never a default one; the construct_* rules are in the
     # default DAG (construction.default_target) but not in the smoke DAG, which config/smoke.yaml
     # keeps as it was: tests/test_construction_*.py run them.
-    outside_the_smoke_dag = {"prepare_model", "request_cache", "usage_estimate", "reproduction_plan"}
+    # validate_data is a named target too (the data check before a run).
+    outside_the_smoke_dag = {"prepare_model", "request_cache", "usage_estimate", "reproduction_plan", "validate_data"}
     scripts = {
         rule: script
         for rule, script in script_rules().items()
