@@ -4,6 +4,7 @@ kernel (MKL's sgemm) against the same layer packed for oneDNN
 
     python benchmarks/linear_kernels.py [--model resources/models/smollm2-135m-instruct]
         [--rows 256 1024 2048 4096] [--threads N] [--bf16]
+    python benchmarks/linear_kernels.py --forward [--model ...] [--lengths 100 400 800] [--rounds 3]
 
 The layer shapes come from the model's ``config.json`` (attention, MLP, and
 one 2,048-row block of the LM head); weights and inputs are random. Prints
@@ -21,6 +22,13 @@ rounds its exactly representable inputs losslessly and accumulates and
 returns float32. Its GFLOP/s are those of the float32 product it stands for,
 splitting included. (README, Shapley attribution: why the scorer keeps
 float32.)
+
+``--forward`` compares the two kernels where a job meets them: the prepared
+model loaded twice in one process, packed and not, forwarding 8 random
+prompts of each length (the last position's logits, as the read-outs and a
+prefill do) on one thread, the two alternating in every round. It prints CPU
+seconds of each, their ratio, and what
+:func:`conflictlab.lm.packed_linear.packing_pays` decides on this CPU.
 """
 
 from __future__ import annotations
@@ -83,6 +91,27 @@ class bf16_math:
         torch.backends.mkldnn.matmul.fp32_precision = self.before
 
 
+def forward_seconds(model_dir: str, lengths: list[int], rounds: int) -> dict[bool, float]:
+    """CPU seconds of whole-model forwards, packed (True) and with MKL (False)."""
+    import torch
+
+    from conflictlab.lm.loading import load
+
+    torch.set_num_threads(1)
+    models = {packed: load(model_dir, dtype="float32", pack=packed).model for packed in (True, False)}
+    seconds = {True: 0.0, False: 0.0}
+    torch.manual_seed(0)
+    for r in range(rounds):
+        for length in lengths:
+            ids = torch.randint(100, 20000, (8, length))
+            for packed in (True, False) if r % 2 == 0 else (False, True):
+                with torch.inference_mode():
+                    start = time.process_time()
+                    models[packed](input_ids=ids, logits_to_keep=1)
+                    seconds[packed] += time.process_time() - start
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="resources/models/smollm2-135m-instruct")
@@ -91,9 +120,25 @@ def main() -> None:
     parser.add_argument(
         "--bf16", action="store_true", help="add plain bfloat16 and the three-product split (CPUs with native bfloat16)"
     )
+    parser.add_argument("--forward", action="store_true", help="whole-model forwards, packed against MKL")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[100, 400, 800], help="--forward: prompt lengths")
+    parser.add_argument("--rounds", type=int, default=3, help="--forward: rounds, the kernels alternating")
     args = parser.parse_args()
 
     import torch
+
+    if args.forward:
+        from conflictlab.lm.loading import cpu_kind
+        from conflictlab.lm.packed_linear import packing_pays
+
+        kind = cpu_kind()
+        seconds = forward_seconds(args.model, args.lengths, args.rounds)
+        print(
+            f"{args.model} on {kind.vendor} family {kind.family} model {kind.model}: 8 x {args.lengths} tokens, "
+            f"{args.rounds} rounds, one thread: packed {seconds[True]:.2f} CPU s, MKL {seconds[False]:.2f} CPU s, "
+            f"packed/MKL {seconds[True] / seconds[False]:.3f}; packing_pays() = {packing_pays(kind)}"
+        )
+        return
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -165,7 +165,7 @@ def two_placement_map(n_layers: int) -> dict[str, str]:
 def whole_and_split(tiny_llama_dir, tmp_path_factory):
     from conflictlab.lm.loading import load
 
-    whole = load(tiny_llama_dir)
+    whole = load(tiny_llama_dir, pack=True)
     n_layers = json.loads((tiny_llama_dir / "config.json").read_text())["num_hidden_layers"]
     split = load(
         tiny_llama_dir, device_map=two_placement_map(n_layers), offload_folder=tmp_path_factory.mktemp("offload")

@@ -78,6 +78,47 @@ def test_auto_dtype_follows_native_bfloat16_support():
         resolve_dtype("fp8", "cpu")
 
 
+def _cpuinfo(vendor: str, family: int, model: int, flags: str) -> str:
+    first = f"processor\t: 0\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel\t\t: {model}\nflags\t\t: {flags}\n"
+    # A second processor whose fields differ: only the first one's are read.
+    return first + "\nprocessor\t: 1\nvendor_id\t: Other\ncpu family\t: 6\nmodel\t\t: 1\nflags\t\t: fpu\n"
+
+
+def test_cpu_kind_reads_the_first_processor():
+    from conflictlab.lm.loading import cpu_kind
+
+    kind = cpu_kind(_cpuinfo("AuthenticAMD", 25, 1, "fpu avx2 fma"))
+    assert (kind.vendor, kind.family, kind.model) == ("AuthenticAMD", 25, 1)
+    assert kind.flags == {"fpu", "avx2", "fma"}
+    assert cpu_kind("").family is None and not cpu_kind("").flags
+
+
+@pytest.mark.parametrize(
+    "vendor, family, model, flags, pays",
+    [
+        ("AuthenticAMD", 25, 1, "avx2 fma", False),  # Zen 3: MKL faster (packed_linear.packing_pays)
+        ("AuthenticAMD", 25, 17, "avx2 avx512f avx512_bf16", True),  # Zen 4
+        ("AuthenticAMD", 23, 49, "avx2 fma", True),  # Zen 2: oneDNN 1.9x MKL
+        ("GenuineIntel", 6, 207, "avx2 avx512f amx_bf16", True),
+    ],
+)
+def test_linear_layers_are_packed_where_onednn_was_measured_faster(vendor, family, model, flags, pays):
+    from conflictlab.lm.loading import cpu_kind
+    from conflictlab.lm.packed_linear import packing_pays
+
+    assert packing_pays(cpu_kind(_cpuinfo(vendor, family, model, flags))) is pays
+
+
+@pytest.mark.slow
+def test_load_packs_by_default_where_packing_pays(tiny_llama_dir):
+    from conflictlab.lm.loading import load
+    from conflictlab.lm.packed_linear import packing_pays
+
+    assert (load(tiny_llama_dir).packed_layers > 0) is packing_pays()
+    assert load(tiny_llama_dir, pack=False).packed_layers == 0
+    assert load(tiny_llama_dir, pack=True).packed_layers > 0
+
+
 # --------------------------------------------------------------------------
 # Operations against plain transformers, fp32, on random tiny models of
 # SmolLM2's architecture (Llama, chat) and Gemma-3's (base, sliding-window
@@ -86,14 +127,15 @@ def test_auto_dtype_follows_native_bfloat16_support():
 
 @pytest.fixture(scope="module", params=["tiny_llama_dir", "tiny_gemma_dir"])
 def models(request):
-    """(LoadedModel as the workflow runs it: fp32, packed on CPU; a plain
-    unpacked transformers model of the same folder)."""
+    """(LoadedModel as the workflow runs it where oneDNN's kernels pay: fp32,
+    packed on CPU, on every CPU here; a plain unpacked transformers model of
+    the same folder)."""
     from transformers import AutoModelForCausalLM
 
     from conflictlab.lm.loading import load
 
     folder = request.getfixturevalue(request.param)
-    lm = load(folder, dtype="float32")
+    lm = load(folder, dtype="float32", pack=True)
     plain = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
     return lm, plain
 

@@ -142,7 +142,7 @@ def test_prefix_sharing_scorer_equals_plain_forward(request, model_fixture):
 
     # The scorer as the workflow runs it (linear layers packed on CPU)
     # against the paper code's way as it runs (plain transformers model).
-    lm = load(request.getfixturevalue(model_fixture), dtype="float32")
+    lm = load(request.getfixturevalue(model_fixture), dtype="float32", pack=True)
     model, tokenizer = lm.model, lm.tokenizer
     plain = load(request.getfixturevalue(model_fixture), dtype="float32", pack=False).model
     assert isinstance(model.get_output_embeddings(), PackedLinear)

@@ -5,8 +5,9 @@ tokenizer plus what every operation needs to agree on (device, dtype, pad
 id, end-of-sequence ids, whether a chat template exists). Defaults, written
 once: CUDA when available; float32 on the CPU (the exact reference) and
 bfloat16 on a GPU; a float32 model on the CPU gets its linear layers packed
-for oneDNN (:mod:`conflictlab.lm.packed_linear`) unless ``pack=False`` or it
-is an encoder-decoder model; a CPU
+for oneDNN (:mod:`conflictlab.lm.packed_linear`) where that CPU runs oneDNN's
+kernels faster than MKL's (:func:`~conflictlab.lm.packed_linear.packing_pays`;
+``pack`` forces either way), unless it is an encoder-decoder model; a CPU
 model attends with grouped key/value heads kept grouped under a mask
 (:mod:`conflictlab.lm.attention`, same outputs).
 
@@ -65,18 +66,48 @@ def default_dtype(device: str) -> str:
     return "float32" if device == "cpu" else "bfloat16"
 
 
-def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
-    """Whether the CPU lists a bfloat16 instruction set (Linux /proc/cpuinfo flags)."""
+@dataclass(frozen=True)
+class CpuKind:
+    """What /proc/cpuinfo says of the CPU's kind: vendor, family, model, flags."""
+
+    vendor: str = ""
+    family: int | None = None
+    model: int | None = None
+    flags: frozenset = frozenset()
+
+
+def cpu_kind(cpuinfo: str | None = None) -> CpuKind:
+    """The first processor's :class:`CpuKind` from Linux's /proc/cpuinfo text
+    (read when None; an empty kind where it cannot be read)."""
     if cpuinfo is None:
         try:
-            cpuinfo = open("/proc/cpuinfo").read()
+            with open("/proc/cpuinfo") as handle:
+                cpuinfo = handle.read()
         except OSError:
-            return False
-    flags = set()
+            return CpuKind()
+    fields: dict[str, str] = {}
     for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.split(":", 1)[1].split())
-    return any(flag in flags for flag in NATIVE_BF16_FLAGS)
+        key, sep, value = line.partition(":")
+        if not sep:
+            if fields:  # the blank line after the first processor
+                break
+            continue
+        fields.setdefault(key.strip(), value.strip())
+
+    def number(key: str) -> int | None:
+        return int(fields[key]) if fields.get(key, "").isdigit() else None
+
+    return CpuKind(
+        vendor=fields.get("vendor_id", ""),
+        family=number("cpu family"),
+        model=number("model"),
+        flags=frozenset(fields.get("flags", "").split()),
+    )
+
+
+def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU lists a bfloat16 instruction set (Linux /proc/cpuinfo flags)."""
+    return any(flag in cpu_kind(cpuinfo).flags for flag in NATIVE_BF16_FLAGS)
 
 
 def resolve_dtype(dtype: str | None, device: str, *, cpuinfo: str | None = None) -> str:
@@ -255,7 +286,7 @@ def load(
     *,
     dtype: str | None = None,
     device: str | None = None,
-    pack: bool = True,
+    pack: bool | None = None,
     gpus: int | None = None,
     device_map: dict | None = None,
     offload_folder: str | os.PathLike | None = None,
@@ -263,8 +294,9 @@ def load(
     """A prepared model folder (``resources/models/{name}``), in eval mode.
 
     ``dtype`` (None, ``"auto"`` or a torch dtype name) and ``device`` default
-    as the module docstring says; ``pack`` packs float32 CPU linear layers (a
-    no-op elsewhere and on a split model). On CUDA the model is spread over
+    as the module docstring says; ``pack`` packs float32 CPU linear layers (None: where
+    :func:`~conflictlab.lm.packed_linear.packing_pays`; a no-op elsewhere and on
+    a split model). On CUDA the model is spread over
     ``gpus`` GPUs (None: the fewest that hold it,
     :func:`conflictlab.lm.placement.gpus_to_use`); off CUDA ``gpus`` is
     ignored. ``device_map`` places it by hand instead (not with ``device`` or
@@ -280,7 +312,7 @@ def load(
     from transformers import AutoConfig, AutoTokenizer
 
     from conflictlab.lm.attention import use_grouped_sdpa
-    from conflictlab.lm.packed_linear import pack_linear_layers
+    from conflictlab.lm.packed_linear import pack_linear_layers, packing_pays
     from conflictlab.lm.placement import gpu_max_memory, gpu_memory_gb, gpus_to_use, input_device, visible_gpus
 
     if device_map is not None and (device is not None or gpus is not None):
@@ -321,6 +353,8 @@ def load(
         log.info("%s: its generation_config's %s not used (decoding follows DecodingParams)", model_dir, dropped)
     # T5's feed-forward reads its output layer's weight (its dtype), which a packed layer no longer holds.
     seq2seq = bool(model.config.is_encoder_decoder)
+    if pack is None:
+        pack = packing_pays()
     packed = pack_linear_layers(model) if pack and split is None and not seq2seq else 0
     use_grouped_sdpa(model)
     log.info(LOAD_FORMAT, before_load - before_import, process_cpu_seconds() - before_load, model_dir)
