@@ -138,22 +138,26 @@ def _one_gguf_reader():
     """Within the block, transformers' loads of a GGUF file share one ``gguf.GGUFReader``.
 
     transformers parses the whole file (every metadata field, the vocabulary
-    among them) for the tokenizer, for the config and again for the weights:
-    12.8 CPU s each for Gemma-3-270M's 262k-token vocabulary, 3.4 s for
-    SmolLM2's. The reader only maps the file and is never written to, so a
-    shared one gives the same tensors and metadata.
+    among them) for the tokenizer's config, for the config and again for the
+    weights: 12.8 CPU s each for Gemma-3-270M's 262k-token vocabulary, 3.4 s
+    for SmolLM2's. The reader only maps the file and is never written to, so a
+    shared one gives the same tensors and metadata; it is a
+    :class:`~conflictlab.lm.gguf_reader.BulkArrayReader`, which builds the same
+    fields as ``gguf.GGUFReader`` in 0.5 s for Gemma's vocabulary.
     """
     # By name, as transformers imports it: only a GGUF source (envs/gguf.yaml, rule
     # prepare_model) gets here, while the scripts that import this module for its
     # other functions run in environments without gguf.
     gguf = importlib.import_module("gguf")
+    from conflictlab.lm.gguf_reader import BulkArrayReader
+
     original = gguf.GGUFReader
     readers = {}
 
     def shared(path, mode="r"):
         key = (os.fspath(path), mode)
         if key not in readers:
-            readers[key] = original(path, mode)
+            readers[key] = BulkArrayReader(path, mode)
         return readers[key]
 
     gguf.GGUFReader = shared
