@@ -168,3 +168,31 @@ def test_random_tiny_models_keep_architecture_and_tokenizer_and_answer_in_words(
             assert len(set(reply.token_ids)) > 2, reply.token_ids
     gemma = AutoConfig.from_pretrained(tiny_gemma_dir).get_text_config()
     assert gemma.layer_types == ["sliding_attention"] * 5 + ["full_attention"] and gemma.sliding_window == 8
+
+
+@pytest.mark.parametrize("architecture", ["llama", "gemma3_text"])
+def test_a_model_built_without_random_init_saves_the_same_folder_once_loaded(architecture, tmp_path):
+    """prepare_model skips the random init of the model its GGUF weights are loaded into: the
+    same buffers (rotary frequencies, Gemma's embedding scale), the same tied output layer, the same files."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from conflictlab.lm.registry import _without_random_init
+
+    sizes = dict(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2)
+    config = AutoConfig.for_model(architecture, num_key_value_heads=1, head_dim=8, tie_word_embeddings=True, **sizes)
+    drawn = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    undrawn = _without_random_init(config)
+    torch.manual_seed(0)
+    weights = {name: torch.randn_like(value) for name, value in drawn.state_dict().items()}
+    for model, folder in ((drawn, "drawn"), (undrawn, "undrawn")):
+        model.load_state_dict(weights)
+        model.save_pretrained(tmp_path / folder)
+    assert undrawn.lm_head.weight.data_ptr() == undrawn.model.embed_tokens.weight.data_ptr()
+    buffers = dict(undrawn.named_buffers())
+    assert buffers.keys() == dict(drawn.named_buffers()).keys()
+    for name, buffer in drawn.named_buffers():
+        assert torch.equal(buffers[name], buffer), name
+    files = sorted(p.name for p in (tmp_path / "drawn").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "undrawn").iterdir()) and "model.safetensors" in files
+    for name in files:
+        assert (tmp_path / "undrawn" / name).read_bytes() == (tmp_path / "drawn" / name).read_bytes(), name
