@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conflictlab.lm.gguf_reader import BulkArrayReader
-from conflictlab.lm.registry import _one_gguf_reader, locate_gguf
+from conflictlab.lm.registry import _gguf_parsed_once, locate_gguf
 
 
 def assert_same_fields(expected: gguf.GGUFReader, actual: gguf.GGUFReader) -> None:
@@ -72,10 +72,16 @@ def test_bulk_reader_builds_smollm2s_vocabulary_as_gguf_does(tmp_path):
     assert_same_fields(gguf.GGUFReader(path), BulkArrayReader(path))
 
 
-def test_transformers_loads_in_the_block_share_one_bulk_reader(every_kind_of_field):
-    original = gguf.GGUFReader
-    with _one_gguf_reader():
+def test_transformers_loads_in_the_block_share_one_bulk_reader_and_name_map(every_kind_of_field):
+    original_reader, original_name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    llama, gemma = gguf.MODEL_ARCH.LLAMA, gguf.MODEL_ARCH.GEMMA3
+    with _gguf_parsed_once():
         first = gguf.GGUFReader(every_kind_of_field)
         assert gguf.GGUFReader(str(every_kind_of_field)) is first
         assert isinstance(first, BulkArrayReader)
-    assert gguf.GGUFReader is original
+        name_map = gguf.get_tensor_name_map(llama, 2)
+        assert gguf.get_tensor_name_map(llama, 2) is name_map
+        assert gguf.get_tensor_name_map(gemma, 2) is not name_map
+        assert name_map.get_name("model.layers.1.self_attn.q_proj") == "blk.1.attn_q"
+        assert gguf.get_tensor_name_map(llama, 3).get_name("model.layers.2.mlp.down_proj") == "blk.2.ffn_down"
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (original_reader, original_name_map)
