@@ -175,19 +175,18 @@ def _gguf_parsed_once():
             setattr(gguf, name, original)
 
 
-def _without_random_init(config):
-    """``config``'s causal LM in float32, its weights allocated but not drawn, tied as the config says.
+def _without_random_init(config, dtype):
+    """``config``'s causal LM in ``dtype``, its weights allocated but not drawn, tied as the config says.
 
     Every parameter and persistent buffer is loaded next (``load_state_dict`` is strict), so the
     random init would be overwritten: 6 of Gemma-3-270M's CPU s. Non-persistent buffers (rotary
     frequencies) are computed by the modules' constructors, as without the context.
     """
-    import torch
     from transformers import AutoModelForCausalLM
     from transformers.initialization import no_init_weights
 
     with no_init_weights():
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype)
     model.tie_weights()  # the context skips init_weights, which ties the output layer to the embeddings
     return model
 
@@ -208,10 +207,11 @@ def _load_gguf(gguf: Path, dtype: str):
         )
     if hasattr(config, "quantization_config"):
         del config.quantization_config
-    model = _without_random_init(config)
+    # built in the configured dtype: loading rounds the de-quantised float32 weights into it as .to() would
+    model = _without_random_init(config, getattr(torch, dtype))
     model.load_state_dict(quantised.state_dict())
     model.generation_config = quantised.generation_config
-    return model.to(getattr(torch, dtype)), tokenizer
+    return model, tokenizer
 
 
 def _load_pretrained(location: str, dtype: str, revision: str | None = None):
