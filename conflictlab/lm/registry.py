@@ -201,13 +201,13 @@ def _load_gguf(gguf: Path, dtype: str):
     with _gguf_parsed_once():
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        # a copy, so that loading changes nothing in the config the model is rebuilt from
+        # a copy, so that loading changes nothing in the config the model is rebuilt from; each
+        # de-quantised float32 tensor is rounded into the configured dtype as a cast after loading would
         quantised = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, config=copy.deepcopy(config), dtype=torch.float32
+            gguf.parent, gguf_file=gguf.name, config=copy.deepcopy(config), dtype=getattr(torch, dtype)
         )
     if hasattr(config, "quantization_config"):
         del config.quantization_config
-    # built in the configured dtype: loading rounds the de-quantised float32 weights into it as .to() would
     model = _without_random_init(config, getattr(torch, dtype))
     model.load_state_dict(quantised.state_dict())
     model.generation_config = quantised.generation_config
