@@ -168,3 +168,36 @@ def test_random_tiny_models_keep_architecture_and_tokenizer_and_answer_in_words(
             assert len(set(reply.token_ids)) > 2, reply.token_ids
     gemma = AutoConfig.from_pretrained(tiny_gemma_dir).get_text_config()
     assert gemma.layer_types == ["sliding_attention"] * 5 + ["full_attention"] and gemma.sliding_window == 8
+
+
+@pytest.mark.parametrize("architecture", ["llama", "gemma3_text"])
+def test_a_model_built_without_random_init_saves_the_same_folder_once_loaded(architecture, tmp_path):
+    """prepare_model loads the de-quantised float32 weights into a model built in the configured
+    dtype without a random init, where it built a float32 model, drew its weights, loaded and cast
+    it: the same files; the same tied output layer; the same buffers (rotary frequencies, Gemma's
+    embedding scale) as a model drawn in that dtype."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from conflictlab.lm.registry import _without_random_init
+
+    sizes = dict(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2)
+    config = AutoConfig.for_model(architecture, num_key_value_heads=1, head_dim=8, tie_word_embeddings=True, **sizes)
+    drawn = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    undrawn = _without_random_init(config, torch.bfloat16)
+    torch.manual_seed(0)
+    weights = {name: torch.randn_like(value) for name, value in drawn.state_dict().items()}
+    drawn.load_state_dict(weights)
+    undrawn.load_state_dict(weights)
+    drawn.to(torch.bfloat16).save_pretrained(tmp_path / "drawn")
+    undrawn.save_pretrained(tmp_path / "undrawn")
+    files = sorted(p.name for p in (tmp_path / "drawn").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "undrawn").iterdir()) and "model.safetensors" in files
+    for name in files:
+        assert (tmp_path / "undrawn" / name).read_bytes() == (tmp_path / "drawn" / name).read_bytes(), name
+
+    assert undrawn.lm_head.weight.data_ptr() == undrawn.model.embed_tokens.weight.data_ptr()
+    buffers = dict(undrawn.named_buffers())
+    drawn_in_dtype = dict(AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16).named_buffers())
+    assert buffers.keys() == drawn_in_dtype.keys()
+    for name, buffer in drawn_in_dtype.items():
+        assert buffers[name].dtype == buffer.dtype and torch.equal(buffers[name], buffer), name
