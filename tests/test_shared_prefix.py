@@ -79,3 +79,17 @@ def test_generate_variants_with_shared_prefixes_equal_the_padded_batch(tiny_lm):
     tokens = [[c.token_ids for c in variant] for variant in shared]
     assert tokens == [[c.token_ids for c in variant] for variant in padded]
     assert tokens[0] != tokens[1]  # the steering changes tokens
+
+
+def test_option_scores_of_prompts_fed_one_after_another_equal_fresh_ones(tiny_lm):
+    import numpy as np
+
+    from conflictlab.lm.choices import option_loglikelihoods
+    from conflictlab.lm.shared_prefix import FedTokens
+
+    options = [[30, 4], [30, 6, 6], [11]]
+    fed = FedTokens(None, across_requests=True)
+    for prompt in sorted(PROMPTS):
+        together = option_loglikelihoods(tiny_lm, prompt, options, fed=fed)
+        assert np.allclose(together, option_loglikelihoods(tiny_lm, prompt, options), rtol=0, atol=1e-10)
+    assert fed.tokens_fed == sum(map(len, PROMPTS)) - shared_tokens(PROMPTS)  # each shared run forwarded once

@@ -42,6 +42,44 @@ def has_sliding_window(config) -> bool:
     return bool(getattr(text_config, "sliding_window", None))
 
 
+class FedTokens:
+    """The token ids whose keys and values a DynamicCache holds, and how many
+    of a new context's tokens it can keep: contexts fed one after another
+    (in token order, so that neighbours share the most) forward only what
+    they do not share with the one before. ``across_requests=False`` starts
+    a fresh cache for every request (models with sliding-window layers:
+    their cache cannot be cropped back once past the window). ``model_config``
+    None: a cache without per-layer types, every layer keeping every
+    position, which can be cropped on any model (the model's masks still
+    apply its window)."""
+
+    def __init__(self, model_config, *, across_requests: bool):
+        self.config = model_config
+        self.across_requests = across_requests
+        self.fed: list[int] = []
+        self.cache = None
+        self.tokens_fed = 0
+
+    def new_request(self) -> None:
+        if not self.across_requests:
+            self.fed, self.cache = [], None
+
+    def reuse(self, context: list[int]):
+        """(cache holding a prefix of ``context``, its length); at least one
+        token of ``context`` is left to feed, whose logits are read."""
+        from transformers import DynamicCache
+
+        keep = common_prefix_length([self.fed, context]) if self.fed and self.cache is not None else 0
+        keep = min(keep, len(context) - 1)
+        if keep == 0:
+            self.cache = DynamicCache(config=self.config)  # sliding-window layers where a config has them
+        elif keep < len(self.fed):
+            self.cache.crop(keep - len(self.fed))  # negative: drop the tokens after the shared prefix
+        self.fed = context
+        self.tokens_fed += len(context) - keep
+        return self.cache, keep
+
+
 def shared_prefix_order(prompts: Sequence[Sequence[int]], *, min_shared: int = MIN_SHARED_TOKENS) -> list[int]:
     """Indices of ``prompts``: in token order, cut into runs whose neighbours
     share at least ``min_shared`` leading tokens; runs longest first (a
