@@ -29,6 +29,8 @@ def test_prompts_sharing_a_prefix_are_neighbours_and_the_rest_longest_first():
     # 0 and 2 share three tokens: neighbours, in token order, ahead of the shorter 1; 3 shares nothing and comes last.
     assert shared_prefix_order(prompts, min_shared=3) == [2, 0, 1, 3]
     assert shared_prefix_order(prompts, min_shared=4) == [2, 1, 0, 3]  # sharing too little: longest first
+    same_length = [[5, 1], [4, 2], [3, 3]]
+    assert shared_prefix_order(same_length, min_shared=1) == [0, 1, 2]  # ties in input order, as batches() has them
     assert shared_tokens([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 9]]) == 3 + 2
 
 

@@ -83,9 +83,9 @@ class FedTokens:
 def shared_prefix_order(prompts: Sequence[Sequence[int]], *, min_shared: int = MIN_SHARED_TOKENS) -> list[int]:
     """Indices of ``prompts``: in token order, cut into runs whose neighbours
     share at least ``min_shared`` leading tokens; runs longest first (a
-    prompt sharing with none is a run of its own, so those are longest first
-    as :func:`~conflictlab.lm.batching.batches` orders them), each run in
-    token order, so that prompts sharing a prefix sit in one batch."""
+    prompt sharing with none is a run of its own, so those keep the order
+    :func:`~conflictlab.lm.batching.batches` gives them), each run in token
+    order, so that prompts sharing a prefix sit in one batch."""
     ordered = sorted(range(len(prompts)), key=lambda i: list(prompts[i]))
     runs: list[list[int]] = []
     for i in ordered:
@@ -93,7 +93,7 @@ def shared_prefix_order(prompts: Sequence[Sequence[int]], *, min_shared: int = M
             runs[-1].append(i)
         else:
             runs.append([i])
-    runs.sort(key=lambda run: -max(len(prompts[i]) for i in run))
+    runs.sort(key=lambda run: (-max(len(prompts[i]) for i in run), min(run)))  # ties in input order, as batches()
     return [i for run in runs for i in run]
 
 
