@@ -346,8 +346,9 @@ class HFBackend:
         touches a position before a prompt's last one (the hooks steer the last
         prompt position and later ones), so each batch is forwarded once
         without its last column, and every variant generates on a copy of that
-        cache: one prefill per prompt instead of one per variant. The backend's
-        own ``steering`` is not used here.
+        cache: one prefill per prompt instead of one per variant (a prefix tree
+        where a batch's prompts share a prefix: :func:`conflictlab.lm.shared_prefix.shared_prefill`).
+        The backend's own ``steering`` is not used here.
         """
         import copy
 
