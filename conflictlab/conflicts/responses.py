@@ -105,16 +105,20 @@ RESPONSE_SCHEMA = pa.schema(
 )
 
 
-def task1_scores(lm, question: str, results: Sequence[dict], *, harmony: HarmonyTokens | None = None) -> np.ndarray:
+def task1_scores(
+    lm, question: str, results: Sequence[dict], *, harmony: HarmonyTokens | None = None, fed=None
+) -> np.ndarray:
     """log p(category name | Task 1 prompt, "Type:") per category in
     :data:`ORDER`, shape (5,), float64 (reasoning models: "Type:" opens their
-    final channel)."""
+    final channel). ``fed``: the previous query's cache
+    (:func:`conflictlab.lm.choices.option_loglikelihoods`), whose instructions
+    and taxonomy this prompt shares."""
     from conflictlab.lm.choices import option_loglikelihoods
 
     chat = render_chat(lm.tokenizer, task1_messages(question, results), tokenize=False)
     encode = lambda text: lm.tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
     prompt = encode(chat + reply_prefix("task1", harmony=harmony, scored=True))
-    return option_loglikelihoods(lm, prompt, [encode(" " + TAXONOMY[name].label) for name in ORDER])
+    return option_loglikelihoods(lm, prompt, [encode(" " + TAXONOMY[name].label) for name in ORDER], fed=fed)
 
 
 def predicted_category(scores: np.ndarray) -> str:
@@ -153,9 +157,12 @@ def prompt_ids(tokenizer, messages: list[dict], prefix: str = "") -> list[int]:
 
 def types_by_option_scores(lm, queries: Sequence[dict], *, model: str) -> pa.Table:
     """Task 1 in process: per query the category whose name is most likely."""
+    from conflictlab.lm.shared_prefix import FedTokens
+
     rows, harmony = [], HarmonyTokens.of(lm.tokenizer)
+    fed = FedTokens(None, across_requests=True)  # the prompts share their first ~450 tokens: forwarded once
     for query in queries:
-        scores = task1_scores(lm, query["question"], query["search_results"], harmony=harmony)
+        scores = task1_scores(lm, query["question"], query["search_results"], harmony=harmony, fed=fed)
         rows.append(_type_row(query, model, predicted_category(scores), "option_loglikelihood", scores=scores))
     return pa.Table.from_pylist(rows, schema=TYPE_PREDICTION_SCHEMA)
 

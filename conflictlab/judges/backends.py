@@ -32,6 +32,7 @@ from conflictlab.judges.requests import JudgeRequest, closed_reply
 from conflictlab.lm.backends import backend_spec
 from conflictlab.lm.builders import generation_backend, guided_chat, precision
 from conflictlab.lm.chat_template import render_chat
+from conflictlab.lm.shared_prefix import FedTokens, common_prefix_length, has_sliding_window
 
 log = logging.getLogger(__name__)
 
@@ -40,55 +41,6 @@ class Judge(Protocol):
     name: str  # identity in the cache: model, backend, precision
 
     def ask(self, requests: Sequence[JudgeRequest]) -> list[str]: ...
-
-
-def _common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
-    length = min(len(s) for s in sequences)
-    for i in range(length):
-        if len({s[i] for s in sequences}) > 1:
-            return i
-    return length
-
-
-def _has_sliding_window(config) -> bool:
-    text_config = getattr(config, "text_config", None) or config
-    layer_types = getattr(text_config, "layer_types", None)
-    if layer_types is not None:
-        return any(t != "full_attention" for t in layer_types)
-    return bool(getattr(text_config, "sliding_window", None))
-
-
-class _FedTokens:
-    """The token ids whose keys and values a DynamicCache holds, and how many
-    of a new context's tokens it can keep. ``across_requests=False`` starts
-    a fresh cache for every request (models with sliding-window layers:
-    their cache cannot be cropped back once past the window)."""
-
-    def __init__(self, model_config, *, across_requests: bool):
-        self.config = model_config
-        self.across_requests = across_requests
-        self.fed: list[int] = []
-        self.cache = None
-        self.tokens_fed = 0
-
-    def new_request(self) -> None:
-        if not self.across_requests:
-            self.fed, self.cache = [], None
-
-    def reuse(self, context: list[int]):
-        """(cache holding a prefix of ``context``, its length); at least one
-        token of ``context`` is left to feed, whose logits are read."""
-        from transformers import DynamicCache
-
-        keep = _common_prefix_length([self.fed, context]) if self.fed and self.cache is not None else 0
-        keep = min(keep, len(context) - 1)
-        if keep == 0:
-            self.cache = DynamicCache(config=self.config)  # sliding-window layers where the model has them
-        elif keep < len(self.fed):
-            self.cache.crop(keep - len(self.fed))  # negative: drop the tokens after the shared prefix
-        self.fed = context
-        self.tokens_fed += len(context) - keep
-        return self.cache, keep
 
 
 class HFJudge:
@@ -112,7 +64,7 @@ class HFJudge:
         """(context ids, one token id per option) after ``text``: the encodings
         of ``text + option`` agree up to a position and differ there."""
         encoded = [self._encode(text + option) for option in request.options]
-        common = _common_prefix_length(encoded)
+        common = common_prefix_length(encoded)
         firsts = tuple(e[common] if len(e) > common else None for e in encoded)
         if None in firsts or len(set(firsts)) < len(firsts):
             raise ValueError(
@@ -121,7 +73,7 @@ class HFJudge:
             )
         return encoded[0][:common], firsts
 
-    def _closed(self, request: JudgeRequest, state: _FedTokens) -> str:
+    def _closed(self, request: JudgeRequest, state: FedTokens) -> str:
         """Field by field: the argmax option after the reply so far, one
         forward of only the tokens not already in ``state``'s cache (a
         request's n verdicts cost one prompt pass; consecutive requests that
@@ -155,7 +107,7 @@ class HFJudge:
         closed = [i for i, request in enumerate(requests) if request.closed]
         # In prompt order, so that requests sharing a prefix are neighbours.
         closed.sort(key=lambda i: self._chat(requests[i]))
-        state = _FedTokens(self.lm.model.config, across_requests=not _has_sliding_window(self.lm.model.config))
+        state = FedTokens(self.lm.model.config, across_requests=not has_sliding_window(self.lm.model.config))
         for i in closed:
             replies[i] = self._closed(requests[i], state)
         self.tokens_fed += state.tokens_fed

@@ -118,10 +118,16 @@ def batches(
         start += len(chunk)
 
 
-def map_batches(lengths: Sequence[int], run: Callable[[list[int]], Sequence[T]], policy: BatchPolicy) -> list[T]:
-    """``run`` over batches (see :func:`batches`), one result per row, in input order."""
+def map_batches(
+    lengths: Sequence[int],
+    run: Callable[[list[int]], Sequence[T]],
+    policy: BatchPolicy,
+    *,
+    order: Sequence[int] | None = None,
+) -> list[T]:
+    """``run`` over batches (see :func:`batches`, which takes rows in ``order``), one result per row, in input order."""
     results: list = [None] * len(lengths)
-    for chunk, out in batches(lengths, run, policy):
+    for chunk, out in batches(lengths, run, policy, order=order):
         for i, value in zip(chunk, out):
             results[i] = value
     return results

@@ -17,6 +17,7 @@ import numpy as np
 
 from conflictlab.lm.batching import BatchPolicy, map_batches, pad_batch
 from conflictlab.lm.loading import LoadedModel, require_decoder_only
+from conflictlab.lm.shared_prefix import FedTokens
 
 
 def single_token_ids(tokenizer, texts: Sequence[str]) -> list[int]:
@@ -155,13 +156,18 @@ def choice_logits_under(
     return [rows[:, k, :] for k in range(len(methods))]
 
 
-def option_loglikelihoods(lm: LoadedModel, prompt: Sequence[int], options: Sequence[Sequence[int]]) -> np.ndarray:
+def option_loglikelihoods(
+    lm: LoadedModel, prompt: Sequence[int], options: Sequence[Sequence[int]], *, fed: FedTokens | None = None
+) -> np.ndarray:
     """Summed log p(option | prompt) of each multi-token option, float64,
     shape (len(options),): one pass over the prompt, whose keys and values
     every option then continues from (the read-out of labels that share
-    their first tokens, such as CONFLICTS' five category names)."""
+    their first tokens, such as CONFLICTS' five category names). ``fed``:
+    the cache of the prompt scored before (a :class:`~conflictlab.lm.shared_prefix.FedTokens`
+    without a model config, left holding this prompt), so that prompts
+    scored one after another forward only what they do not share with the
+    one before (CONFLICTS' Task 1 prompts share their instructions and taxonomy)."""
     import torch
-    from transformers import DynamicCache
 
     require_decoder_only(lm, "option log-likelihoods")
     if not prompt or any(not option for option in options):
@@ -169,10 +175,13 @@ def option_loglikelihoods(lm: LoadedModel, prompt: Sequence[int], options: Seque
     # No per-layer config: every layer keeps every position, so the crop back
     # to the prompt is valid past a sliding window too (the model's masks
     # still apply the window); a sliding layer's cache cannot be cropped.
-    cache = DynamicCache()
+    fed = fed or FedTokens(None, across_requests=True)
+    if fed.config is not None:
+        raise ValueError("option_loglikelihoods crops its cache: pass a FedTokens without a model config")
+    cache, keep = fed.reuse(list(prompt))
     with torch.inference_mode():
         out = lm.model(
-            input_ids=torch.tensor([list(prompt)], device=lm.device),
+            input_ids=torch.tensor([list(prompt)[keep:]], device=lm.device),
             past_key_values=cache,
             use_cache=True,
             logits_to_keep=1,

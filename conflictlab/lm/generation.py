@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from conflictlab.lm.batching import BatchPolicy, batches, map_batches, pad_batch
 from conflictlab.lm.loading import LoadedModel, require_decoder_only
+from conflictlab.lm.shared_prefix import MIN_SHARED_TOKENS, shared_prefill, shared_prefix_order
 
 if TYPE_CHECKING:
     from conflictlab.lm.endpoint import Endpoint, RequestCache
@@ -176,16 +177,27 @@ class HFBackend:
 
     name = "hf"
 
-    def __init__(self, lm: LoadedModel, *, batch_size: int = 8, steering=None):
+    def __init__(self, lm: LoadedModel, *, batch_size: int = 8, steering=None, min_shared: int = MIN_SHARED_TOKENS):
         if steering is not None:
             require_decoder_only(lm, "activation steering")
         self.lm = lm
         self.policy = BatchPolicy(batch_size=batch_size)
         self.steering = steering
+        self.min_shared = min_shared
+
+    def _batches_sharing_prefixes(self, prompts: Sequence[Sequence[int]], run) -> list:
+        """``run`` over batches of ``prompts`` (one result per prompt, in input order) in which prompts that
+        share a prefix of at least ``min_shared`` tokens are neighbours
+        (:func:`conflictlab.lm.shared_prefix.shared_prefix_order`)."""
+        order = None if self.lm.is_encoder_decoder else shared_prefix_order(prompts, min_shared=self.min_shared)
+        return map_batches([len(p) for p in prompts], run, self.policy, order=order)
 
     def _generate_batch(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
         ids, mask = pad_batch(prompts, self.lm.pad_id, side=prompt_padding_side(self.lm))
-        return self._decode(ids, mask, params, self.steering)
+        # Steering hooks may steer prompt positions (schedule all_tokens), which a shared prefill would not see.
+        shared = self.steering is None and not self.lm.is_encoder_decoder
+        cache = shared_prefill(self.lm, prompts, min_shared=self.min_shared) if shared else None
+        return self._decode(ids, mask, params, self.steering, cache=cache)
 
     def _decode(self, ids, mask, params: DecodingParams, steering, cache=None) -> list[Completion]:
         """Greedy ``generate`` of one left-padded batch under ``steering`` (a
@@ -227,10 +239,8 @@ class HFBackend:
         return completions
 
     def generate(self, prompts: Sequence[Sequence[int]], params: DecodingParams) -> list[Completion]:
-        return map_batches(
-            [len(p) for p in prompts],
-            lambda batch: self._generate_batch([prompts[i] for i in batch], params),
-            self.policy,
+        return self._batches_sharing_prefixes(
+            prompts, lambda batch: self._generate_batch([prompts[i] for i in batch], params)
         )
 
     def loglikelihoods(self, contexts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]) -> list:
@@ -336,8 +346,9 @@ class HFBackend:
         touches a position before a prompt's last one (the hooks steer the last
         prompt position and later ones), so each batch is forwarded once
         without its last column, and every variant generates on a copy of that
-        cache: one prefill per prompt instead of one per variant. The backend's
-        own ``steering`` is not used here.
+        cache: one prefill per prompt instead of one per variant (a prefix tree
+        where a batch's prompts share a prefix: :func:`conflictlab.lm.shared_prefix.shared_prefill`).
+        The backend's own ``steering`` is not used here.
         """
         import copy
 
@@ -349,8 +360,8 @@ class HFBackend:
 
         def run(batch: list[int]) -> list[list[Completion]]:
             ids, mask = pad_batch([prompts[i] for i in batch], lm.pad_id, side="left")
-            prefix = None
-            if ids.shape[1] > 1:  # one-token prompts have no prefix to share
+            prefix = shared_prefill(lm, [prompts[i] for i in batch], min_shared=self.min_shared)
+            if prefix is None and ids.shape[1] > 1:  # one-token prompts have no prefix to share
                 head, head_mask = ids[:, :-1].to(lm.device), mask[:, :-1].to(lm.device)
                 # Positions as generate() numbers them under left padding.
                 positions = (head_mask.long().cumsum(-1) - 1).masked_fill(head_mask == 0, 0)
@@ -369,7 +380,7 @@ class HFBackend:
             ]
             return [list(row) for row in zip(*per_variant)]
 
-        per_prompt = map_batches([len(p) for p in prompts], run, self.policy)
+        per_prompt = self._batches_sharing_prefixes(prompts, run)
         return [[per_prompt[i][v] for i in range(len(prompts))] for v in range(len(steerings))]
 
 

@@ -1,0 +1,97 @@
+"""Prompts sharing a prefix: batched together, the prefix forwarded once, the
+same greedy tokens as the padded batch (:mod:`conflictlab.lm.shared_prefix`)."""
+
+import torch
+
+from conflictlab.lm.generation import DecodingParams, HFBackend
+from conflictlab.lm.shared_prefix import shared_prefill, shared_prefix_order, shared_tokens
+
+from . import test_methods
+
+PAD = test_methods.PAD
+tiny_lm = test_methods.tiny_lm  # the fixture: a random float64 Llama of 2 layers, hidden size 32
+
+HEAD = [1, 5, 9, 12, 7, 3, 22, 8, 14, 2]  # a shared head (instructions, search results) ...
+# ... under several tails, one prompt that is the head itself, one nested deeper, one sharing nothing, one token alone.
+PROMPTS = [
+    HEAD + [30, 4, 17],
+    [1, 17, 17, 2, 26, 11],
+    HEAD + [6],
+    HEAD,
+    HEAD + [30, 4, 25, 25, 33, 10],
+    [3],
+    HEAD + [11, 35, 14, 2, 19],
+]
+
+
+def test_prompts_sharing_a_prefix_are_neighbours_and_the_rest_longest_first():
+    prompts = [[1, 2, 3, 5], [7, 7, 7, 7, 7], [1, 2, 3, 4, 8, 8], [9, 1]]
+    # 0 and 2 share three tokens: neighbours, in token order, ahead of the shorter 1; 3 shares nothing and comes last.
+    assert shared_prefix_order(prompts, min_shared=3) == [2, 0, 1, 3]
+    assert shared_prefix_order(prompts, min_shared=4) == [2, 1, 0, 3]  # sharing too little: longest first
+    same_length = [[5, 1], [4, 2], [3, 3]]
+    assert shared_prefix_order(same_length, min_shared=1) == [0, 1, 2]  # ties in input order, as batches() has them
+    assert shared_tokens([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 9]]) == 3 + 2
+
+
+def test_shared_prefill_holds_the_padded_batch_keys_and_values(tiny_lm):
+    from conflictlab.lm.batching import pad_batch
+
+    cache = shared_prefill(tiny_lm, PROMPTS, min_shared=4)
+    ids, mask = pad_batch([p[:-1] for p in PROMPTS], PAD, side="left")
+    from transformers import DynamicCache
+
+    plain = DynamicCache(config=tiny_lm.model.config)
+    with torch.inference_mode():
+        tiny_lm.model.get_decoder()(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=(mask.cumsum(-1) - 1).masked_fill(mask == 0, 0),
+            past_key_values=plain,
+            use_cache=True,
+        )
+    assert cache.get_seq_length() == plain.get_seq_length() == max(len(p) for p in PROMPTS) - 1
+    real = mask.bool()[:, None, :, None]
+    for shared_layer, plain_layer in zip(cache.layers, plain.layers):
+        for got, want in ((shared_layer.keys, plain_layer.keys), (shared_layer.values, plain_layer.values)):
+            assert torch.allclose(got * real, want * real, atol=1e-10)
+            assert not got.masked_select(~real).any()  # zeros under the padding
+    assert shared_prefill(tiny_lm, PROMPTS, min_shared=10_000) is None  # too little shared: the padded batch
+
+
+def test_generate_with_shared_prefixes_equals_the_padded_batch_and_one_by_one(tiny_lm):
+    params = DecodingParams(max_new_tokens=10)
+    shared = HFBackend(tiny_lm, batch_size=4, min_shared=4).generate(PROMPTS, params)
+    padded = HFBackend(tiny_lm, batch_size=4, min_shared=10_000).generate(PROMPTS, params)
+    alone = HFBackend(tiny_lm, batch_size=1).generate(PROMPTS, params)
+    assert [c.token_ids for c in shared] == [c.token_ids for c in padded] == [c.token_ids for c in alone]
+    assert len({tuple(c.token_ids) for c in shared}) > 3  # the prompts lead to different completions
+
+
+def test_generate_variants_with_shared_prefixes_equal_the_padded_batch(tiny_lm):
+    import numpy as np
+
+    from conflictlab.lm.steering import Steering
+
+    direction = np.random.default_rng(0).normal(size=(2, 32)).astype(np.float64)
+    variants = [[None] * len(PROMPTS), [Steering(direction, 4.0, "first_generated")] * len(PROMPTS)]
+    params = DecodingParams(max_new_tokens=8)
+    shared = HFBackend(tiny_lm, batch_size=4, min_shared=4).generate_variants(PROMPTS, variants, params)
+    padded = HFBackend(tiny_lm, batch_size=4, min_shared=10_000).generate_variants(PROMPTS, variants, params)
+    tokens = [[c.token_ids for c in variant] for variant in shared]
+    assert tokens == [[c.token_ids for c in variant] for variant in padded]
+    assert tokens[0] != tokens[1]  # the steering changes tokens
+
+
+def test_option_scores_of_prompts_fed_one_after_another_equal_fresh_ones(tiny_lm):
+    import numpy as np
+
+    from conflictlab.lm.choices import option_loglikelihoods
+    from conflictlab.lm.shared_prefix import FedTokens
+
+    options = [[30, 4], [30, 6, 6], [11]]
+    fed = FedTokens(None, across_requests=True)
+    for prompt in sorted(PROMPTS):
+        together = option_loglikelihoods(tiny_lm, prompt, options, fed=fed)
+        assert np.allclose(together, option_loglikelihoods(tiny_lm, prompt, options), rtol=0, atol=1e-10)
+    assert fed.tokens_fed == sum(map(len, PROMPTS)) - shared_tokens(PROMPTS)  # each shared run forwarded once
