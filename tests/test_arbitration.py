@@ -185,16 +185,19 @@ def test_sensitivity_variants_change_one_factor():
     assert {r["answer_letter"] for r in rows if r["label"] == "high"} == {"B"}
 
 
+# Both architectures here (SmolLM2's chat model, Gemma-3's base model with its
+# " A"/" B" answers): the smoke DAG reads arbitration out on SmolLM2's only.
 @pytest.mark.slow
-def test_logit_readout_equals_argmax_of_full_forward(tiny_llama_dir):
+@pytest.mark.parametrize("folder", ["tiny_llama_dir", "tiny_gemma_dir"])
+def test_logit_readout_equals_argmax_of_full_forward(request, folder):
     import torch
 
     from conflictlab.lm.choices import choice_logits
     from conflictlab.lm.loading import load
 
-    lm = load(tiny_llama_dir, dtype="float32")
+    lm = load(request.getfixturevalue(folder), dtype="float32")
     model, tokenizer = lm.model, lm.tokenizer
-    ids = answer_token_ids(tokenizer, chat=True)
+    ids = answer_token_ids(tokenizer, chat=lm.has_chat_template)
     rows = generate_instances(ArbitrationConfig(n_per_setting=2, seeds=(0,))).to_pylist()[:5]
     prompts = [encode_arbitration_prompt(tokenizer, r["prompt"]) for r in rows]
     batched = choice_logits(lm, prompts, ids, batch_size=3)

@@ -4,8 +4,11 @@ vLLM's OpenAI-compatible server against the in-process engine.
 A vLLM engine takes minutes to start on two cores (37 s with
 ``enforce_eager``, which every engine here sets), so the tests share two:
 one server (``vllm_server``) and one in-process engine in a child process
-(``vllm_in_process``), each started once per test run; the rule test starts
-the third, inside its Snakemake job, as the workflow does.
+(``vllm_in_process``), each started once per test run and stopped with this
+module's last test; the rule test starts the third, inside its Snakemake job,
+as the workflow does. Every engine gets an explicit KV cache (KV_CACHE_BYTES):
+vLLM's CPU worker then skips its warm-up forward and sizing, which only serve
+an automatic KV cache size.
 """
 
 import importlib.util
@@ -18,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conflictlab.lm.generation import DecodingParams, HFBackend
-from conflictlab.lm.loading import load
+from conflictlab.lm.loading import load, resolve_dtype
 
 from .conftest import REPO, snakemake_cmd
 
@@ -29,7 +32,9 @@ pytestmark = [
     ),
 ]
 
-VLLM_OVERLAY = """
+KV_CACHE_BYTES = 2**29  # 512 MiB: about 22,000 of SmolLM2's tokens, ten prompts of the 2,048-token limit
+
+VLLM_OVERLAY = f"""
 conflict_types: [inferential]
 data:
   max_per_subset: 2
@@ -39,10 +44,11 @@ generation:
   backend: vllm
   max_new_tokens: 16
   max_model_len: 2048
-  dtype: bfloat16
+  dtype: auto                 # the CPU's native precision, for vLLM and the hf reference alike
   vllm:
     gpu_memory_utilization: 0.25
     enforce_eager: true       # no torch.compile warm-up: 37 s to start, not 4 min (README)
+    kv_cache_memory_bytes: {KV_CACHE_BYTES}
 """
 
 
@@ -65,9 +71,10 @@ def test_vllm_rule_matches_hf_backend_on_first_16_tokens(workflow_with_smollm2, 
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
     prompts = [tokenizer(r["prompt"], add_special_tokens=False)["input_ids"] for r in vllm_rows]
-    hf = HFBackend(load(smollm2_dir, dtype="bfloat16"), batch_size=1).generate(
-        prompts, DecodingParams(max_new_tokens=16)
-    )
+    # bfloat16 on a CPU without it natively (AVX2 only) made this reference ~2 CPU minutes of the test;
+    # the in-process and served engines below still run in bfloat16.
+    dtype = resolve_dtype("auto", "cpu")
+    hf = HFBackend(load(smollm2_dir, dtype=dtype), batch_size=1).generate(prompts, DecodingParams(max_new_tokens=16))
     same = [r["response_token_ids"][:16] == c.token_ids[:16] for r, c in zip(vllm_rows, hf)]
     fraction = sum(same) / len(same)
     print(f"\nvLLM vs hf, identical first 16 greedy tokens: {sum(same)}/{len(same)} = {fraction:.2f}")
@@ -80,7 +87,7 @@ JUDGE = {
     "model": "smollm2",
     "dtype": "bfloat16",
     "max_model_len": 2048,
-    "vllm": {"gpu_memory_utilization": 0.2, "enforce_eager": True},
+    "vllm": {"gpu_memory_utilization": 0.2, "enforce_eager": True, "kv_cache_memory_bytes": KV_CACHE_BYTES},
 }
 
 
@@ -123,7 +130,7 @@ if __name__ == "__main__":
 """
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm_in_process(smollm2_dir, run_dir) -> dict:
     """One in-process engine's greedy tokens for QUESTIONS and judge replies to judge_requests()."""
     script = run_dir / "vllm_in_process.py"
@@ -141,10 +148,11 @@ def vllm_in_process(smollm2_dir, run_dir) -> dict:
     return json.loads(next(line for line in child.stdout.splitlines() if line.startswith("RESULT "))[7:])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm_server(smollm2_dir, run_dir):
-    """vLLM's OpenAI-compatible server on SmolLM2, once per test run; on the
-    way out it must leave no process and no bound port behind."""
+    """vLLM's OpenAI-compatible server on SmolLM2, once per test run, stopped
+    after this module's last test (idle, it still costs CPU and 5 GB of memory);
+    on the way out it must leave no process and no bound port behind."""
     from conflictlab.lm.server import port_is_free, serve_vllm
 
     with serve_vllm(
@@ -152,7 +160,7 @@ def vllm_server(smollm2_dir, run_dir):
         log_path=run_dir / "vllm_server.log",
         max_model_len=2048,
         gpu_memory_utilization=0.2,
-        extra_args=("--enforce-eager",),
+        extra_args=("--enforce-eager", "--kv-cache-memory-bytes", str(KV_CACHE_BYTES)),
     ) as endpoint:
         port = int(endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
         assert not port_is_free(port)

@@ -76,9 +76,11 @@ PAPER_OFFLINE = {
 }
 
 
-# The data rules and one generator (what depends on the data); every other
-# benchmark's models are off, so its first run has 3 model jobs instead of 8.
+# The data rules and one generator (what depends on the data): ContextConflict
+# alone, every other benchmark's models off, so its first run has 3 model jobs
+# (the generator and two judge jobs) where the default run has over 30.
 TINY = """
+benchmarks: [contextconflict]
 conflict_types: [temporal, ambiguity]
 generators: [smollm2-135m-instruct]
 scorers: []
