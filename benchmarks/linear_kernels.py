@@ -28,7 +28,7 @@ model loaded twice in one process, packed and not, forwarding 8 random
 prompts of each length (the last position's logits, as the read-outs and a
 prefill do) on one thread, the two alternating in every round. It prints CPU
 seconds of each, their ratio, and what
-:func:`conflictlab.lm.packed_linear.packing_pays` decides on this CPU.
+:func:`conflictlab.lm.loading.packing_pays` decides on this CPU.
 """
 
 from __future__ import annotations
@@ -128,8 +128,7 @@ def main() -> None:
     import torch
 
     if args.forward:
-        from conflictlab.lm.loading import cpu_kind
-        from conflictlab.lm.packed_linear import packing_pays
+        from conflictlab.lm.loading import cpu_kind, packing_pays
 
         kind = cpu_kind()
         seconds = forward_seconds(args.model, args.lengths, args.rounds)

@@ -1,3 +1,5 @@
+from types import SimpleNamespace
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -5,6 +7,7 @@ from conflictlab.contextconflict.generation import build_request
 from conflictlab.lm.batching import BatchPolicy
 from conflictlab.lm.generation import Completion, DecodingParams, HFBackend
 from conflictlab.lm.shards import GenerationJob, Request, run_sharded, run_sharded_variants
+from conflictlab.lm.shared_prefix import MIN_SHARED_TOKENS
 
 from .conftest import DEMO
 
@@ -114,9 +117,17 @@ def test_too_long_requests_are_recorded_not_generated(tmp_path):
     assert rows[0]["response"] == "len=1" and rows[0]["n_response_tokens"] == 1
 
 
-def test_batch_size_halves_on_out_of_memory():
+def _bare_backend(batch_size: int) -> HFBackend:
+    """An HFBackend without a model, whose batches a test fakes (prompts of zeros share no long prefix)."""
     backend = HFBackend.__new__(HFBackend)
-    backend.policy = BatchPolicy(batch_size=8)
+    backend.policy = BatchPolicy(batch_size=batch_size)
+    backend.lm = SimpleNamespace(is_encoder_decoder=False)
+    backend.min_shared = MIN_SHARED_TOKENS
+    return backend
+
+
+def test_batch_size_halves_on_out_of_memory():
+    backend = _bare_backend(batch_size=8)
     sizes = []
 
     def fake_batch(prompts, params):
@@ -134,8 +145,7 @@ def test_batch_size_halves_on_out_of_memory():
 
 
 def test_other_runtime_errors_are_not_swallowed():
-    backend = HFBackend.__new__(HFBackend)
-    backend.policy = BatchPolicy(batch_size=4)
+    backend = _bare_backend(batch_size=4)
 
     def broken(prompts, params):
         raise RuntimeError("shape mismatch")

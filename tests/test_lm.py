@@ -96,23 +96,21 @@ def test_cpu_kind_reads_the_first_processor():
 @pytest.mark.parametrize(
     "vendor, family, model, flags, pays",
     [
-        ("AuthenticAMD", 25, 1, "avx2 fma", False),  # Zen 3: MKL faster (packed_linear.packing_pays)
+        ("AuthenticAMD", 25, 1, "avx2 fma", False),  # Zen 3: MKL faster (loading.packing_pays)
         ("AuthenticAMD", 25, 17, "avx2 avx512f avx512_bf16", True),  # Zen 4
         ("AuthenticAMD", 23, 49, "avx2 fma", True),  # Zen 2: oneDNN 1.9x MKL
         ("GenuineIntel", 6, 207, "avx2 avx512f amx_bf16", True),
     ],
 )
 def test_linear_layers_are_packed_where_onednn_was_measured_faster(vendor, family, model, flags, pays):
-    from conflictlab.lm.loading import cpu_kind
-    from conflictlab.lm.packed_linear import packing_pays
+    from conflictlab.lm.loading import cpu_kind, packing_pays
 
     assert packing_pays(cpu_kind(_cpuinfo(vendor, family, model, flags))) is pays
 
 
 @pytest.mark.slow
 def test_load_packs_by_default_where_packing_pays(tiny_llama_dir):
-    from conflictlab.lm.loading import load
-    from conflictlab.lm.packed_linear import packing_pays
+    from conflictlab.lm.loading import load, packing_pays
 
     assert (load(tiny_llama_dir).packed_layers > 0) is packing_pays()
     assert load(tiny_llama_dir, pack=False).packed_layers == 0

@@ -6,7 +6,7 @@ id, end-of-sequence ids, whether a chat template exists). Defaults, written
 once: CUDA when available; float32 on the CPU (the exact reference) and
 bfloat16 on a GPU; a float32 model on the CPU gets its linear layers packed
 for oneDNN (:mod:`conflictlab.lm.packed_linear`) where that CPU runs oneDNN's
-kernels faster than MKL's (:func:`~conflictlab.lm.packed_linear.packing_pays`;
+kernels faster than MKL's (:func:`packing_pays`;
 ``pack`` forces either way), unless it is an encoder-decoder model; a CPU
 model attends with grouped key/value heads kept grouped under a mask
 (:mod:`conflictlab.lm.attention`, same outputs).
@@ -108,6 +108,23 @@ def cpu_kind(cpuinfo: str | None = None) -> CpuKind:
 def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
     """Whether the CPU lists a bfloat16 instruction set (Linux /proc/cpuinfo flags)."""
     return any(flag in cpu_kind(cpuinfo).flags for flag in NATIVE_BF16_FLAGS)
+
+
+def packing_pays(kind=None) -> bool:
+    """Whether oneDNN's packed kernels beat MKL's on this CPU (``kind``: a
+    :class:`CpuKind`, this machine's when None).
+
+    Everywhere but on AMD's Zen 3 (family 25 without AVX-512; Zen 4 is family
+    25 with it). There, side by side in one process, one thread, 8 prompts of
+    100, 400 and 800 tokens, three rounds (``python benchmarks/linear_kernels.py
+    --forward --model <folder>``): SmolLM2-135M took 1.09x as long packed as with MKL, Gemma-3-270M
+    1.06x; one 1536 x 576 layer over 640 rows 15.1 against 13.1 ms. A fixed
+    rule rather than a timing at load: a timing under load could pick differently
+    from job to job, and the two kernels round differently.
+    """
+    kind = kind or cpu_kind()
+    zen3 = kind.vendor == "AuthenticAMD" and kind.family == 25 and "avx512f" not in kind.flags
+    return not zen3
 
 
 def resolve_dtype(dtype: str | None, device: str, *, cpuinfo: str | None = None) -> str:
@@ -295,7 +312,7 @@ def load(
 
     ``dtype`` (None, ``"auto"`` or a torch dtype name) and ``device`` default
     as the module docstring says; ``pack`` packs float32 CPU linear layers (None: where
-    :func:`~conflictlab.lm.packed_linear.packing_pays`; a no-op elsewhere and on
+    :func:`packing_pays`; a no-op elsewhere and on
     a split model). On CUDA the model is spread over
     ``gpus`` GPUs (None: the fewest that hold it,
     :func:`conflictlab.lm.placement.gpus_to_use`); off CUDA ``gpus`` is
@@ -312,7 +329,7 @@ def load(
     from transformers import AutoConfig, AutoTokenizer
 
     from conflictlab.lm.attention import use_grouped_sdpa
-    from conflictlab.lm.packed_linear import pack_linear_layers, packing_pays
+    from conflictlab.lm.packed_linear import pack_linear_layers
     from conflictlab.lm.placement import gpu_max_memory, gpu_memory_gb, gpus_to_use, input_device, visible_gpus
 
     if device_map is not None and (device is not None or gpus is not None):

@@ -9,7 +9,7 @@ the whole-scorer effect); on the AVX2-only Zen 2 EPYC oneDNN's were 1.9x
 MKL's too. Both compute in IEEE float32; the outputs agree to float32
 rounding. On the AVX2-only Zen 3 EPYC (family 25 model 1) it is the other way
 round: MKL's kernels forward SmolLM2 and Gemma-3 faster than the packed ones
-(:func:`packing_pays` says where to pack).
+(:func:`conflictlab.lm.loading.packing_pays` says where to pack).
 
 Packing is for inference on the CPU, and comes last: a packed model cannot be
 moved to another device or dtype, trained, or saved.
@@ -73,25 +73,6 @@ def can_pack(model) -> bool:
         and torch.backends.mkldnn.is_available()
         and hasattr(torch.ops.mkldnn, "_linear_pointwise")
     )
-
-
-def packing_pays(kind=None) -> bool:
-    """Whether oneDNN's packed kernels beat MKL's on this CPU (``kind``: a
-    :class:`conflictlab.lm.loading.CpuKind`, this machine's when None).
-
-    Everywhere but on AMD's Zen 3 (family 25 without AVX-512; Zen 4 is family
-    25 with it). There, side by side in one process, one thread, 8 prompts of
-    100, 400 and 800 tokens, three rounds (``python benchmarks/linear_kernels.py
-    --forward --model <folder>``): SmolLM2-135M took 1.09x as long packed as with MKL, Gemma-3-270M
-    1.06x; one 1536 x 576 layer over 640 rows 15.1 against 13.1 ms. A fixed
-    rule rather than a timing at load: a timing under load could pick differently
-    from job to job, and the two kernels round differently.
-    """
-    from conflictlab.lm.loading import cpu_kind
-
-    kind = kind or cpu_kind()
-    zen3 = kind.vendor == "AuthenticAMD" and kind.family == 25 and "avx512f" not in kind.flags
-    return not zen3
 
 
 def pack_linear_layers(model, *, head_block: int = 2048) -> int:
