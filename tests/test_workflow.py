@@ -301,8 +301,17 @@ def test_a_forced_rerun_of_the_judge_jobs_asks_the_judge_nothing(smoke_run):
     workflow_copy, run = smoke_run
     assert run.returncode == 0, run.stderr[-4000:]
     jobs = ("judge_faithfulness", "judge_ratings", "judge_gold", "answer_match")
-    rerun = snakemake_cmd("--cores", "2", "--configfile", "config/smoke.yaml", "--forcerun", *jobs, cwd=workflow_copy)
+    # The four jobs' outputs as the targets (before --forcerun, which takes several values): the
+    # tables downstream, which a forced rerun would otherwise remake, are not what is checked.
+    judged = workflow_copy / "results" / "judges"
+    outputs = ("faithfulness.parquet", "ratings.parquet", "gold.parquet", "answer_match/smollm2-135m-instruct.parquet")
+    assert all((judged / output).exists() for output in outputs)
+    targets = [f"results/judges/{output}" for output in outputs]
+    rerun = snakemake_cmd(
+        *targets, "--cores", "2", "--configfile", "config/smoke.yaml", "--forcerun", *jobs, cwd=workflow_copy
+    )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert sorted(planned_jobs(rerun.stdout + rerun.stderr)) == sorted(jobs)
     logs = workflow_copy / "results" / "logs" / "judges"
     for log in ("faithfulness.log", "ratings.log", "gold.log", "answer_match/smollm2-135m-instruct.log"):
         text = (logs / log).read_text()
