@@ -16,9 +16,11 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +40,74 @@ _MODULE_REFERENCE = re.compile(rf"{PACKAGE}(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
 DESCRIPTORS = Path(PACKAGE) / "benchmarks"
 
 
+Parsed = tuple[frozenset[str], bool, frozenset[tuple[str, str]], frozenset[str]]
+
+
+class _ParsedCache:
+    """:func:`_parse`'s results kept between processes, in one JSON file under the user's cache folder
+    (``$XDG_CACHE_HOME`` or ``~/.cache``), keyed by a digest of the source and of this module's own code
+    (an edit to either parses again). Parsing the ~220 library modules took 1.0 CPU s of every Snakemake
+    start; a cache that cannot be read or written is simply not used."""
+
+    def __init__(self):
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        self.path = Path(base) / PACKAGE / "parsed-imports.json"
+        self.salt = hashlib.sha256(Path(__file__).read_bytes()).digest()
+        self.entries: dict | None = None
+        self.added = False
+
+    def key(self, source: str) -> str:
+        return hashlib.sha256(self.salt + source.encode()).hexdigest()
+
+    def get(self, source: str) -> Parsed | None:
+        if self.entries is None:
+            try:
+                self.entries = json.loads(self.path.read_text())
+            except (OSError, ValueError):
+                self.entries = {}
+        found = self.entries.get(self.key(source))
+        if not isinstance(found, list) or len(found) != 4:
+            return None
+        names, by_name, references, attributes = found
+        return frozenset(names), bool(by_name), frozenset(map(tuple, references)), frozenset(attributes)
+
+    def put(self, source: str, parsed: Parsed) -> None:
+        names, by_name, references, attributes = parsed
+        self.entries[self.key(source)] = [sorted(names), by_name, sorted(references), sorted(attributes)]
+        self.added = True
+
+    def save(self) -> None:
+        """Write the entries if any were added (atomically: concurrent starts each leave a whole file)."""
+        if not self.added:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".parsed-imports.")
+            with os.fdopen(fd, "w") as out:
+                json.dump(self.entries, out)
+            os.replace(tmp, self.path)
+            self.added = False
+        except OSError:
+            pass
+
+
+_CACHE = _ParsedCache()
+
+
 # Keyed by the source text, so an edited file is parsed again. A Snakefile hashes
 # some 60 scripts whose closures share most modules: parsing and walking each module
 # once per script took 2.6 CPU s of every Snakemake start.
 @functools.cache
-def _parsed(source: str, filename: str) -> tuple[frozenset[str], bool, frozenset[tuple[str, str]], frozenset[str]]:
+def _parsed(source: str, filename: str) -> Parsed:
+    """:func:`_parse`, from :data:`_CACHE` where it holds ``source``."""
+    found = _CACHE.get(source)
+    if found is None:
+        found = _parse(source, filename)
+        _CACHE.put(source, found)
+    return found
+
+
+def _parse(source: str, filename: str) -> Parsed:
     """What ``source`` imports (modules, and ``module.name`` of each ``from module import name``; absolute only),
     whether it imports by name (``importlib.import_module``), the module references among its string constants
     (:data:`_MODULE_REFERENCE`, the module part) as ``(keyword, module)`` (the keyword argument the string is
@@ -147,6 +212,7 @@ def import_closure(script: str | os.PathLike, root: str | os.PathLike) -> Closur
             wanted = {module for field, module in _descriptor_references(root) if field in attributes} - named
             named |= wanted
             add(wanted)
+    _CACHE.save()
     return Closure(tuple(sorted(seen)), tuple(sorted(third_party)))
 
 
