@@ -49,11 +49,14 @@ class _ParsedCache:
     (an edit to either parses again). Parsing the ~220 library modules took 1.0 CPU s of every Snakemake
     start; a cache that cannot be read or written is simply not used."""
 
+    MAX_ENTRIES = 5000  # some 20 versions of each library module, ~4 MB
+
     def __init__(self):
         base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
         self.path = Path(base) / PACKAGE / "parsed-imports.json"
         self.salt = hashlib.sha256(Path(__file__).read_bytes()).digest()
         self.entries: dict | None = None
+        self.used: set[str] = set()  # the keys this process read or wrote
         self.added = False
 
     def key(self, source: str) -> str:
@@ -65,7 +68,9 @@ class _ParsedCache:
                 self.entries = json.loads(self.path.read_text())
             except (OSError, ValueError):
                 self.entries = {}
-        found = self.entries.get(self.key(source))
+        key = self.key(source)
+        self.used.add(key)
+        found = self.entries.get(key)
         if not isinstance(found, list) or len(found) != 4:
             return None
         names, by_name, references, attributes = found
@@ -77,9 +82,12 @@ class _ParsedCache:
         self.added = True
 
     def save(self) -> None:
-        """Write the entries if any were added (atomically: concurrent starts each leave a whole file)."""
+        """Write the entries if any were added (atomically: concurrent starts each leave a whole file).
+        Every edit of a module adds an entry: past :data:`MAX_ENTRIES` only this process's are kept."""
         if not self.added:
             return
+        if len(self.entries) > self.MAX_ENTRIES:
+            self.entries = {key: value for key, value in self.entries.items() if key in self.used}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".parsed-imports.")

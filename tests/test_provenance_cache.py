@@ -56,3 +56,23 @@ def test_an_edited_source_is_parsed_again(tmp_path, monkeypatch):
     assert reloaded.get(after) is None
     assert provenance._parse(after, "m.py")[0] == {"conflictlab.stats"}
     assert "claims" in provenance._parse(after, "m.py")[3]
+
+
+def test_a_full_cache_keeps_only_what_the_process_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(provenance._ParsedCache, "MAX_ENTRIES", 3)
+    old = provenance._ParsedCache()
+    for i in range(3):  # three edits of one module, within the limit: all kept
+        source = f"import conflictlab.io\nx = {i}\n"
+        old.get(source)
+        old.put(source, provenance._parse(source, "m.py"))
+    old.save()
+    new = provenance._ParsedCache()
+    for source in ("import conflictlab.stats\n", "x = 0\n"):
+        new.get(source)
+        new.put(source, provenance._parse(source, "m.py"))
+    new.save()  # five entries, over the limit: the two this process used remain
+    kept = provenance._ParsedCache()
+    assert kept.get("import conflictlab.stats\n") is not None and kept.get("x = 0\n") is not None
+    assert kept.get("import conflictlab.io\nx = 0\n") is None
+    assert len(kept.entries) == 2

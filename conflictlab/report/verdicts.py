@@ -40,15 +40,9 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from statistics import NormalDist
 
-
-def t_quantile(p: float, df: float) -> float:
-    """Student's t quantile. scipy is imported here, not with the module: the workflow reads the
-    papers' files through this module at every start (``snakemake -n`` included), and scipy.stats
-    alone costs it 0.9 s there."""
-    from scipy import stats
-
-    return float(stats.t.ppf(p, df))
-
+# The project's scipy-free t quantile: the workflow reads the papers' files through this module at
+# every Snakemake start, where importing scipy.stats cost 0.9 CPU s.
+from conflictlab.stats import t_quantile
 
 EQUIVALENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, EQUAL = (
     "equivalent",
