@@ -66,6 +66,7 @@ include: "rules/reproduction.smk"  # after profile.smk (it reads the tables the 
 include: "rules/validate_data.smk"  # the data check: every selected benchmark's validator (conflictlab.validate_data)
 include: "rules/construction.smk"  # after judges.smk (its judge settings and cache), before report.smk (its outputs)
 include: "rules/report.smk"
+include: "rules/hooks.smk"  # when the run ends: its scheduler's pending timers cancelled
 
 
 rule all:

@@ -1,8 +1,8 @@
 """The library's layers: every import runs down, never back up.
 
 Floors, bottom to top: the top-level utilities (statistics, rank tests,
-sampling, paired ratios, studentized intervals, io, logs, provenance, wildcard values, the data check's
-records); ``lm/`` (the model
+sampling, paired ratios, studentized intervals, io, logs, the scheduler's timers, provenance,
+wildcard values, the data check's records); ``lm/`` (the model
 layer); ``judges/`` and ``report/`` (shared machinery); the benchmarks. A module may import its own
 floor's package and anything below it, except where noted; a benchmark's
 particulars (its prompts, taxonomy, metrics) never reach a lower floor.
@@ -32,6 +32,7 @@ UTILITIES = {
     "provenance",
     "rank_tests",
     "sampling",
+    "scheduler_timers",
     "specs",
     "stats",
     "studentized",
