@@ -127,6 +127,82 @@ def delta_er_interval_reason(n: int, k: int, d: int) -> str:
     return ""
 
 
+class _GramStatistic:
+    """ΔER (exact SVD) of the pairs with a chosen subset of them swapped,
+    from the Gram matrix of all 2n rows, computed once.
+
+    The squared singular values of a centred (m, d) matrix are the
+    eigenvalues of its centred (m, m) Gram matrix, and every matrix the
+    jackknife and the permutation test need is a selection of the 2n rows:
+    its Gram matrix is a sub-matrix of the one (2n, 2n) Gram matrix. Each
+    replicate is then an m x m eigenvalue problem, batched, instead of an
+    SVD of an m x d matrix (d is the model's width, in the thousands):
+    11 CPU s of the default run's 40-s mechanistic report became under 1
+    (AMD EPYC Zen 3). The rows are centred on their pooled mean first (which
+    leaves every sub-matrix's centred Gram matrix unchanged), so that the
+    large common component of a model's activations does not cost precision.
+    """
+
+    def __init__(self, h_conf: np.ndarray, h_cons: np.ndarray, k: int):
+        rows = np.concatenate([h_conf, h_cons]).astype(np.float64)
+        rows -= rows.mean(axis=0)
+        self.gram = rows @ rows.T  # (2n, 2n)
+        self.n, self.k = len(h_conf), k
+        # A matrix whose centred energy is below this share of the rows' is constant to float64 precision.
+        self.floor = 1e-12 * max(float(np.trace(self.gram)), np.finfo(np.float64).tiny)
+        # replicates per batched call: bounds the stacked (block, n, n) Gram matrices to about 128 MB
+        self.block = max(1, (1 << 24) // (self.n * self.n))
+
+    def _energy_ratios(self, index: np.ndarray) -> np.ndarray:
+        """ER of the matrices whose rows are ``index`` (B, m) into the 2n rows: (B,)."""
+        gram = self.gram[index[:, :, None], index[:, None, :]]
+        centred = gram - gram.mean(axis=1, keepdims=True) - gram.mean(axis=2, keepdims=True)
+        centred += gram.mean(axis=(1, 2), keepdims=True)
+        energy = np.linalg.eigvalsh(centred)[:, ::-1]  # descending
+        total = np.trace(centred, axis1=1, axis2=2)
+        top = energy[:, : self.k].sum(axis=1)
+        return np.where(total > self.floor, top / np.where(total > self.floor, total, 1.0), np.nan)
+
+    def __call__(self, swap: np.ndarray) -> np.ndarray:
+        """ΔER with pair i's rows swapped where ``swap[b, i]``; ``swap`` (B, n) bool, returns (B,)."""
+        pair = np.arange(self.n)
+        conflict = np.where(swap, pair + self.n, pair)
+        return self._energy_ratios(conflict) - self._energy_ratios(np.where(swap, pair, pair + self.n))
+
+    def leave_one_out(self) -> np.ndarray:
+        """ΔER without pair i, for each i: (n,)."""
+        kept = np.broadcast_to(np.arange(self.n), (self.n, self.n))[~np.eye(self.n, dtype=bool)]
+        kept = kept.reshape(self.n, self.n - 1)
+        return self._energy_ratios(kept) - self._energy_ratios(kept + self.n)
+
+
+class _MatrixStatistic:
+    """:class:`_GramStatistic`'s interface, one :func:`energy_ratio` per matrix
+    (for ``method="lowrank"``, the paper's randomised SVD)."""
+
+    block = 1
+
+    def __init__(self, h_conf: np.ndarray, h_cons: np.ndarray, k: int, method: str):
+        self.h_conf, self.h_cons, self.k, self.method = h_conf, h_cons, k, method
+
+    def _delta(self, a: np.ndarray, b: np.ndarray) -> float:
+        return energy_ratio(a, self.k, method=self.method) - energy_ratio(b, self.k, method=self.method)
+
+    def __call__(self, swap: np.ndarray) -> np.ndarray:
+        return np.array(
+            [
+                self._delta(
+                    np.where(row[:, None], self.h_cons, self.h_conf), np.where(row[:, None], self.h_conf, self.h_cons)
+                )
+                for row in swap
+            ]
+        )
+
+    def leave_one_out(self) -> np.ndarray:
+        keep = ~np.eye(len(self.h_conf), dtype=bool)
+        return np.array([self._delta(self.h_conf[row], self.h_cons[row]) for row in keep])
+
+
 def delta_er(
     h_conf: np.ndarray,
     h_cons: np.ndarray,
@@ -167,11 +243,12 @@ def delta_er(
     construction.
     """
 
-    def statistic(a, b):
-        return energy_ratio(a, k, method=method) - energy_ratio(b, k, method=method)
-
     n, d = h_conf.shape
-    point = statistic(h_conf, h_cons)
+    if method == "exact":
+        statistic = _GramStatistic(h_conf, h_cons, k)
+    else:
+        statistic = _MatrixStatistic(h_conf, h_cons, k, method)
+    point = float(statistic(np.zeros((1, n), dtype=bool))[0])
     if not np.isfinite(point):
         return DeltaER(point, math.nan, math.nan, math.nan, "ER undefined: a matrix has no variance")
     reason = delta_er_interval_reason(n, k, d)
@@ -179,8 +256,7 @@ def delta_er(
         return DeltaER(point, math.nan, math.nan, math.nan, reason)
     low = high = math.nan
     if not reason:
-        keep = ~np.eye(n, dtype=bool)
-        leave_one_out = np.array([statistic(h_conf[keep[i]], h_cons[keep[i]]) for i in range(n)])
+        leave_one_out = statistic.leave_one_out()
         se = float(np.sqrt((n - 1) / n * ((leave_one_out - leave_one_out.mean()) ** 2).sum()))
         # ER lies in [0, 1]; a spread at rounding level means the rows repeat a lower-rank pattern.
         if se <= 1e-10:
@@ -188,13 +264,11 @@ def delta_er(
         else:
             low, high = point - _Z95 * se, point + _Z95 * se
 
-    rng = np.random.default_rng(seed)
+    # The same draws, in the same order, as one `rng.random(n)` per permutation.
+    swaps = np.random.default_rng(seed).random((n_permutations, n)) < 0.5
     extreme = 0
-    for _ in range(n_permutations):
-        swap = rng.random(n) < 0.5
-        a = np.where(swap[:, None], h_cons, h_conf)
-        b = np.where(swap[:, None], h_conf, h_cons)
-        extreme += abs(statistic(a, b)) >= abs(point) - 1e-12
+    for start in range(0, n_permutations, statistic.block):
+        extreme += int((np.abs(statistic(swaps[start : start + statistic.block])) >= abs(point) - 1e-12).sum())
     p = (1 + extreme) / (1 + n_permutations)
     return DeltaER(point, float(low), float(high), p, reason)
 
