@@ -64,19 +64,22 @@ def energy_ratio(h: np.ndarray, k: int = 10, *, method: str = "exact", seed: int
     """ER = Σ_{i<=k} σ_i² / ‖H̃‖_F² of the column-centred ``h`` (n × d).
 
     ``method="lowrank"`` uses ``torch.svd_lowrank`` (the paper's choice; with
-    its default oversampling it can underestimate σ_i and hence ER).
+    its default oversampling it can underestimate σ_i and hence ER). The exact
+    SVD is numpy's (LAPACK), so the mechanistic report imports no torch.
     """
-    import torch
-
-    centred = torch.as_tensor(h - h.mean(axis=0, keepdims=True), dtype=torch.float64)
+    centred = np.asarray(h, dtype=np.float64)
+    centred = centred - centred.mean(axis=0, keepdims=True)
     total = float((centred**2).sum())
     if total == 0.0:
         return float("nan")
     if method == "exact":
-        sigma = torch.linalg.svdvals(centred)
+        sigma = np.linalg.svd(centred, compute_uv=False)
     elif method == "lowrank":
+        import torch
+
         torch.manual_seed(seed)
-        _, sigma, _ = torch.svd_lowrank(centred, q=min(k, *centred.shape))
+        _, sigma, _ = torch.svd_lowrank(torch.from_numpy(centred), q=min(k, *centred.shape))
+        sigma = sigma.numpy()
     else:
         raise ValueError(f"unknown SVD method {method!r}; expected 'exact' or 'lowrank'")
     return float((sigma[:k] ** 2).sum() / total)
