@@ -316,15 +316,19 @@ def test_option_loglikelihoods_equal_plain_full_forwards(models):
         assert value == pytest.approx(expected, abs=1e-4)
 
 
-def test_loading_a_model_imports_no_scikit_learn(tiny_llama_dir):
-    """transformers would import sklearn.metrics (with scipy.stats and pandas) for assisted generation,
-    which nothing here uses; load() keeps it out of a model job's start-up (conflictlab.lm.loading)."""
+@pytest.mark.parametrize(
+    "first", ["", "from conflictlab.lm.loading import folder_eos_ids; folder_eos_ids(sys.argv[1]); "]
+)
+def test_loading_a_model_imports_no_scikit_learn_or_scipy(tiny_llama_dir, first):
+    """transformers would import sklearn.metrics (with scipy.stats and pandas) for assisted generation
+    and scipy.optimize for object detection, which nothing here uses; load() keeps them out of a model
+    job's start-up (conflictlab.lm.loading), also where the job read its tokenizer first."""
     import subprocess
     import sys
 
     code = (
-        "import sys; from conflictlab.lm.loading import load; load(sys.argv[1]); "
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'pandas'}))"
+        f"import sys; {first}from conflictlab.lm.loading import load; load(sys.argv[1]); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'pandas', 'scipy'}))"
     )
     child = subprocess.run(
         [sys.executable, "-c", code, str(tiny_llama_dir)], capture_output=True, text=True, timeout=300

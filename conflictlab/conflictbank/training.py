@@ -399,6 +399,10 @@ def _train(job: _Job, blocks: np.ndarray, callbacks: Sequence = ()) -> None:
     """Train in this process (one of ``job.distribution.processes``) and save
     the model folder from the first process."""
     import torch
+
+    from conflictlab.lm.loading import without_unused_probes
+
+    without_unused_probes()
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, default_data_collator
 
     from conflictlab.lm.registry import save_model_folder
@@ -574,6 +578,10 @@ def continue_pretraining(
     weights' checksum, the step it resumed from and the loss per step.
     """
     import torch
+
+    from conflictlab.lm.loading import without_unused_probes
+
+    without_unused_probes()
     from transformers import AutoTokenizer
 
     from conflictlab.lm.registry import read_manifest, weights_checksum

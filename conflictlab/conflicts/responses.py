@@ -404,6 +404,9 @@ def answer_queries(
         types = types_by_option_scores(backend.lm, queries, model=model)
         harmony = HarmonyTokens.of(tokenizer)
     else:
+        from conflictlab.lm.loading import without_unused_probes
+
+        without_unused_probes()
         from transformers import AutoTokenizer
 
         # A chat backend (served) is sent messages: no token ids, and the server renders any channels itself.

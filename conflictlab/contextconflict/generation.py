@@ -273,6 +273,9 @@ def generate_subsets(
     has to be generated. ``steering_key`` names the steering applied
     (:meth:`conflictlab.lm.steering.Steering.key`), part of every shard's name.
     """
+    from conflictlab.lm.loading import without_unused_probes
+
+    without_unused_probes()
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -303,6 +306,9 @@ def generate_steered_subsets(
     responses of variant ``name`` are those of pseudo-model ``{model}@{name}``,
     with shards under ``shard_dirs[name]``. Returns ``{name: [table per subset]}``.
     """
+    from conflictlab.lm.loading import without_unused_probes
+
+    without_unused_probes()
     from transformers import AutoTokenizer
 
     backend_spec(settings["backend"]).require("activations", model=model, purpose="activation steering")
@@ -363,6 +369,9 @@ def generate_method_subsets(
     around ``make_backend(limit)``, which must then be an HF backend
     (:func:`conflictlab.lm.backends.check_method`).
     """
+    from conflictlab.lm.loading import without_unused_probes
+
+    without_unused_probes()
     from transformers import AutoTokenizer
 
     method = as_method(method)

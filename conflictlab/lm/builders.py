@@ -176,6 +176,9 @@ def _build_served(model_dir, settings, *, limit, stack, server_log, **_):
 
 
 def _build_openai(model_dir, settings, **_):
+    from conflictlab.lm.loading import without_unused_probes
+
+    without_unused_probes()
     from transformers import AutoTokenizer
 
     from conflictlab.lm.generation import OpenAIBackend

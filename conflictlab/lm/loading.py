@@ -237,6 +237,7 @@ def plain_generation_config(generation_config):
 
 def folder_eos_ids(model_dir: str | os.PathLike, tokenizer=None) -> frozenset[int]:
     """:func:`end_of_sequence_ids` of a prepared folder, without loading its weights."""
+    without_unused_probes()
     from transformers import AutoTokenizer, GenerationConfig
 
     tokenizer = tokenizer or AutoTokenizer.from_pretrained(model_dir)
@@ -251,25 +252,25 @@ def padding_id(tokenizer, eos_ids: frozenset[int]) -> int:
     raise ValueError(f"{tokenizer.name_or_path}: the tokenizer has neither a pad nor an end-of-sequence token")
 
 
-def without_sklearn_probe() -> None:
-    """Keep transformers from importing scikit-learn with its models.
+def without_unused_probes() -> None:
+    """Keep transformers from importing scikit-learn and scipy with its models.
 
     ``transformers.generation`` imports ``sklearn.metrics`` (and with it
     scipy.stats and pandas) whenever scikit-learn is installed, for assisted
-    generation's confidence threshold alone, which nothing here uses: 1.0-2.0
-    of the ~8 CPU s that importing torch and transformers' models costs every
-    model job (AMD EPYC Zen 3, under load; docs/performance.md). Called before
-    transformers' models are first imported; a process that imported them
-    already keeps what it has. The mechanistic jobs import scikit-learn
-    themselves, unaffected.
+    generation's confidence threshold alone; its object-detection losses
+    import ``scipy.optimize`` whenever scipy is installed. Nothing here uses
+    either: 1.0-2.0 and 0.5 of the ~8 CPU s that importing torch and
+    transformers' models costs every model job (AMD EPYC Zen 3;
+    docs/performance.md). Called before transformers' models are first
+    imported, and before ``AutoTokenizer`` (whose import reaches assisted
+    generation too); a process that imported them already keeps what it
+    has. The project's own modules import scikit-learn and scipy where they use them,
+    unaffected.
     """
-    import sys
-
-    if "transformers.generation" in sys.modules:
-        return
     import transformers.utils
 
     transformers.utils.is_sklearn_available = lambda: False
+    transformers.utils.is_scipy_available = lambda: False
 
 
 # glibc's mallopt parameters (malloc.h) and the values keep_freed_memory sets.
@@ -324,7 +325,7 @@ def load(
 
     before_import = process_cpu_seconds()
     keep_freed_memory()
-    without_sklearn_probe()
+    without_unused_probes()
     import torch
     from transformers import AutoConfig, AutoTokenizer
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conflictlab.io import atomic_path, write_json
-from conflictlab.lm.loading import keep_freed_memory, model_class, without_sklearn_probe
+from conflictlab.lm.loading import keep_freed_memory, model_class, without_unused_probes
 
 MANIFEST = "conflictlab_model.json"
 _DTYPES = ("float32", "bfloat16", "float16")
@@ -197,7 +197,7 @@ def _load_gguf(gguf: Path, dtype: str):
     import torch
 
     keep_freed_memory()
-    without_sklearn_probe()
+    without_unused_probes()
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     with _gguf_parsed_once():
@@ -220,7 +220,7 @@ def _load_pretrained(location: str, dtype: str, revision: str | None = None):
     import torch
 
     keep_freed_memory()
-    without_sklearn_probe()
+    without_unused_probes()
     from transformers import AutoConfig, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(location, revision=revision)
