@@ -46,12 +46,15 @@ def run(folder: Path, profile: str) -> tuple[float, float]:
     shutil.rmtree(folder / ".snakemake", ignore_errors=True)
     command = [sys.executable, "-m", "snakemake", "--cores", "2", "--workflow-profile", profile, "--quiet"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    start = time.monotonic()
-    process = subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.monotonic() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"snakemake failed in {folder}: {process.stderr.read().decode()[-2000:]}")
+    # stderr to a file, not a pipe: nothing reads a pipe until the process ends, and a full one would block it
+    with tempfile.TemporaryFile() as stderr:
+        start = time.monotonic()
+        process = subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.monotonic() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            stderr.seek(0)
+            raise SystemExit(f"snakemake failed in {folder}: {stderr.read().decode()[-2000:]}")
     return usage.ru_utime + usage.ru_stime, wall
 
 

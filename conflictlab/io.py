@@ -11,7 +11,6 @@ One reader, :func:`read_tables`, gives a list of Parquet files as one table.
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
 import shutil
@@ -32,9 +31,11 @@ def atomic_path(path: str | os.PathLike, *, directory: bool = False):
     """Yield a temporary sibling path; rename it onto ``path`` on success.
 
     On any exception the temporary file or folder is removed and ``path`` is
-    left untouched. A process killed outright (SIGKILL, a node lost) leaves
-    its temporary folder behind; the next successful write of the same
-    ``path`` removes such leftovers (one job at a time writes a given output).
+    left untouched. A process killed outright (SIGKILL, a node lost) cannot
+    clean up: its hidden ``.<name>.<random>.tmp`` folder stays beside the
+    output, which Snakemake and every reader here ignore. It is not removed
+    by a later write, which cannot tell it from a live writer's on a shared
+    file system.
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -49,10 +50,6 @@ def atomic_path(path: str | os.PathLike, *, directory: bool = False):
         if directory and final.exists():
             shutil.rmtree(final)
         os.replace(target, final)
-        # mkdtemp's random part is 8 characters: another output's name that starts with this one's never matches.
-        for leftover in final.parent.glob(f".{glob.escape(final.name)}.{'?' * 8}.tmp"):
-            if leftover != tmp:
-                shutil.rmtree(leftover, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

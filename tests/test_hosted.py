@@ -336,7 +336,8 @@ def endpoint_outputs(workflow: Path, base_url: str) -> dict[str, pa.Table]:
     found = {}
     for path in sorted((workflow / "results").rglob("*.parquet")):
         relative = path.relative_to(workflow).as_posix()
-        if "/usage/" in relative or "/requests/" in relative or "/cache/" in relative or "/.shards/" in relative:
+        # a hidden folder: shards, or the temporary folder of a write the kill cut short (conflictlab.io.atomic_path)
+        if "/usage/" in relative or "/requests/" in relative or "/cache/" in relative or "/." in relative:
             continue
         found[relative] = neutral(pq.read_table(path))
     return found

@@ -3,6 +3,8 @@ import pytest
 import torch
 
 from conflictlab.contextconflict.mechanistic import (
+    _GramStatistic,
+    _MatrixStatistic,
     delta_er,
     directional_bias,
     energy_ratio,
@@ -190,6 +192,35 @@ def test_lowrank_svd_is_close_to_exact_on_a_decaying_spectrum():
     # ... and is exact to 1e-3 when the top k directions stand out
     signal = rng.normal(size=(80, 5)) @ rng.normal(size=(5, 40)) * 3 + 0.05 * rng.normal(size=(80, 40))
     assert energy_ratio(signal, k=5, method="lowrank") == pytest.approx(energy_ratio(signal, k=5), abs=1e-3)
+
+
+@pytest.mark.parametrize(("n", "d", "k"), [(9, 40, 2), (12, 200, 3)])
+def test_the_gram_matrix_path_gives_every_replicate_the_per_matrix_svd_gives(n, d, k):
+    """ΔER's jackknife and permutation replicates from the one Gram matrix equal one SVD per matrix,
+    on rows with a large common component (as a model's activations have), in blocks smaller than n."""
+    rng = np.random.default_rng(n)
+    common = 50 * rng.normal(size=d)
+    conflict = common + rng.normal(size=(n, d)) * np.linspace(3, 0.5, d)
+    consistent = common + rng.normal(size=(n, d))
+    gram, matrix = _GramStatistic(conflict, consistent, k), _MatrixStatistic(conflict, consistent, k, "exact")
+    gram.block = 4
+    swaps = rng.random((30, n)) < 0.5
+    assert np.allclose(gram(swaps), matrix(swaps), rtol=0, atol=1e-10)
+    assert np.allclose(gram.leave_one_out(), matrix.leave_one_out(), rtol=0, atol=1e-10)
+
+
+def test_delta_er_takes_one_svd_per_matrix_at_least_as_many_pairs_as_dimensions_and_with_the_lowrank_svd():
+    conflict, consistent, _ = _simulated_pairs(3, 30)  # 30 pairs of 12 dimensions: n >= d
+    exact = delta_er(conflict, consistent, k=2, n_permutations=19)
+    by_hand = _MatrixStatistic(conflict, consistent, 2, "exact")
+    assert exact.estimate == pytest.approx(float(by_hand(np.zeros((1, 30), dtype=bool))[0]), abs=1e-12)
+    assert exact.ci_reason == "" and exact.ci_low < exact.estimate < exact.ci_high
+    rng = np.random.default_rng(2)
+    signal = rng.normal(size=(40, 2)) @ rng.normal(size=(2, 60)) * 3 + 0.05 * rng.normal(size=(40, 60))
+    isotropic = rng.normal(size=(40, 60))
+    lowrank = delta_er(signal, isotropic, k=2, method="lowrank", n_permutations=19)
+    reference = delta_er(signal, isotropic, k=2, n_permutations=19)
+    assert lowrank.estimate == pytest.approx(reference.estimate, abs=0.05) and lowrank.p == pytest.approx(0.05)
 
 
 def test_grouped_folds_never_split_a_pair():

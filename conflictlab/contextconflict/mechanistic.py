@@ -139,11 +139,14 @@ class _GramStatistic:
     jackknife and the permutation test need is a selection of the 2n rows:
     its Gram matrix is a sub-matrix of the one (2n, 2n) Gram matrix. Each
     replicate is then an m x m eigenvalue problem, batched, instead of an
-    SVD of an m x d matrix (d is the model's width, in the thousands):
-    11 CPU s of the default run's 40-s mechanistic report became under 1
-    (AMD EPYC Zen 3). The rows are centred on their pooled mean first (which
-    leaves every sub-matrix's centred Gram matrix unchanged), so that the
-    large common component of a model's activations does not cost precision.
+    SVD of an m x d matrix (d is the model's width, in the thousands), which
+    pays while n < d (:func:`delta_er` takes the per-matrix SVD otherwise;
+    docs/performance.md has the figures). The rows are centred on their
+    pooled mean first (which leaves every sub-matrix's centred Gram matrix
+    unchanged), so that the large common component of a model's activations
+    does not cost precision. A matrix whose centred energy is at most 1e-12
+    of the rows' is taken as constant (its ER NaN): float64 cannot tell it
+    from one, where :func:`energy_ratio` asks for exactly zero energy.
     """
 
     def __init__(self, h_conf: np.ndarray, h_cons: np.ndarray, k: int):
@@ -151,9 +154,9 @@ class _GramStatistic:
         rows -= rows.mean(axis=0)
         self.gram = rows @ rows.T  # (2n, 2n)
         self.n, self.k = len(h_conf), k
-        # A matrix whose centred energy is below this share of the rows' is constant to float64 precision.
         self.floor = 1e-12 * max(float(np.trace(self.gram)), np.finfo(np.float64).tiny)
-        # replicates per batched call: bounds the stacked (block, n, n) Gram matrices to about 128 MB
+        # replicates per batched call: 2^24 float64 entries (128 MB) per stacked (block, n, n) array,
+        # a few times that at the peak (the centred copy, the eigenvalue solver's workspace)
         self.block = max(1, (1 << 24) // (self.n * self.n))
 
     def _energy_ratios(self, index: np.ndarray) -> np.ndarray:
@@ -164,24 +167,31 @@ class _GramStatistic:
         energy = np.linalg.eigvalsh(centred)[:, ::-1]  # descending
         total = np.trace(centred, axis1=1, axis2=2)
         top = energy[:, : self.k].sum(axis=1)
-        return np.where(total > self.floor, top / np.where(total > self.floor, total, 1.0), np.nan)
+        varies = total > self.floor
+        return np.where(varies, top / np.where(varies, total, 1.0), np.nan)
 
     def __call__(self, swap: np.ndarray) -> np.ndarray:
         """ΔER with pair i's rows swapped where ``swap[b, i]``; ``swap`` (B, n) bool, returns (B,)."""
         pair = np.arange(self.n)
         conflict = np.where(swap, pair + self.n, pair)
-        return self._energy_ratios(conflict) - self._energy_ratios(np.where(swap, pair, pair + self.n))
+        consistent = np.where(swap, pair, pair + self.n)
+        return self._energy_ratios(conflict) - self._energy_ratios(consistent)
 
     def leave_one_out(self) -> np.ndarray:
-        """ΔER without pair i, for each i: (n,)."""
+        """ΔER without pair i, for each i: (n,), in blocks of :attr:`block` replicates."""
         kept = np.broadcast_to(np.arange(self.n), (self.n, self.n))[~np.eye(self.n, dtype=bool)]
         kept = kept.reshape(self.n, self.n - 1)
-        return self._energy_ratios(kept) - self._energy_ratios(kept + self.n)
+        return np.concatenate(
+            [
+                self._energy_ratios(rows) - self._energy_ratios(rows + self.n)
+                for rows in np.split(kept, range(self.block, self.n, self.block))
+            ]
+        )
 
 
 class _MatrixStatistic:
     """:class:`_GramStatistic`'s interface, one :func:`energy_ratio` per matrix
-    (for ``method="lowrank"``, the paper's randomised SVD)."""
+    (for ``method="lowrank"``, the paper's randomised SVD, and for n >= d)."""
 
     block = 1
 
@@ -247,7 +257,7 @@ def delta_er(
     """
 
     n, d = h_conf.shape
-    if method == "exact":
+    if method == "exact" and n < d:
         statistic = _GramStatistic(h_conf, h_cons, k)
     else:
         statistic = _MatrixStatistic(h_conf, h_cons, k, method)
