@@ -579,11 +579,7 @@ def continue_pretraining(
     """
     import torch
 
-    from conflictlab.lm.loading import without_unused_probes
-
-    without_unused_probes()
-    from transformers import AutoTokenizer
-
+    from conflictlab.lm.loading import load_tokenizer
     from conflictlab.lm.registry import read_manifest, weights_checksum
 
     distribution = Distribution(processes, strategy)
@@ -592,7 +588,7 @@ def continue_pretraining(
         raise ValueError(f"{processes} training processes need as many GPUs; {torch.cuda.device_count()} are visible")
     if strategy == "fsdp" and not torch.cuda.is_available():
         raise ValueError("distributed.strategy fsdp needs GPUs (accelerate runs FSDP on GPUs only); use ddp on CPUs")
-    blocks = pack_blocks(tokenize_for_packing(AutoTokenizer.from_pretrained(base_dir), texts), settings.max_length)
+    blocks = pack_blocks(tokenize_for_packing(load_tokenizer(base_dir), texts), settings.max_length)
     blocks_per_step = settings.batch_size * settings.gradient_accumulation
     trajectory = {
         **asdict(settings),

@@ -404,13 +404,10 @@ def answer_queries(
         types = types_by_option_scores(backend.lm, queries, model=model)
         harmony = HarmonyTokens.of(tokenizer)
     else:
-        from conflictlab.lm.loading import without_unused_probes
-
-        without_unused_probes()
-        from transformers import AutoTokenizer
+        from conflictlab.lm.loading import load_tokenizer
 
         # A chat backend (served) is sent messages: no token ids, and the server renders any channels itself.
-        tokenizer = None if spec.takes_messages else AutoTokenizer.from_pretrained(model_dir)
+        tokenizer = None if spec.takes_messages else load_tokenizer(model_dir)
         harmony = HarmonyTokens.of(tokenizer) if tokenizer is not None else None
         types = types_by_generation(
             backend,

@@ -29,6 +29,7 @@ from conflictlab.lm.backends import backend_spec, check_method
 from conflictlab.lm.channels import HarmonyTokens, separate_final_channel
 from conflictlab.lm.chat import ChatBackend
 from conflictlab.lm.generation import Backend, HFBackend, MethodBackend, decoding_params
+from conflictlab.lm.loading import load_tokenizer
 from conflictlab.lm.methods import Method, MethodRun, as_method
 from conflictlab.lm.registry import context_limit, weights_checksum
 from conflictlab.lm.shards import (
@@ -273,12 +274,7 @@ def generate_subsets(
     has to be generated. ``steering_key`` names the steering applied
     (:meth:`conflictlab.lm.steering.Steering.key`), part of every shard's name.
     """
-    from conflictlab.lm.loading import without_unused_probes
-
-    without_unused_probes()
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = load_tokenizer(model_dir)
     limit = context_limit(model_dir, settings.get("max_model_len"))
     per_table = _render_subsets(tokenizer, subsets, settings, limit)
     job = _job(model, model_dir, settings, limit, steering_key)
@@ -306,13 +302,8 @@ def generate_steered_subsets(
     responses of variant ``name`` are those of pseudo-model ``{model}@{name}``,
     with shards under ``shard_dirs[name]``. Returns ``{name: [table per subset]}``.
     """
-    from conflictlab.lm.loading import without_unused_probes
-
-    without_unused_probes()
-    from transformers import AutoTokenizer
-
     backend_spec(settings["backend"]).require("activations", model=model, purpose="activation steering")
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = load_tokenizer(model_dir)
     limit = context_limit(model_dir, settings.get("max_model_len"))
     per_table = _render_subsets(tokenizer, subsets, settings, limit)
     requests = [r for requests in per_table for r in requests]
@@ -369,14 +360,9 @@ def generate_method_subsets(
     around ``make_backend(limit)``, which must then be an HF backend
     (:func:`conflictlab.lm.backends.check_method`).
     """
-    from conflictlab.lm.loading import without_unused_probes
-
-    without_unused_probes()
-    from transformers import AutoTokenizer
-
     method = as_method(method)
     check_method(method, settings["backend"], model=model)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = load_tokenizer(model_dir)
     limit = context_limit(model_dir, settings.get("max_model_len"))
     per_table = _render_subsets(tokenizer, subsets, settings, limit, messages_of=method_messages(method))
     requests = [r for requests in per_table for r in requests]

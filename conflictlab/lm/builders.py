@@ -176,16 +176,11 @@ def _build_served(model_dir, settings, *, limit, stack, server_log, **_):
 
 
 def _build_openai(model_dir, settings, **_):
-    from conflictlab.lm.loading import without_unused_probes
-
-    without_unused_probes()
-    from transformers import AutoTokenizer
-
     from conflictlab.lm.generation import OpenAIBackend
-    from conflictlab.lm.loading import folder_eos_ids
+    from conflictlab.lm.loading import folder_eos_ids, load_tokenizer
 
     endpoint = _endpoint(settings, "openai")
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = load_tokenizer(model_dir)
     return OpenAIBackend(endpoint, eos_ids=folder_eos_ids(model_dir, tokenizer), tokenizer=tokenizer)
 
 

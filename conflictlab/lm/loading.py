@@ -235,12 +235,22 @@ def plain_generation_config(generation_config):
     return GenerationConfig(**kept), dropped
 
 
+def load_tokenizer(model_dir: str | os.PathLike):
+    """A model folder's tokenizer (``AutoTokenizer``), imported with transformers'
+    unused probes off (:func:`without_unused_probes`): a job that reads its
+    tokenizer before loading the model would otherwise import scikit-learn,
+    pandas and scipy."""
+    without_unused_probes()
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_dir)
+
+
 def folder_eos_ids(model_dir: str | os.PathLike, tokenizer=None) -> frozenset[int]:
     """:func:`end_of_sequence_ids` of a prepared folder, without loading its weights."""
-    without_unused_probes()
-    from transformers import AutoTokenizer, GenerationConfig
+    from transformers import GenerationConfig
 
-    tokenizer = tokenizer or AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = tokenizer or load_tokenizer(model_dir)
     return end_of_sequence_ids(GenerationConfig.from_pretrained(model_dir), tokenizer)
 
 
@@ -263,9 +273,9 @@ def without_unused_probes() -> None:
     transformers' models costs every model job (AMD EPYC Zen 3;
     docs/performance.md). Called before transformers' models are first
     imported, and before ``AutoTokenizer`` (whose import reaches assisted
-    generation too); a process that imported them already keeps what it
-    has. The project's own modules import scikit-learn and scipy where they use them,
-    unaffected.
+    generation too: :func:`load_tokenizer`); a process that imported them
+    already keeps what it has. The project's own modules import scikit-learn
+    and scipy where they use them, unaffected.
     """
     import transformers.utils
 
