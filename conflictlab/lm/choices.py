@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from conflictlab.lm.batching import BatchPolicy, map_batches, pad_batch
+from conflictlab.lm.batching import BatchPolicy, map_batches
 from conflictlab.lm.loading import LoadedModel, require_decoder_only
-from conflictlab.lm.shared_prefix import FedTokens
+from conflictlab.lm.shared_prefix import FedTokens, last_column_forward, shared_prefix_order
 
 
 def single_token_ids(tokenizer, texts: Sequence[str]) -> list[int]:
@@ -36,23 +36,15 @@ def single_token_ids(tokenizer, texts: Sequence[str]) -> list[int]:
 
 
 def _last_position_logits(lm: LoadedModel, prompts: Sequence[Sequence[int]]):
-    """Next-token logits after each of ``prompts`` (one left-padded forward),
-    shape (len(prompts), vocab), on the model's device. Each row's positions
+    """Next-token logits after each of ``prompts`` (one left-padded forward,
+    the prompts' shared prefixes forwarded once:
+    :func:`conflictlab.lm.shared_prefix.last_column_forward`), shape
+    (len(prompts), vocab), on the model's device. Each row's positions
     count from its first real token, as ``generate`` numbers them, so a
     padded row reads what it reads alone (a model with absolute position
     embeddings would otherwise shift every padded row)."""
-    import torch
-
     require_decoder_only(lm, "option logits at the last prompt position")
-    ids, mask = pad_batch(prompts, lm.pad_id, side="left")
-    positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
-    with torch.inference_mode():
-        return lm.model(
-            input_ids=ids.to(lm.device),
-            attention_mask=mask.to(lm.device),
-            position_ids=positions.to(lm.device),
-            logits_to_keep=1,
-        ).logits[:, -1]
+    return last_column_forward(lm, prompts, logits_to_keep=1).logits[:, -1]
 
 
 def choice_logits(
@@ -75,7 +67,8 @@ def choice_logits(
         logits = _last_position_logits(lm, [distinct[i] for i in batch])
         return logits[:, select].float().cpu().numpy().astype(np.float64)
 
-    rows = map_batches([len(p) for p in distinct], run, BatchPolicy(batch_size=batch_size))
+    policy = BatchPolicy(batch_size=batch_size)
+    rows = map_batches([len(p) for p in distinct], run, policy, order=shared_prefix_order(distinct))
     logits = np.array(rows, dtype=np.float64).reshape(len(distinct), len(token_ids))
     return logits[[row_of[tuple(prompt)] for prompt in prompts]].reshape(len(prompts), len(token_ids))
 
@@ -151,8 +144,9 @@ def choice_logits_under(
             torch.stack([logits[:, select] for logits in per_method], dim=1).double().cpu().numpy()
         )  # (batch, methods, options)
 
-    rows = np.array(map_batches([len(p) for p in prompts], run, BatchPolicy(batch_size=batch_size)), dtype=np.float64)
-    rows = rows.reshape(len(prompts), len(methods), len(token_ids))
+    policy = BatchPolicy(batch_size=batch_size)
+    rows = np.array(map_batches([len(p) for p in prompts], run, policy, order=shared_prefix_order(prompts)))
+    rows = rows.astype(np.float64).reshape(len(prompts), len(methods), len(token_ids))
     return [rows[:, k, :] for k in range(len(methods))]
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from conflictlab.lm.batching import BatchPolicy, batches, map_batches, pad_batch
 from conflictlab.lm.loading import LoadedModel, require_decoder_only
-from conflictlab.lm.shared_prefix import MIN_SHARED_TOKENS, shared_prefill, shared_prefix_order
+from conflictlab.lm.shared_prefix import FORWARD_COST_TOKENS, MIN_SHARED_TOKENS, shared_prefill, shared_prefix_order
 
 if TYPE_CHECKING:
     from conflictlab.lm.endpoint import Endpoint, RequestCache
@@ -177,13 +177,22 @@ class HFBackend:
 
     name = "hf"
 
-    def __init__(self, lm: LoadedModel, *, batch_size: int = 8, steering=None, min_shared: int = MIN_SHARED_TOKENS):
+    def __init__(
+        self,
+        lm: LoadedModel,
+        *,
+        batch_size: int = 8,
+        steering=None,
+        min_shared: int = MIN_SHARED_TOKENS,
+        forward_cost: int = FORWARD_COST_TOKENS,
+    ):
         if steering is not None:
             require_decoder_only(lm, "activation steering")
         self.lm = lm
         self.policy = BatchPolicy(batch_size=batch_size)
         self.steering = steering
         self.min_shared = min_shared
+        self.forward_cost = forward_cost
 
     def _batches_sharing_prefixes(self, prompts: Sequence[Sequence[int]], run) -> list:
         """``run`` over batches of ``prompts`` (one result per prompt, in input order) in which prompts that
@@ -196,7 +205,11 @@ class HFBackend:
         ids, mask = pad_batch(prompts, self.lm.pad_id, side=prompt_padding_side(self.lm))
         # Steering hooks may steer prompt positions (schedule all_tokens), which a shared prefill would not see.
         shared = self.steering is None and not self.lm.is_encoder_decoder
-        cache = shared_prefill(self.lm, prompts, min_shared=self.min_shared) if shared else None
+        cache = (
+            shared_prefill(self.lm, prompts, min_shared=self.min_shared, forward_cost=self.forward_cost)
+            if shared
+            else None
+        )
         return self._decode(ids, mask, params, self.steering, cache=cache)
 
     def _decode(self, ids, mask, params: DecodingParams, steering, cache=None) -> list[Completion]:
@@ -360,7 +373,9 @@ class HFBackend:
 
         def run(batch: list[int]) -> list[list[Completion]]:
             ids, mask = pad_batch([prompts[i] for i in batch], lm.pad_id, side="left")
-            prefix = shared_prefill(lm, [prompts[i] for i in batch], min_shared=self.min_shared)
+            prefix = shared_prefill(
+                lm, [prompts[i] for i in batch], min_shared=self.min_shared, forward_cost=self.forward_cost
+            )
             if prefix is None and ids.shape[1] > 1:  # one-token prompts have no prefix to share
                 head, head_mask = ids[:, :-1].to(lm.device), mask[:, :-1].to(lm.device)
                 # Positions as generate() numbers them under left padding.

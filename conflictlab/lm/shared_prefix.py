@@ -12,9 +12,14 @@ copy of its parent's keys and values, then all rows' keys and values laid
 out as a left-padded batch (zeros under the padding, which the attention
 mask hides), positions as ``generate`` numbers them under left padding.
 ``generate`` then continues that cache from each prompt's last token, as
-it does for :meth:`conflictlab.lm.generation.HFBackend.generate_variants`.
-Greedy outputs equal the padded batch's up to float rounding (matrix
-products of other shapes).
+it does for :meth:`conflictlab.lm.generation.HFBackend.generate_variants`;
+a read-out at the last prompt position (:func:`last_column_forward`: choice
+logits) forwards only that column on top of it. Not the last-token states of
+:mod:`conflictlab.lm.hidden`: ContextConflict's pair prompts share runs with
+long distinct tails, where the tree saved nothing measurable (activations job
+70.0 -> 71.3 CPU s, AMD EPYC Zen 3).
+Greedy outputs and read-outs equal the padded batch's up to float rounding
+(matrix products of other shapes).
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 MIN_SHARED_TOKENS = 64  # shorter shared runs (a chat template's system prompt) are not worth a tree's extra forwards
+# What a forward costs beyond its tokens, in tokens (mostly reading every weight once): SmolLM2 on one thread of
+# the AMD EPYC Zen 3, 17 by a linear fit over forwards of 4-256 tokens, 23 for a 4-token forward alone
+# (benchmarks/forward_cost.py). A prefix tree of many short runs costs more than the padded batch it replaces.
+FORWARD_COST_TOKENS = 20
 
 
 def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
@@ -104,21 +113,64 @@ def shared_tokens(rows: Sequence[Sequence[int]]) -> int:
     return sum(common_prefix_length([a, b]) for a, b in zip(ordered, ordered[1:]))
 
 
-def shared_prefill(lm, rows: Sequence[Sequence[int]], *, min_shared: int = MIN_SHARED_TOKENS):
+def prefix_tree(rows: Sequence[Sequence[int]]) -> tuple[list[tuple[int, int, int, int]], list[int]]:
+    """The runs a prefix tree of ``rows`` forwards, parents before children:
+    ``(row, start, end, parent)`` per node, the tokens ``rows[row][start:end]``
+    that every row below the node shares, on top of node ``parent`` (-1: the
+    root); and per row the node it ends at (-1: an empty row)."""
+    nodes: list[tuple[int, int, int, int]] = []
+    ends_at = [-1] * len(rows)
+    stack = [(list(range(len(rows))), 0, -1)]
+    while stack:
+        members, start, parent = stack.pop()
+        end = common_prefix_length([rows[i] for i in members])
+        if end > start:
+            nodes.append((members[0], start, end, parent))
+            parent = len(nodes) - 1
+        children: dict[int, list[int]] = {}
+        for i in members:
+            if len(rows[i]) == end:
+                ends_at[i] = parent
+            else:
+                children.setdefault(rows[i][end], []).append(i)
+        stack.extend((child, end, parent) for child in children.values())
+    return nodes, ends_at
+
+
+def prefix_tree_pays(rows: Sequence[Sequence[int]], *, min_shared: int, forward_cost: int) -> bool:
+    """Whether forwarding ``rows`` as a prefix tree (one forward per node,
+    unpadded) costs less than one left-padded forward of them all: the
+    tokens the tree leaves out (padding and shared runs) against
+    ``forward_cost`` token-equivalents for each forward it adds; and the rows
+    share at least ``min_shared`` tokens."""
+    if shared_tokens(rows) < min_shared:
+        return False
+    nodes, _ = prefix_tree(rows)
+    padded = len(rows) * max(len(r) for r in rows)
+    in_tree = sum(end - start for _, start, end, _ in nodes)
+    return padded - in_tree > (len(nodes) - 1) * forward_cost
+
+
+def shared_prefill(
+    lm, rows: Sequence[Sequence[int]], *, min_shared: int = MIN_SHARED_TOKENS, forward_cost: int = FORWARD_COST_TOKENS
+):
     """A DynamicCache holding every row but its last token, left-padded to
     the longest row less one token, forwarded as a prefix tree; None where
-    the rows share fewer than ``min_shared`` tokens (the padded batch is as
-    good), on a model with sliding-window layers, or when no row has more than one token."""
+    the padded batch costs no more (:func:`prefix_tree_pays`), on a model
+    with sliding-window layers, or when no row has more than one token."""
     import torch
     from transformers import DynamicCache
 
     config = lm.model.config
     heads = [list(r)[:-1] for r in rows]  # generate() feeds each row's last token itself
     width = max(len(h) for h in heads)
-    if width == 0 or has_sliding_window(config) or shared_tokens(heads) < min_shared:
+    if (
+        width == 0
+        or has_sliding_window(config)
+        or not prefix_tree_pays(heads, min_shared=min_shared, forward_cost=forward_cost)
+    ):
         return None
     decoder = lm.model.get_decoder()
-    leaves: list = [None] * len(heads)
 
     def forward(tokens: list[int], start: int, past):
         """Per layer (keys, values) of ``past`` (a prefix's, or None) extended by ``tokens`` at positions
@@ -136,21 +188,13 @@ def shared_prefill(lm, rows: Sequence[Sequence[int]], *, min_shared: int = MIN_S
         )
         return [(layer.keys, layer.values) for layer in cache.layers]
 
-    # Depth first over the prefix tree: each node forwards the run its rows share beyond its parent's.
-    stack = [(list(range(len(heads))), 0, None)]
+    # Each node's run on top of its parent's keys and values; a row's are those of the node it ends at.
     with torch.inference_mode():
-        while stack:
-            members, start, past = stack.pop()
-            end = common_prefix_length([heads[i] for i in members])
-            if end > start:
-                past = forward(heads[members[0]][start:end], start, past)
-            children: dict[int, list[int]] = {}
-            for i in members:
-                if len(heads[i]) == end:
-                    leaves[i] = past
-                else:
-                    children.setdefault(heads[i][end], []).append(i)
-            stack.extend((child, end, past) for child in children.values())
+        nodes, ends_at = prefix_tree(heads)
+        states: list = []
+        for row, start, end, parent in nodes:
+            states.append(forward(heads[row][start:end], start, states[parent] if parent >= 0 else None))
+        leaves = [states[node] if node >= 0 else None for node in ends_at]
         cache = DynamicCache(config=config)
         for layer, (keys, values) in enumerate(next(leaf for leaf in leaves if leaf is not None)):
             shape = (len(heads), keys.shape[1], width, keys.shape[3])
@@ -161,3 +205,38 @@ def shared_prefill(lm, rows: Sequence[Sequence[int]], *, min_shared: int = MIN_S
                     padded_values[row, :, width - len(head) :] = leaf[layer][1][0]
             cache.update(padded_keys, padded_values, layer)
     return cache
+
+
+def last_column_forward(
+    lm,
+    rows: Sequence[Sequence[int]],
+    *,
+    min_shared: int = MIN_SHARED_TOKENS,
+    forward_cost: int = FORWARD_COST_TOKENS,
+    **forward_kwargs,
+):
+    """``lm.model``'s output for ``rows`` left-padded into one batch, whose last
+    position reads each row's last token: the padded batch forwarded whole, or,
+    where a prefix tree costs less (:func:`prefix_tree_pays`), only its last column on
+    top of :func:`shared_prefill`'s cache (so the output has one position:
+    index it at -1 either way). Positions count from each row's first real
+    token, as ``generate`` numbers them. ``forward_kwargs`` go to the model
+    (``logits_to_keep=1``: the LM head at the last position only). Runs under
+    ``torch.inference_mode``."""
+    import torch
+
+    from conflictlab.lm.batching import pad_batch
+
+    ids, mask = pad_batch(rows, lm.pad_id, side="left")
+    positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    cache = shared_prefill(lm, rows, min_shared=min_shared, forward_cost=forward_cost)
+    if cache is not None:  # every position but the last already in the cache
+        ids, positions = ids[:, -1:], positions[:, -1:]
+    with torch.inference_mode():
+        return lm.model(
+            input_ids=ids.to(lm.device),
+            attention_mask=mask.to(lm.device),
+            position_ids=positions.to(lm.device),
+            past_key_values=cache,
+            **forward_kwargs,
+        )
