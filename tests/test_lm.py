@@ -346,3 +346,57 @@ def test_a_model_job_keeps_the_memory_it_frees_where_glibc_allows_it():
     if platform.libc_ver()[0] != "glibc":
         pytest.skip(f"mallopt is glibc's; this C library is {platform.libc_ver()[0] or 'unknown'}")
     assert keep_freed_memory() is True
+
+
+def test_packages_distributions_come_from_the_cache_until_a_package_is_installed(tmp_path, monkeypatch):
+    """remember_packages_distributions serves transformers' distribution map from a file while the
+    metadata folders on sys.path stay as they are, and maps afresh when one comes or goes."""
+    import importlib.metadata
+    import sys
+
+    from conflictlab.lm.loading import remember_packages_distributions
+
+    monkeypatch.setattr(importlib.metadata, "packages_distributions", importlib.metadata.packages_distributions)
+    computed = []
+    truth = {"numpy": ["numpy"], "yaml": ["PyYAML"]}
+    monkeypatch.setattr(
+        importlib.metadata.packages_distributions,
+        "__wrapped__",
+        lambda: computed.append(1) or {k: list(v) for k, v in truth.items()},
+        raising=False,
+    )
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setattr(sys, "path", [str(site)])
+    cache = tmp_path / "cache" / "packages-distributions.json"
+    remember_packages_distributions(cache)
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 1
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 1  # from the file
+    assert cache.is_file()
+    (site / "fresh-1.0.dist-info").mkdir()  # a package installed
+    truth["fresh"] = ["fresh"]
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 2
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 2
+    cache.write_text("{not json")  # a damaged cache is mapped afresh and rewritten
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 3
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 3
+
+
+def test_the_remembered_map_equals_importlib_s_own(tmp_path):
+    """On the real environment, in a fresh interpreter: the cached map (second process) is the map."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json, importlib.metadata as m; from conflictlab.lm import loading; "
+        "own = m.packages_distributions(); loading.remember_packages_distributions(sys.argv[1]); "
+        "print(json.dumps([own == m.packages_distributions(), len(own)]))"
+    )
+    cache = tmp_path / "map.json"
+    for _ in range(2):  # the first process writes the file, the second reads it
+        child = subprocess.run([sys.executable, "-c", code, str(cache)], capture_output=True, text=True, timeout=120)
+        assert child.returncode == 0, child.stderr[-3000:]
+        same, size = json.loads(child.stdout.strip().splitlines()[-1])
+        assert same and size > 50
+    assert cache.is_file()
