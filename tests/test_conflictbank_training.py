@@ -379,9 +379,18 @@ def test_training_lowers_loss_saves_a_registry_folder_and_resumes(tiny_llama_dir
         )
     assert (checkpoints / f"checkpoint-{blocks}").is_dir() and not out.exists()
 
-    manifest = continue_pretraining(tiny_llama_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t")
+    class RecordSaves(TrainerCallback):
+        steps: list[int] = []
+
+        def on_save(self, args, state, control, **kwargs):
+            self.steps.append(state.global_step)
+
+    manifest = continue_pretraining(
+        tiny_llama_dir, texts, out, checkpoint_dir=checkpoints, settings=settings, name="t", callbacks=[RecordSaves()]
+    )
     training = manifest["training"]
     assert training["resumed_from"] == f"checkpoint-{blocks}"
+    assert RecordSaves.steps == []  # step 2 x blocks is the last: the model folder is saved, not a checkpoint
     assert (
         len(training["loss"]) == 2 * blocks
     )  # the first epoch's from the checkpoint's state, the second's after resuming
