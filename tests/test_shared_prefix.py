@@ -1,6 +1,7 @@
 """Prompts sharing a prefix: batched together, the prefix forwarded once, the
 same greedy tokens as the padded batch (:mod:`conflictlab.lm.shared_prefix`)."""
 
+import pytest
 import torch
 
 from conflictlab.lm.generation import DecodingParams, HFBackend
@@ -153,3 +154,38 @@ def test_choice_read_outs_forward_a_shared_prefix_once_and_equal_one_by_one(tiny
     )
     np.testing.assert_allclose(greedy, alone, rtol=0, atol=1e-5)
     assert not np.allclose(cad, greedy)
+
+
+@pytest.mark.parametrize("window, shared", [(128, True), (64, False)])
+def test_a_sliding_window_model_shares_prefixes_only_while_every_row_fits_its_window(tiny_lm, window, shared):
+    """Gemma 3's local layers keep a window of positions: rows within it leave those layers the whole
+    prefix, so the tree's read-out equals one prompt at a time; longer rows take the padded batch."""
+    import dataclasses
+
+    import numpy as np
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    from conflictlab.lm.choices import choice_logits
+
+    config = Gemma3TextConfig(
+        vocab_size=40,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        sliding_window=window,
+        layer_types=["sliding_attention", "full_attention"],
+        max_position_embeddings=256,
+        pad_token_id=PAD,
+    )
+    torch.manual_seed(0)
+    gemma = dataclasses.replace(tiny_lm, model=Gemma3ForCausalLM(config).to(torch.float64).eval())
+    options = [5, 6, 7]
+    together, embedded = _tokens_embedded(gemma, lambda: choice_logits(gemma, READ_OUT_PROMPTS, options))
+    alone = np.concatenate([choice_logits(gemma, [p], options, batch_size=1) for p in READ_OUT_PROMPTS])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-5)
+    heads = [p[:-1] for p in READ_OUT_PROMPTS]
+    padded = len(READ_OUT_PROMPTS) * max(map(len, READ_OUT_PROMPTS))
+    assert embedded == (sum(map(len, heads)) - shared_tokens(heads) + len(READ_OUT_PROMPTS) if shared else padded)

@@ -51,6 +51,16 @@ def has_sliding_window(config) -> bool:
     return bool(getattr(text_config, "sliding_window", None))
 
 
+def window_drops(config, length: int) -> bool:
+    """Whether a cache of ``length`` positions loses some on a sliding-window
+    layer of the model (its window, less the position being fed, shorter
+    than ``length``; a model without such layers keeps every position)."""
+    if not has_sliding_window(config):
+        return False
+    window = getattr(getattr(config, "text_config", None) or config, "sliding_window", None)
+    return window is None or length >= window - 1
+
+
 class FedTokens:
     """The token ids whose keys and values a DynamicCache holds, and how many
     of a new context's tokens it can keep: contexts fed one after another
@@ -156,8 +166,10 @@ def shared_prefill(
 ):
     """A DynamicCache holding every row but its last token, left-padded to
     the longest row less one token, forwarded as a prefix tree; None where
-    the padded batch costs no more (:func:`prefix_tree_pays`), on a model
-    with sliding-window layers, or when no row has more than one token."""
+    the padded batch costs no more (:func:`prefix_tree_pays`), where a
+    sliding-window layer would drop positions of the longest row
+    (:func:`window_drops`: rows within the window leave such a layer the
+    whole prefix), or when no row has more than one token."""
     import torch
     from transformers import DynamicCache
 
@@ -166,7 +178,7 @@ def shared_prefill(
     width = max(len(h) for h in heads)
     if (
         width == 0
-        or has_sliding_window(config)
+        or window_drops(config, width + 1)
         or not prefix_tree_pays(heads, min_shared=min_shared, forward_cost=forward_cost)
     ):
         return None
