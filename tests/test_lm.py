@@ -352,6 +352,7 @@ def test_packages_distributions_come_from_the_cache_until_a_package_is_installed
     """remember_packages_distributions serves transformers' distribution map from a file while the
     metadata folders on sys.path stay as they are, and maps afresh when one comes or goes."""
     import importlib.metadata
+    import os
     import sys
 
     from conflictlab.lm.loading import remember_packages_distributions
@@ -377,9 +378,12 @@ def test_packages_distributions_come_from_the_cache_until_a_package_is_installed
     truth["fresh"] = ["fresh"]
     assert importlib.metadata.packages_distributions() == truth and len(computed) == 2
     assert importlib.metadata.packages_distributions() == truth and len(computed) == 2
+    os.utime(site / "fresh-1.0.dist-info", ns=(1, 1))  # the same version installed again
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 3
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 3
     cache.write_text("{not json")  # a damaged cache is mapped afresh and rewritten
-    assert importlib.metadata.packages_distributions() == truth and len(computed) == 3
-    assert importlib.metadata.packages_distributions() == truth and len(computed) == 3
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 4
+    assert importlib.metadata.packages_distributions() == truth and len(computed) == 4
 
 
 def test_the_remembered_map_equals_importlib_s_own(tmp_path):

@@ -43,6 +43,7 @@ accelerate's hooks move every layer's inputs to that layer's device.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass
@@ -290,16 +291,19 @@ def remember_packages_distributions(cache_file: str | os.PathLike | None = None)
 
     transformers calls it when first imported, to map import names to
     distributions: it reads the RECORD file of every installed distribution
-    (some 49,000 lines in the project's environment), 0.4-0.5 of the CPU
-    seconds every model job spends importing (AMD EPYC Zen 3). The mapping
-    is kept in ``cache_file`` (default: ``packages-distributions.json`` under
-    ``$XDG_CACHE_HOME/conflictlab`` or ``~/.cache/conflictlab``) with the
-    names of the metadata folders on ``sys.path`` (``name-version.dist-info``:
-    installing, upgrading or removing a package changes them), and is
+    (some 49,000 lines in the project's environment), about 1 of the 6-8 CPU
+    seconds every model job spends importing (AMD EPYC Zen 3,
+    docs/performance.md). The mapping is kept in ``cache_file`` (default:
+    ``packages-distributions-<digest of sys.prefix>.json`` under
+    ``$XDG_CACHE_HOME/conflictlab`` or ``~/.cache/conflictlab``, one per
+    environment) with the names and modification times of the metadata
+    folders on ``sys.path`` (``name-version.dist-info``: installing,
+    upgrading, reinstalling or removing a package changes them), and is
     computed afresh when they differ. A cache that cannot be read or
     written is simply not used. The function is replaced for the whole
     process; every caller gets its own copy of the mapping.
     """
+    import hashlib
     import importlib.metadata
     import json
     import sys
@@ -310,22 +314,28 @@ def remember_packages_distributions(cache_file: str | os.PathLike | None = None)
         importlib.metadata.packages_distributions, "__wrapped__", importlib.metadata.packages_distributions
     )
     if cache_file is None:
+        try:
+            base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        except RuntimeError:  # no home folder: nothing to keep the map in
+            return
+        # one file per environment: jobs of different environments would otherwise replace each other's map
         cache_file = (
-            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-            / "conflictlab"
-            / "packages-distributions.json"
+            base / "conflictlab" / f"packages-distributions-{hashlib.sha256(sys.prefix.encode()).hexdigest()[:16]}.json"
         )
     cache_file = Path(cache_file)
 
-    def environment() -> list[str]:
-        """The metadata folders on ``sys.path``: their names carry each distribution's version."""
+    def environment() -> list:
+        """The metadata folders on ``sys.path`` and when each was written: their names carry each
+        distribution's version, their times a reinstall of the same version."""
         found = []
         for entry in sys.path:
             try:
-                names = os.listdir(entry or ".")
+                with os.scandir(entry or ".") as scan:
+                    for item in scan:
+                        if item.name.endswith((".dist-info", ".egg-info")):
+                            found.append([os.path.join(entry, item.name), item.stat().st_mtime_ns])
             except OSError:
                 continue
-            found.extend(os.path.join(entry, n) for n in names if n.endswith((".dist-info", ".egg-info")))
         return sorted(found)
 
     def packages_distributions() -> dict[str, list[str]]:
@@ -337,6 +347,7 @@ def remember_packages_distributions(cache_file: str | os.PathLike | None = None)
         except (OSError, ValueError, KeyError, TypeError):
             pass
         mapping = compute()
+        tmp = None
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=cache_file.parent, prefix=f".{cache_file.name}.")
@@ -344,7 +355,9 @@ def remember_packages_distributions(cache_file: str | os.PathLike | None = None)
                 json.dump({"environment": key, "mapping": mapping}, out)
             os.replace(tmp, cache_file)
         except OSError:
-            pass
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
         return mapping
 
     packages_distributions.__wrapped__ = compute

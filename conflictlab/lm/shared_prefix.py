@@ -52,12 +52,17 @@ def has_sliding_window(config) -> bool:
 
 
 def window_drops(config, length: int) -> bool:
-    """Whether a cache of ``length`` positions loses some on a sliding-window
-    layer of the model (its window, less the position being fed, shorter
-    than ``length``; a model without such layers keeps every position)."""
+    """Whether a cache of ``length`` positions may lose some on a sliding-window
+    layer of the model (a layer keeps its window less one position; the test
+    leaves a position to spare), or the model has layers that are neither full
+    nor sliding attention; a model without such layers keeps every position."""
     if not has_sliding_window(config):
         return False
-    window = getattr(getattr(config, "text_config", None) or config, "sliding_window", None)
+    text_config = getattr(config, "text_config", None) or config
+    layer_types = getattr(text_config, "layer_types", None) or ()
+    if any(t not in ("full_attention", "sliding_attention") for t in layer_types):
+        return True  # layers without keys and values to lay out (linear attention, state spaces)
+    window = getattr(text_config, "sliding_window", None)
     return window is None or length >= window - 1
 
 
@@ -151,14 +156,16 @@ def prefix_tree_pays(rows: Sequence[Sequence[int]], *, min_shared: int, forward_
     """Whether forwarding ``rows`` as a prefix tree (one forward per node,
     unpadded) costs less than one left-padded forward of them all: the
     tokens the tree leaves out (padding and shared runs) against
-    ``forward_cost`` token-equivalents for each forward it adds; and the rows
-    share at least ``min_shared`` tokens."""
+    ``forward_cost`` token-equivalents for each forward it adds (one per
+    node: the rows' last tokens then take a forward of their own, which the
+    padded batch folds into its one); and the rows share at least
+    ``min_shared`` tokens."""
     if shared_tokens(rows) < min_shared:
         return False
     nodes, _ = prefix_tree(rows)
     padded = len(rows) * max(len(r) for r in rows)
     in_tree = sum(end - start for _, start, end, _ in nodes)
-    return padded - in_tree > (len(nodes) - 1) * forward_cost
+    return padded - in_tree > len(nodes) * forward_cost
 
 
 def shared_prefill(
