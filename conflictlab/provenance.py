@@ -43,6 +43,12 @@ DESCRIPTORS = Path(PACKAGE) / "benchmarks"
 Parsed = tuple[frozenset[str], bool, frozenset[tuple[str, str]], frozenset[str]]
 
 
+def user_cache_folder() -> Path:
+    """The project's folder under the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``); RuntimeError
+    where there is no home folder to find it in."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / PACKAGE
+
+
 class _ParsedCache:
     """:func:`_parse`'s results kept between processes, in one JSON file under the user's cache folder
     (``$XDG_CACHE_HOME`` or ``~/.cache``), keyed by a digest of the source and of this module's own code
@@ -52,8 +58,7 @@ class _ParsedCache:
     MAX_ENTRIES = 5000  # some 20 versions of each library module, ~4 MB
 
     def __init__(self):
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        self.path = Path(base) / PACKAGE / "parsed-imports.json"
+        self.path = user_cache_folder() / "parsed-imports.json"
         self.salt = hashlib.sha256(Path(__file__).read_bytes()).digest()
         self.entries: dict | None = None
         self.used: set[str] = set()  # the keys this process read or wrote

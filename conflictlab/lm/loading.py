@@ -314,14 +314,14 @@ def remember_packages_distributions(cache_file: str | os.PathLike | None = None)
         importlib.metadata.packages_distributions, "__wrapped__", importlib.metadata.packages_distributions
     )
     if cache_file is None:
+        from conflictlab.provenance import user_cache_folder
+
         try:
-            base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+            folder = user_cache_folder()
         except RuntimeError:  # no home folder: nothing to keep the map in
             return
         # one file per environment: jobs of different environments would otherwise replace each other's map
-        cache_file = (
-            base / "conflictlab" / f"packages-distributions-{hashlib.sha256(sys.prefix.encode()).hexdigest()[:16]}.json"
-        )
+        cache_file = folder / f"packages-distributions-{hashlib.sha256(sys.prefix.encode()).hexdigest()[:16]}.json"
     cache_file = Path(cache_file)
 
     def environment() -> list:
