@@ -54,7 +54,7 @@ register_results(
         "results/usage/judges/gold.parquet",
         *(["results/usage/judges/ratings.parquet"] if JUDGE_TABLES_WITH_RATINGS else []),
         *(
-            [f"results/usage/judges/answer_match-{m}.parquet" for m in config["generators"]]
+            ["results/usage/judges/answer_match.parquet"]
             if config["accuracy"]["free_text"] == "judge" and REASONING_TYPES
             else []
         ),

@@ -34,9 +34,10 @@ response_inputs = lambda models, conflict_types: {
     "responses": [f"results/responses/{m}/{t}.parquet" for m in models for t in conflict_types],
 }
 
-# Every responding model whose responses get a Faithfulness score: the
-# generators and, for Table 4 and the methods' rows, every steered and method rerun.
-FAITHFULNESS_MODELS = (
+# Every responding model the judges read: the generators and, for Table 4 and
+# the methods' rows, every steered and method rerun (Faithfulness of each; with
+# accuracy.free_text judge, its long free-text answers too).
+JUDGED_MODELS = (
     config["generators"]
     + [name for model in config["steering"]["models"] for name in steered_names(model)]
     + [name for model in config["methods"]["models"] for name in method_names(model)]
@@ -97,7 +98,7 @@ rule judge_faithfulness:
     """RAGAS Faithfulness of the generators' and the steered reruns' responses (one judge load)."""
     input:
         **JUDGE_INPUTS,
-        **response_inputs(FAITHFULNESS_MODELS, config["conflict_types"]),
+        **response_inputs(JUDGED_MODELS, config["conflict_types"]),
     output:
         faithfulness="results/judges/faithfulness.parquet",
         usage="results/usage/judges/faithfulness.parquet",
@@ -112,7 +113,7 @@ rule judge_faithfulness:
         gpu=JUDGE_GPUS,
     params:
         judge_settings=JUDGE_SETTINGS,
-        models=[m for m in FAITHFULNESS_MODELS for _ in config["conflict_types"]],
+        models=[m for m in JUDGED_MODELS for _ in config["conflict_types"]],
         max_per_type=config["judges"]["faithfulness_max_per_type"],
         max_statement_tokens=config["judges"]["max_statement_tokens"],
         code=code_hash("judge_faithfulness.py"),
@@ -170,16 +171,18 @@ rule judge_gold:
 
 
 rule answer_match:
-    """accuracy.free_text: judge - the judge decides one generator's long free-text golds."""
+    """accuracy.free_text: judge - the judge decides every judged model's long free-text golds (one judge load;
+    a model added later is asked alone, the reply cache answering the others)."""
     input:
         **JUDGE_INPUTS,
-        samples=lambda wildcards: [samples_path(wildcards.model, t) for t in REASONING_TYPES],
-        responses=expand("results/responses/{{model}}/{conflict_type}.parquet", conflict_type=REASONING_TYPES),
+        **response_inputs(JUDGED_MODELS, REASONING_TYPES),
     output:
-        matches="results/judges/answer_match/{model}.parquet",
-        usage="results/usage/judges/answer_match-{model}.parquet",
+        matches=expand("results/judges/answer_match/{model}.parquet", model=JUDGED_MODELS),
+        usage="results/usage/judges/answer_match.parquet",
     log:
-        **judge_logs("answer_match/{model}"),
+        **judge_logs("answer_match"),
+    benchmark:
+        "results/benchmarks/judges/answer_match.tsv"
     conda:
         "../envs/judges.yaml"
     threads: torch_threads
@@ -187,6 +190,7 @@ rule answer_match:
         gpu=JUDGE_GPUS,
     params:
         judge_settings=JUDGE_SETTINGS,
+        models=[m for m in JUDGED_MODELS for _ in REASONING_TYPES],
         code=code_hash("answer_match.py"),
     script:
         "../workflow/scripts/answer_match.py"

@@ -715,6 +715,38 @@ def test_answer_match_overrides_only_long_free_text_golds():
     assert summary["n_free_text_judged"] == 1 and summary["n_free_text"] == 1 and summary["accuracy"] == 0.5
 
 
+def test_answer_match_asks_every_models_long_golds_in_one_call():
+    """One answer_match job judges every model: the requests of all of them go to the judge at once (so that it
+    batches across models), each row keeps its model, and short golds are not asked."""
+    from conflictlab.contextconflict.answer_match import judged_answer_matches
+    from conflictlab.judges.requests import closed_reply
+
+    samples = [
+        {"sample_id": "long", "conflict_type": "temporal", "question": "Why?", "answer": ["a long gold answer here"]},
+        {"sample_id": "short", "conflict_type": "temporal", "question": "Who?", "answer": ["Paris"]},
+    ]
+
+    def responses(text):
+        return [{"sample_id": s["sample_id"], "status": "ok", "response": f"<answer>{text}</answer>"} for s in samples]
+
+    calls = []
+
+    def ask(requests):
+        calls.append(len(requests))
+        return [closed_reply(r, ["yes" if "the same long answer" in str(r.conversation()) else "no"]) for r in requests]
+
+    table = judged_answer_matches(
+        [("m", samples, responses("the same long answer")), ("m@base", samples, responses("other words"))],
+        ask,
+        judge="j",
+    )
+    assert calls == [2]
+    assert [(r["model"], r["sample_id"], r["equivalent"]) for r in table.to_pylist()] == [
+        ("m", "long", True),
+        ("m@base", "long", False),
+    ]
+
+
 def test_facts_grounding_prompt_is_the_published_one_with_a_closed_reply():
     from conflictlab.judges.prompts.facts import FACTS_PROMPT, LABELS, grounding_request
 

@@ -31,27 +31,28 @@ ANSWER_MATCH_SCHEMA = pa.schema(
 
 
 def judged_answer_matches(
-    samples: Sequence[dict],
-    responses: Sequence[dict],
+    groups: Sequence[tuple[str, Sequence[dict], Sequence[dict]]],
     ask: Callable[[list[JudgeRequest]], list[str]],
     *,
-    model: str,
     judge: str,
 ) -> pa.Table:
     """One row per generated response whose gold is long free text (the samples
-    the verbatim rule scores as ``free_text_long``)."""
-    by_id = {r["sample_id"]: r for r in responses}
-    chosen = []
-    for sample in samples:
-        response = by_id.get(sample["sample_id"])
-        if response is None or response["status"] != "ok" or not sample["answer"]:
-            continue
-        extracted, _ = extract_answer(response["response"] or "")
-        if score_answer(extracted, sample["answer"]).rule == "free_text_long":
-            chosen.append((sample, extracted))
-    requests = [equivalence_request(s["question"], s["answer"], extracted) for s, extracted in chosen]
+    the verbatim rule scores as ``free_text_long``), over every (responding
+    model, samples, its responses) group; ``ask`` is called once with the
+    requests of all groups, so that the judge batches across them."""
+    chosen = []  # (model, sample, extracted answer)
+    for model, samples, responses in groups:
+        by_id = {r["sample_id"]: r for r in responses}
+        for sample in samples:
+            response = by_id.get(sample["sample_id"])
+            if response is None or response["status"] != "ok" or not sample["answer"]:
+                continue
+            extracted, _ = extract_answer(response["response"] or "")
+            if score_answer(extracted, sample["answer"]).rule == "free_text_long":
+                chosen.append((model, sample, extracted))
+    requests = [equivalence_request(s["question"], s["answer"], extracted) for _, s, extracted in chosen]
     rows = []
-    for (sample, extracted), request, reply in zip(chosen, requests, ask(requests)):
+    for (model, sample, extracted), request, reply in zip(chosen, requests, ask(requests)):
         (choice,) = read_choices(request, reply)
         rows.append(
             {

@@ -1,6 +1,5 @@
-"""Rule answer_match: the judge decides long free-text golds of one generator's reasoning responses."""
+"""Rule answer_match: the judge decides the long free-text golds of every judged model's reasoning responses."""
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from conflictlab.contextconflict.answer_match import ANSWER_MATCH_SCHEMA, judged_answer_matches
@@ -9,28 +8,28 @@ from conflictlab.judges.backends import judge_session
 from conflictlab.lm.endpoint import USAGE_SCHEMA, process_usage
 from conflictlab.logs import configure_logging
 
-model = snakemake.wildcards.model
-log = configure_logging(snakemake.log[0], f"answer_match.{model}")
-params, inputs = snakemake.params, snakemake.input
-writer = f"answer_match-{model}"  # the cache files of this job: answer_match-<model>-<digest>.parquet
+log = configure_logging(snakemake.log[0], "answer_match")
+params, inputs, outputs = snakemake.params, snakemake.input, snakemake.output
+groups = [
+    (model, read_tables(samples).to_pylist(), read_tables(responses).to_pylist())
+    for model, samples, responses in zip(params.models, inputs.samples, inputs.responses)
+]
 with judge_session(
     params.judge_settings,
     inputs.get("judge_model"),
     cache_dir=inputs.cache,
-    writer=writer,
+    writer="answer_match",  # the cache files of this job: answer_match-<digest>.parquet
     server_log=snakemake.log.get("server"),
     request_cache=inputs.get("request_cache"),
 ) as session:
-    table = pa.concat_tables(
-        judged_answer_matches(
-            read_tables(s).to_pylist(), read_tables(r).to_pylist(), session.ask, model=model, judge=session.cache.judge
-        )
-        for s, r in zip(inputs.samples, inputs.responses)
+    table = judged_answer_matches(groups, session.ask, judge=session.cache.judge)
+for model, path in zip(dict.fromkeys(params.models), outputs.matches):  # the outputs in the models' order
+    matches = table.filter(pc.equal(table.column("model"), model))
+    write_parquet(matches, path, ANSWER_MATCH_SCHEMA)
+    log.info(
+        "%s: %d long free-text answers judged, %d equivalent",
+        model,
+        matches.num_rows,
+        pc.sum(pc.fill_null(matches.column("equivalent"), False)).as_py() or 0,
     )
-write_parquet(table, snakemake.output.matches, ANSWER_MATCH_SCHEMA)
-write_parquet(process_usage(f"judges/{writer}"), snakemake.output.usage, USAGE_SCHEMA)
-log.info(
-    "%d long free-text answers judged, %d equivalent",
-    table.num_rows,
-    pc.sum(pc.fill_null(table.column("equivalent"), False)).as_py() or 0,
-)
+write_parquet(process_usage("judges/answer_match"), outputs.usage, USAGE_SCHEMA)
