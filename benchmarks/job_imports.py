@@ -1,6 +1,9 @@
 """What a model job pays to import torch and transformers' model code, with
 transformers' scikit-learn and scipy probes left on and turned off
-(``conflictlab.lm.loading.without_unused_probes``), side by side.
+(``conflictlab.lm.loading.without_unused_probes``), and with the index of
+transformers' model code scanned or kept in the user's cache folder
+(``conflictlab.lm.loading.remember_transformers_model_index``, which
+``without_unused_probes`` calls), side by side.
 
     python benchmarks/job_imports.py [--rounds 3]
 
@@ -18,9 +21,14 @@ import subprocess
 import sys
 
 IMPORTS = "import torch; from transformers import AutoTokenizer; import transformers.models.llama.modeling_llama"
+OFF = "from conflictlab.lm import loading; "
 VARIANTS = {
     "probes on": IMPORTS,
-    "probes off": f"from conflictlab.lm.loading import without_unused_probes; without_unused_probes(); {IMPORTS}",
+    "probes off, index scanned": (
+        f"{OFF}loading.remember_transformers_model_index = lambda cache_file=None: None; "
+        f"loading.without_unused_probes(); {IMPORTS}"
+    ),
+    "probes off, index kept": f"{OFF}loading.without_unused_probes(); {IMPORTS}",
 }
 CHECK = "; import sys; print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'scipy', 'pandas'}))"
 
@@ -47,7 +55,8 @@ def main() -> None:
             seconds[name].append(cpu)
     for name, values in seconds.items():
         print(f"{name}: " + ", ".join(f"{v:.2f}" for v in values) + f" CPU s (also imported: {imported[name]})")
-    print(f"on / off: {sum(seconds['probes on']) / sum(seconds['probes off']):.2f}")
+    on, scanned, kept = (sum(seconds[name]) for name in VARIANTS)
+    print(f"probes on / off: {on / scanned:.2f}; index scanned / kept: {scanned / kept:.2f}")
 
 
 if __name__ == "__main__":

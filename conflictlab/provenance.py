@@ -14,6 +14,7 @@ to any module a script can run reruns the rule, and an edit elsewhere does not.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import json
@@ -49,6 +50,30 @@ def user_cache_folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / PACKAGE
 
 
+def read_cached_json(path: Path):
+    """The JSON value kept in ``path`` (a file of the user's cache folder), or None where it cannot be read."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def store_cached_json(path: Path, value) -> None:
+    """Keep ``value`` in ``path`` as JSON, atomically (processes that store at once each leave a whole file);
+    a cache that cannot be written is simply not kept."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w") as out:
+            json.dump(value, out)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
 class _ParsedCache:
     """:func:`_parse`'s results kept between processes, in one JSON file under the user's cache folder
     (``$XDG_CACHE_HOME`` or ``~/.cache``), keyed by a digest of the source and of this module's own code
@@ -69,10 +94,8 @@ class _ParsedCache:
 
     def get(self, source: str) -> Parsed | None:
         if self.entries is None:
-            try:
-                self.entries = json.loads(self.path.read_text())
-            except (OSError, ValueError):
-                self.entries = {}
+            found = read_cached_json(self.path)
+            self.entries = found if isinstance(found, dict) else {}
         key = self.key(source)
         self.used.add(key)
         found = self.entries.get(key)
@@ -93,15 +116,8 @@ class _ParsedCache:
             return
         if len(self.entries) > self.MAX_ENTRIES:
             self.entries = {key: value for key, value in self.entries.items() if key in self.used}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".parsed-imports.")
-            with os.fdopen(fd, "w") as out:
-                json.dump(self.entries, out)
-            os.replace(tmp, self.path)
-            self.added = False
-        except OSError:
-            pass
+        store_cached_json(self.path, self.entries)
+        self.added = False
 
 
 _CACHE = _ParsedCache()

@@ -386,6 +386,76 @@ def test_packages_distributions_come_from_the_cache_until_a_package_is_installed
     assert importlib.metadata.packages_distributions() == truth and len(computed) == 4
 
 
+def test_the_model_index_comes_from_the_cache_until_a_module_changes(tmp_path):
+    """stored_model_index scans transformers' models folder once, serves the same structure (frozenset keys,
+    sets, subfolders, in order) from the file after, and scans again when a module is edited or added."""
+    import os
+
+    from conflictlab.lm.loading import stored_model_index
+
+    models = tmp_path / "models"
+    (models / "llama").mkdir(parents=True)
+    (models / "llama" / "modeling_llama.py").write_text("__all__ = ['LlamaModel']\n")
+    index = {
+        frozenset(): {"configuration_x": {"XConfig"}},
+        "llama": {frozenset({"torch"}): {"modeling_llama": {"LlamaModel", "LlamaForCausalLM"}}},
+    }
+    scans = []
+
+    def scan(path):
+        scans.append(path)
+        return index
+
+    cache = tmp_path / "cache" / "index.json"
+    assert stored_model_index(models, cache, scan) is index and len(scans) == 1
+    served = stored_model_index(models, cache, scan)
+    assert len(scans) == 1 and served == index and list(served) == list(index)  # from the file, in order
+    assert isinstance(next(iter(served)), frozenset) and isinstance(served["llama"][frozenset({"torch"})], dict)
+    (models / "llama" / "modeling_llama.py").write_text("__all__ = ['LlamaModel', 'LlamaForCausalLM']\n")
+    stored_model_index(models, cache, scan)
+    assert len(scans) == 2  # an edited module: scanned again
+    (models / "gemma").mkdir()
+    (models / "gemma" / "__init__.py").write_text("")
+    stored_model_index(models, cache, scan)
+    stored_model_index(models, cache, scan)
+    assert len(scans) == 3  # a new model: scanned again, then served
+    os.utime(models / "gemma" / "__init__.py", ns=(1, 1))
+    stored_model_index(models, cache, scan)
+    assert len(scans) == 4
+    cache.write_text("[1, 2")  # a damaged cache is scanned afresh
+    assert stored_model_index(models, cache, scan) == index and len(scans) == 5
+
+
+def test_the_remembered_model_index_is_transformers_own(tmp_path):
+    """On the real environment, in fresh interpreters: the first import scans the models folder and writes
+    the index, the second scans none of it, and the index served is the one transformers computes."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, os, json; from conflictlab.lm import loading; "
+        "loading.remember_transformers_model_index(sys.argv[1]); "
+        "from transformers import AutoTokenizer; import transformers.models.llama.modeling_llama; "
+        "import transformers.utils.import_utils as iu; "
+        "served, scan = iu.create_import_structure_from_path, iu.create_import_structure_from_path.__wrapped__; "
+        "scanned = scan.cache_info().currsize; "
+        "folder = os.path.join(os.path.dirname(iu.__file__), os.pardir, 'models'); "
+        "same = served(folder) is served(os.path.join(folder, '__init__.py')); "
+        "print(json.dumps([scanned, served(folder) == scan(folder), same]))"
+    )
+    cache = tmp_path / "index.json"
+    runs = []
+    for _ in range(2):  # the first process writes the file, the second reads it
+        child = subprocess.run([sys.executable, "-c", code, str(cache)], capture_output=True, text=True, timeout=120)
+        assert child.returncode == 0, child.stderr[-3000:]
+        runs.append(json.loads(child.stdout.strip().splitlines()[-1]))
+    (first_scanned, *first), (second_scanned, *second) = runs
+    assert first == second == [True, True]
+    # the scan's in-process cache (128 entries) full of the ~500 model subfolders, then holding a few model folders
+    assert first_scanned > 100 and second_scanned < 30, runs
+
+
 def test_the_remembered_map_equals_importlib_s_own(tmp_path):
     """On the real environment, in a fresh interpreter: the cached map (second process) is the map."""
     import json

@@ -43,7 +43,6 @@ accelerate's hooks move every layer's inputs to that layer's device.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from dataclasses import dataclass
@@ -279,6 +278,7 @@ def without_unused_probes() -> None:
     and scipy where they use them, unaffected.
     """
     remember_packages_distributions()
+    remember_transformers_model_index()
     import transformers.utils
 
     transformers.utils.is_sklearn_available = lambda: False
@@ -305,10 +305,10 @@ def remember_packages_distributions(cache_file: str | os.PathLike | None = None)
     """
     import hashlib
     import importlib.metadata
-    import json
     import sys
-    import tempfile
     from pathlib import Path
+
+    from conflictlab.provenance import read_cached_json, store_cached_json
 
     compute = getattr(
         importlib.metadata.packages_distributions, "__wrapped__", importlib.metadata.packages_distributions
@@ -340,28 +340,150 @@ def remember_packages_distributions(cache_file: str | os.PathLike | None = None)
 
     def packages_distributions() -> dict[str, list[str]]:
         key = environment()
+        stored = read_cached_json(cache_file)
         try:
-            stored = json.loads(cache_file.read_text())
             if stored["environment"] == key:
                 return {name: list(dists) for name, dists in stored["mapping"].items()}
-        except (OSError, ValueError, KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):
             pass
         mapping = compute()
-        tmp = None
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=cache_file.parent, prefix=f".{cache_file.name}.")
-            with os.fdopen(fd, "w") as out:
-                json.dump({"environment": key, "mapping": mapping}, out)
-            os.replace(tmp, cache_file)
-        except OSError:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        store_cached_json(cache_file, {"environment": key, "mapping": mapping})
         return mapping
 
     packages_distributions.__wrapped__ = compute
     importlib.metadata.packages_distributions = packages_distributions
+
+
+_IMPORT_UTILS = "transformers.utils.import_utils"
+
+
+def remember_transformers_model_index(cache_file: str | os.PathLike | None = None) -> None:
+    """Serve transformers' index of its model code from a file while that code stays as it is.
+
+    Importing transformers reads every module under ``transformers/models``
+    (some 2,400 files) for the names it exports, twice: for the package and
+    for ``transformers.models``, whose two spellings of the folder miss each
+    other in transformers' in-process cache. That is 0.6 of the 5-7 CPU s
+    every model job spends importing (AMD EPYC Zen 3, docs/performance.md).
+    The index is kept in ``cache_file`` (default:
+    ``transformers-models-<digest of the folder>.json`` under the user's cache
+    folder) with the name, size and time of every module of the folder, and
+    is read afresh when any differs. The first read happens while
+    ``transformers`` itself is being imported, so the index goes in through
+    an import hook that patches ``transformers.utils.import_utils`` as it is
+    imported (or straight into it where it is imported already). A cache
+    that cannot be read or written is simply not used.
+    """
+    import sys
+
+    if _IMPORT_UTILS in sys.modules:
+        _serve_model_index(sys.modules[_IMPORT_UTILS], cache_file)
+    elif not any(isinstance(finder, _ModelIndexHook) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _ModelIndexHook(cache_file))
+
+
+class _ModelIndexHook:
+    """A meta path finder that hands :func:`_serve_model_index` the module
+    ``transformers.utils.import_utils`` right after it runs."""
+
+    def __init__(self, cache_file):
+        self.cache_file = cache_file
+
+    def find_spec(self, name, path, target=None):
+        if name != _IMPORT_UTILS:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _serve_model_index(module, self.cache_file)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _serve_model_index(import_utils, cache_file) -> None:
+    import hashlib
+    from pathlib import Path
+
+    from conflictlab.provenance import user_cache_folder
+
+    scan = import_utils.create_import_structure_from_path
+    if getattr(scan, "serves_stored_index", False):
+        return
+    models = Path(import_utils.__file__).resolve().parent.parent / "models"
+    if cache_file is None:
+        try:
+            folder = user_cache_folder()
+        except RuntimeError:  # no home folder: nothing to keep the index in
+            return
+        cache_file = folder / f"transformers-models-{hashlib.sha256(str(models).encode()).hexdigest()[:16]}.json"
+    held = {}
+
+    def indexed(module_path):
+        # transformers calls this for the folder and for its __init__.py, and for every subfolder while it scans
+        folder = os.path.dirname(module_path) if os.path.isfile(module_path) else module_path
+        if Path(folder).resolve() != models:
+            return scan(module_path)
+        if "index" not in held:
+            held["index"] = stored_model_index(models, Path(cache_file), scan)
+        return held["index"]
+
+    indexed.serves_stored_index, indexed.__wrapped__ = True, scan
+    import_utils.create_import_structure_from_path = indexed
+
+
+def stored_model_index(models, cache_file, scan) -> dict:
+    """``scan(models)`` (transformers' import structure of its ``models``
+    folder: subfolder name -> its structure, frozenset of backends -> module
+    -> exported names), from ``cache_file`` while every module under
+    ``models`` has the name, size and time it had when the file was written."""
+    import hashlib
+
+    from conflictlab.provenance import read_cached_json, store_cached_json
+
+    sources = hashlib.sha256()
+    for root, folders, files in os.walk(models):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            stat = os.stat(os.path.join(root, name))
+            sources.update(f"{os.path.relpath(root, models)}/{name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    key = sources.hexdigest()
+    stored = read_cached_json(cache_file)
+    if isinstance(stored, dict) and stored.get("sources") == key:
+        try:
+            return _decode_index(stored["index"])
+        except (KeyError, TypeError, ValueError):
+            pass
+    index = scan(os.fspath(models))
+    store_cached_json(cache_file, {"sources": key, "index": _encode_index(index)})
+    return index
+
+
+def _encode_index(index: dict) -> list:
+    """An import structure as JSON: its entries in order, a subfolder as
+    ["folder", name, structure], backends as ["modules", backends, {module: names}]."""
+    return [
+        ["folder", key, _encode_index(value)]
+        if isinstance(key, str)
+        else ["modules", sorted(key), {module: sorted(names) for module, names in value.items()}]
+        for key, value in index.items()
+    ]
+
+
+def _decode_index(entries: list) -> dict:
+    index = {}
+    for kind, key, value in entries:
+        if kind == "folder":
+            index[key] = _decode_index(value)
+        else:
+            index[frozenset(key)] = {module: set(names) for module, names in value.items()}
+    return index
 
 
 # glibc's mallopt parameters (malloc.h) and the values keep_freed_memory sets.
