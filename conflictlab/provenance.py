@@ -50,6 +50,16 @@ def user_cache_folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / PACKAGE
 
 
+def user_cache_file(kind: str, identity: str) -> Path | None:
+    """``<kind>-<digest of identity>.json`` in :func:`user_cache_folder` (one file per identity: an
+    environment, a package folder), or None where there is no home folder to keep it in."""
+    try:
+        folder = user_cache_folder()
+    except RuntimeError:
+        return None
+    return folder / f"{kind}-{hashlib.sha256(identity.encode()).hexdigest()[:16]}.json"
+
+
 def read_cached_json(path: Path):
     """The JSON value kept in ``path`` (a file of the user's cache folder), or None where it cannot be read."""
     try:

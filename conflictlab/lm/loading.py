@@ -303,25 +303,20 @@ def remember_packages_distributions(cache_file: str | os.PathLike | None = None)
     written is simply not used. The function is replaced for the whole
     process; every caller gets its own copy of the mapping.
     """
-    import hashlib
     import importlib.metadata
     import sys
     from pathlib import Path
 
-    from conflictlab.provenance import read_cached_json, store_cached_json
+    from conflictlab.provenance import read_cached_json, store_cached_json, user_cache_file
 
     compute = getattr(
         importlib.metadata.packages_distributions, "__wrapped__", importlib.metadata.packages_distributions
     )
     if cache_file is None:
-        from conflictlab.provenance import user_cache_folder
-
-        try:
-            folder = user_cache_folder()
-        except RuntimeError:  # no home folder: nothing to keep the map in
-            return
         # one file per environment: jobs of different environments would otherwise replace each other's map
-        cache_file = folder / f"packages-distributions-{hashlib.sha256(sys.prefix.encode()).hexdigest()[:16]}.json"
+        cache_file = user_cache_file("packages-distributions", sys.prefix)
+        if cache_file is None:  # no home folder: nothing to keep the map in
+            return
     cache_file = Path(cache_file)
 
     def environment() -> list:
@@ -408,21 +403,17 @@ class _ModelIndexHook:
 
 
 def _serve_model_index(import_utils, cache_file) -> None:
-    import hashlib
     from pathlib import Path
 
-    from conflictlab.provenance import user_cache_folder
+    from conflictlab.provenance import user_cache_file
 
     scan = import_utils.create_import_structure_from_path
     if getattr(scan, "serves_stored_index", False):
         return
     models = Path(import_utils.__file__).resolve().parent.parent / "models"
-    if cache_file is None:
-        try:
-            folder = user_cache_folder()
-        except RuntimeError:  # no home folder: nothing to keep the index in
-            return
-        cache_file = folder / f"transformers-models-{hashlib.sha256(str(models).encode()).hexdigest()[:16]}.json"
+    cache_file = cache_file or user_cache_file("transformers-models", str(models))
+    if cache_file is None:  # no home folder: nothing to keep the index in
+        return
     held = {}
 
     def indexed(module_path):
