@@ -191,6 +191,7 @@ rule answer_match:
     params:
         judge_settings=JUDGE_SETTINGS,
         models=[m for m in JUDGED_MODELS for _ in REASONING_TYPES],
+        judged=JUDGED_MODELS,  # the order of the outputs
         code=code_hash("answer_match.py"),
     script:
         "../workflow/scripts/answer_match.py"

@@ -389,9 +389,10 @@ def test_packages_distributions_come_from_the_cache_until_a_package_is_installed
 def test_the_model_index_comes_from_the_cache_until_a_module_changes(tmp_path):
     """stored_model_index scans transformers' models folder once, serves the same structure (frozenset keys,
     sets, subfolders, in order) from the file after, and scans again when a module is edited or added."""
+    import json
     import os
 
-    from conflictlab.lm.loading import stored_model_index
+    from conflictlab.lm.loading import stored_model_index as stored_index
 
     models = tmp_path / "models"
     (models / "llama").mkdir(parents=True)
@@ -407,6 +408,12 @@ def test_the_model_index_comes_from_the_cache_until_a_module_changes(tmp_path):
         return index
 
     cache = tmp_path / "cache" / "index.json"
+    scanner = tmp_path / "import_utils.py"
+    scanner.write_text("# transformers' scanning code\n")
+
+    def stored_model_index(models, cache, scan):
+        return stored_index(models, cache, scan, scanner=scanner)
+
     assert stored_model_index(models, cache, scan) is index and len(scans) == 1
     served = stored_model_index(models, cache, scan)
     assert len(scans) == 1 and served == index and list(served) == list(index)  # from the file, in order
@@ -424,6 +431,12 @@ def test_the_model_index_comes_from_the_cache_until_a_module_changes(tmp_path):
     assert len(scans) == 4
     cache.write_text("[1, 2")  # a damaged cache is scanned afresh
     assert stored_model_index(models, cache, scan) == index and len(scans) == 5
+    stored = json.loads(cache.read_text())
+    cache.write_text(json.dumps({**stored, "index": [["modules", [], 5]]}))  # whole JSON of another shape
+    assert stored_model_index(models, cache, scan) == index and len(scans) == 6
+    scanner.write_text("# transformers' scanning code, edited\n")  # the scan itself changed
+    stored_model_index(models, cache, scan)
+    assert len(scans) == 7
 
 
 def test_the_remembered_model_index_is_transformers_own(tmp_path):
@@ -442,7 +455,7 @@ def test_the_remembered_model_index_is_transformers_own(tmp_path):
         "scanned = scan.cache_info().currsize; "
         "folder = os.path.join(os.path.dirname(iu.__file__), os.pardir, 'models'); "
         "same = served(folder) is served(os.path.join(folder, '__init__.py')); "
-        "print(json.dumps([scanned, served(folder) == scan(folder), same]))"
+        "print(json.dumps([scanned, served(folder) == scan.__wrapped__(folder), same]))"
     )
     cache = tmp_path / "index.json"
     runs = []

@@ -396,7 +396,8 @@ class _ModelIndexHook:
 
         def exec_module(module):
             run(module)
-            _serve_model_index(module, self.cache_file)
+            if module.__name__ == _IMPORT_UTILS:  # a loader may serve other modules too (a zip archive's)
+                _serve_model_index(module, self.cache_file)
 
         spec.loader.exec_module = exec_module
         return spec
@@ -418,27 +419,36 @@ def _serve_model_index(import_utils, cache_file) -> None:
 
     def indexed(module_path):
         # transformers calls this for the folder and for its __init__.py, and for every subfolder while it scans
-        folder = os.path.dirname(module_path) if os.path.isfile(module_path) else module_path
-        if Path(folder).resolve() != models:
+        try:
+            folder = os.path.dirname(module_path) if os.path.isfile(module_path) else module_path
+            if Path(folder).resolve() != models:
+                return scan(module_path)
+            if "index" not in held:
+                held["index"] = stored_model_index(models, Path(cache_file), scan, scanner=import_utils.__file__)
+            return held["index"]
+        except Exception:  # noqa: BLE001 - the cache must never break transformers' import: scan as it would
             return scan(module_path)
-        if "index" not in held:
-            held["index"] = stored_model_index(models, Path(cache_file), scan)
-        return held["index"]
 
     indexed.serves_stored_index, indexed.__wrapped__ = True, scan
     import_utils.create_import_structure_from_path = indexed
 
 
-def stored_model_index(models, cache_file, scan) -> dict:
+# Part of the index file's key: a change to how the index is written makes older files unreadable.
+_INDEX_FORMAT = "1"
+
+
+def stored_model_index(models, cache_file, scan, *, scanner) -> dict:
     """``scan(models)`` (transformers' import structure of its ``models``
     folder: subfolder name -> its structure, frozenset of backends -> module
     -> exported names), from ``cache_file`` while every module under
-    ``models`` has the name, size and time it had when the file was written."""
+    ``models``, and ``scanner`` (the file of the scanning code), have the
+    name, size and time they had when the file was written."""
     import hashlib
 
     from conflictlab.provenance import read_cached_json, store_cached_json
 
-    sources = hashlib.sha256()
+    stat = os.stat(scanner)
+    sources = hashlib.sha256(f"{_INDEX_FORMAT}:{os.path.abspath(scanner)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
     for root, folders, files in os.walk(models):
         folders[:] = sorted(f for f in folders if f != "__pycache__")
         for name in sorted(f for f in files if f.endswith(".py")):
@@ -449,7 +459,7 @@ def stored_model_index(models, cache_file, scan) -> dict:
     if isinstance(stored, dict) and stored.get("sources") == key:
         try:
             return _decode_index(stored["index"])
-        except (KeyError, TypeError, ValueError):
+        except Exception:  # noqa: BLE001 - a file of another shape: scanned afresh and rewritten
             pass
     index = scan(os.fspath(models))
     store_cached_json(cache_file, {"sources": key, "index": _encode_index(index)})

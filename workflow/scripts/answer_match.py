@@ -23,7 +23,7 @@ with judge_session(
     request_cache=inputs.get("request_cache"),
 ) as session:
     table = judged_answer_matches(groups, session.ask, judge=session.cache.judge)
-for model, path in zip(dict.fromkeys(params.models), outputs.matches):  # the outputs in the models' order
+for model, path in zip(params.judged, outputs.matches, strict=True):
     matches = table.filter(pc.equal(table.column("model"), model))
     write_parquet(matches, path, ANSWER_MATCH_SCHEMA)
     log.info(
