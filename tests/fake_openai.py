@@ -104,8 +104,11 @@ class FakeOpenAI:
         self.reply = reply or default_reply
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
-        self._gate = threading.Event()
-        self._gate.set()
+        # The gate answers requests while open; _answering counts those past it and not yet counted
+        # (completed or abandoned), so that a test can wait for them after hold().
+        self._gate = threading.Condition()
+        self._open = True
+        self._answering = 0
         self.received: list[tuple[str, str]] = []
         self.bodies: list[tuple[str, dict]] = []
         self.completed: list[str] = []
@@ -143,16 +146,26 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._gate.set()
+        self.release()
         self._server.shutdown()
         self._server.server_close()
 
     def hold(self) -> None:
         """Requests keep arriving, but none is answered until :meth:`release`."""
-        self._gate.clear()
+        with self._gate:
+            self._open = False
 
     def release(self) -> None:
-        self._gate.set()
+        with self._gate:
+            self._open = True
+            self._gate.notify_all()
+
+    def settled(self, timeout: float) -> bool:
+        """Whether every request already past the gate when :meth:`hold` closed it has been answered and
+        counted in ``completed`` (or abandoned) within ``timeout`` seconds: from then on ``completed`` is
+        final, so a client whose cache holds as many answers holds exactly those."""
+        with self._gate:
+            return self._gate.wait_for(lambda: self._answering == 0, timeout)
 
     def resent_after_completion(self) -> int:
         """Requests that arrived after the same request had been answered."""
@@ -223,7 +236,17 @@ class FakeOpenAI:
         response = self._chat(body) if route == "/chat/completions" else self._completions(body)
         if fault == "slow":
             time.sleep(self.slow_s)
-        self._gate.wait()
+        with self._gate:
+            self._gate.wait_for(lambda: self._open)
+            self._answering += 1
+        try:
+            self._answer(h, fault, response, key)
+        finally:
+            with self._gate:
+                self._answering -= 1
+                self._gate.notify_all()
+
+    def _answer(self, h: BaseHTTPRequestHandler, fault: str | None, response: dict, key: str) -> None:
         if fault == "malformed":
             text = json.dumps(response)
             return self._send_raw(h, 200, text[: len(text) // 2].encode())

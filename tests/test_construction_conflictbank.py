@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import polars as pl
@@ -274,7 +273,7 @@ def test_a_killed_evidence_job_resumes_without_resending_an_answered_request(tmp
         try:
             _wait_for(lambda: len(set(server.completed)) >= 5, 120)
             server.hold()  # no answer can fall between the server and the job's cache line
-            time.sleep(0.1)
+            assert server.settled(10)
             _wait_for(lambda: cached_lines() == len(set(server.completed)), 10)
             job.send_signal(signal.SIGKILL)
             job.wait(10)

@@ -274,7 +274,7 @@ def test_a_job_killed_mid_run_resends_nothing_it_had_answered(tmp_path, referenc
             # and its cache line; the job must have written (flushed) a line
             # for every answer, or this wait fails.
             server.hold()
-            time.sleep(0.1)
+            assert server.settled(10)
             _wait_for(lambda: cached_lines() == len(set(server.completed)), 10)
             job.send_signal(signal.SIGKILL)
             job.wait(10)
