@@ -95,7 +95,7 @@ rule judge_cache:
 
 
 rule judge_faithfulness:
-    """RAGAS Faithfulness of the generators' and the steered reruns' responses (one judge load)."""
+    """RAGAS Faithfulness of every judged model's responses: generators, steered and method reruns (one judge load)."""
     input:
         **JUDGE_INPUTS,
         **response_inputs(JUDGED_MODELS, config["conflict_types"]),
