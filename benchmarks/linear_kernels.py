@@ -5,6 +5,7 @@ kernel (MKL's sgemm) against the same layer packed for oneDNN
     python benchmarks/linear_kernels.py [--model resources/models/smollm2-135m-instruct]
         [--rows 256 1024 2048 4096] [--threads N] [--bf16]
     python benchmarks/linear_kernels.py --forward [--model ...] [--lengths 100 400 800] [--rounds 3]
+    python benchmarks/linear_kernels.py --decode [--model ...] [--batches 1 4 8 16 32] [--cached 100 600] [--rounds 3]
 
 The layer shapes come from the model's ``config.json`` (attention, MLP, and
 one 2,048-row block of the LM head); weights and inputs are random. Prints
@@ -29,6 +30,13 @@ prompts of each length (the last position's logits, as the read-outs and a
 prefill do) on one thread, the two alternating in every round. It prints CPU
 seconds of each, their ratio, and what
 :func:`conflictlab.lm.loading.packing_pays` decides on this CPU.
+
+``--decode`` times decoding steps, where the weights are read from memory for
+a few rows each: the model loaded three ways in one process (MKL alone, every
+layer packed, and packed for the calls of up to ``FEW_ROWS`` rows only,
+:class:`conflictlab.lm.packed_linear.FewRowsPackedLinear`), one new token for
+each of ``batch`` rows on top of a key/value cache of ``cached`` random
+positions, one thread, the three alternating; CPU milliseconds a step.
 """
 
 from __future__ import annotations
@@ -112,6 +120,40 @@ def forward_seconds(model_dir: str, lengths: list[int], rounds: int) -> dict[boo
     return seconds
 
 
+def decode_milliseconds(model_dir: str, batches, cached, rounds: int, steps: int = 8) -> dict:
+    """CPU ms per decoding step, {(way, batch, cached): ms}, the three ways alternating."""
+    import torch
+
+    from conflictlab.lm.loading import load
+    from conflictlab.lm.packed_linear import pack_few_row_calls
+
+    torch.set_num_threads(1)
+    ways = {"MKL": load(model_dir, dtype="float32", pack=False).model}
+    ways["packed"] = load(model_dir, dtype="float32", pack=True).model
+    ways["few rows packed"] = load(model_dir, dtype="float32", pack=False).model
+    pack_few_row_calls(ways["few rows packed"])
+    totals: dict = {}
+    torch.manual_seed(0)
+    for r in range(rounds):
+        for length in cached:
+            for batch in batches:
+                ids = torch.randint(100, 20000, (batch, length))
+                step = torch.randint(100, 20000, (batch, 1))
+                order = list(ways) if r % 2 == 0 else list(reversed(ways))
+                for way in order:
+                    model = ways[way]
+                    with torch.inference_mode():
+                        cache = model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+                        model(input_ids=step, past_key_values=cache, use_cache=True, logits_to_keep=1)
+                        start = time.process_time()
+                        for _ in range(steps):
+                            model(input_ids=step, past_key_values=cache, use_cache=True, logits_to_keep=1)
+                        seconds = time.process_time() - start
+                    key = (way, batch, length)
+                    totals[key] = totals.get(key, 0.0) + seconds * 1000 / steps / rounds
+    return totals
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="resources/models/smollm2-135m-instruct")
@@ -122,10 +164,32 @@ def main() -> None:
     )
     parser.add_argument("--forward", action="store_true", help="whole-model forwards, packed against MKL")
     parser.add_argument("--lengths", type=int, nargs="+", default=[100, 400, 800], help="--forward: prompt lengths")
-    parser.add_argument("--rounds", type=int, default=3, help="--forward: rounds, the kernels alternating")
+    parser.add_argument("--rounds", type=int, default=3, help="--forward, --decode: rounds, the kernels alternating")
+    parser.add_argument("--decode", action="store_true", help="decoding steps: MKL, packed, packed for few rows")
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 4, 8, 16, 32], help="--decode: rows a step")
+    parser.add_argument("--cached", type=int, nargs="+", default=[100, 600], help="--decode: cached positions")
     args = parser.parse_args()
 
     import torch
+
+    if args.decode:
+        from conflictlab.lm.loading import cpu_kind
+        from conflictlab.lm.packed_linear import FEW_ROWS
+
+        kind = cpu_kind()
+        ms = decode_milliseconds(args.model, args.batches, args.cached, args.rounds)
+        print(
+            f"{args.model} on {kind.vendor} family {kind.family} model {kind.model}, one thread, {args.rounds} "
+            f"rounds: CPU ms per decoding step (FEW_ROWS = {FEW_ROWS})"
+        )
+        print(f"{'cached':>7}{'rows':>6}{'MKL':>9}{'packed':>9}{'few rows':>10}{'packed/MKL':>12}{'few/MKL':>9}")
+        for length in args.cached:
+            for batch in args.batches:
+                mkl, packed, few = (ms[(way, batch, length)] for way in ("MKL", "packed", "few rows packed"))
+                print(
+                    f"{length:>7}{batch:>6}{mkl:>9.1f}{packed:>9.1f}{few:>10.1f}{packed / mkl:>12.2f}{few / mkl:>9.2f}"
+                )
+        return
 
     if args.forward:
         from conflictlab.lm.loading import cpu_kind, packing_pays

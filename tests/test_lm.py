@@ -109,12 +109,13 @@ def test_linear_layers_are_packed_where_onednn_was_measured_faster(vendor, famil
 
 
 @pytest.mark.slow
-def test_load_packs_by_default_where_packing_pays(tiny_llama_dir):
+def test_load_packs_every_call_where_packing_pays_and_few_row_calls_elsewhere(tiny_llama_dir):
     from conflictlab.lm.loading import load, packing_pays
 
-    assert (load(tiny_llama_dir).packed_layers > 0) is packing_pays()
-    assert load(tiny_llama_dir, pack=False).packed_layers == 0
-    assert load(tiny_llama_dir, pack=True).packed_layers > 0
+    loaded = {pack: load(tiny_llama_dir, pack=pack) for pack in (None, False, True)}
+    assert loaded[None].packing == ("all" if packing_pays() else "few rows") and loaded[None].packed_layers > 0
+    assert (loaded[False].packing, loaded[False].packed_layers) == ("none", 0)
+    assert loaded[True].packing == "all" and loaded[True].packed_layers > 0
 
 
 # --------------------------------------------------------------------------

@@ -409,8 +409,10 @@ def _train(job: _Job, blocks: np.ndarray, callbacks: Sequence = ()) -> None:
     the model folder from the first process."""
     import torch
 
-    from conflictlab.lm.loading import without_unused_probes
+    from conflictlab.lm.loading import keep_freed_memory, without_unused_probes
 
+    # every step frees and reallocates its activations, gradients and optimiser temporaries
+    keep_freed_memory()
     without_unused_probes()
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, default_data_collator
 

@@ -6,8 +6,9 @@ id, end-of-sequence ids, whether a chat template exists). Defaults, written
 once: CUDA when available; float32 on the CPU (the exact reference) and
 bfloat16 on a GPU; a float32 model on the CPU gets its linear layers packed
 for oneDNN (:mod:`conflictlab.lm.packed_linear`) where that CPU runs oneDNN's
-kernels faster than MKL's (:func:`packing_pays`;
-``pack`` forces either way), unless it is an encoder-decoder model; a CPU
+kernels faster than MKL's (:func:`packing_pays`), and elsewhere for the calls
+of a few rows (a decoding step), where oneDNN's are faster there too
+(``pack`` forces either way), unless it is an encoder-decoder model; a CPU
 model attends with grouped key/value heads kept grouped under a mask
 (:mod:`conflictlab.lm.attention`, same outputs).
 
@@ -120,7 +121,9 @@ def packing_pays(kind=None) -> bool:
     --forward --model <folder>``): SmolLM2-135M took 1.09x as long packed as with MKL, Gemma-3-270M
     1.06x; one 1536 x 576 layer over 640 rows 15.1 against 13.1 ms. A fixed
     rule rather than a timing at load: a timing under load could pick differently
-    from job to job, and the two kernels round differently.
+    from job to job, and the two kernels round differently. Where it says no,
+    :func:`load` still packs for the few rows of a decoding step, where
+    oneDNN wins there as well (``benchmarks/linear_kernels.py --rows``).
     """
     kind = kind or cpu_kind()
     zen3 = kind.vendor == "AuthenticAMD" and kind.family == 25 and "avx512f" not in kind.flags
@@ -180,6 +183,7 @@ class LoadedModel:
     eos_ids: frozenset[int]
     has_chat_template: bool
     packed_layers: int = 0
+    packing: str = "none"  # which calls of the packed layers use oneDNN: "all", "few rows" or "none"
     attention: str = "sdpa"
     device_map: dict | None = None
     is_encoder_decoder: bool = False
@@ -526,9 +530,10 @@ def load(
     """A prepared model folder (``resources/models/{name}``), in eval mode.
 
     ``dtype`` (None, ``"auto"`` or a torch dtype name) and ``device`` default
-    as the module docstring says; ``pack`` packs float32 CPU linear layers (None: where
-    :func:`packing_pays`; a no-op elsewhere and on
-    a split model). On CUDA the model is spread over
+    as the module docstring says; ``pack`` packs float32 CPU linear layers for
+    oneDNN (True: every call; None: every call where :func:`packing_pays`,
+    elsewhere the calls of a few rows, :func:`conflictlab.lm.packed_linear.pack_few_row_calls`;
+    False: none; a no-op on other precisions and devices and on a split model). On CUDA the model is spread over
     ``gpus`` GPUs (None: the fewest that hold it,
     :func:`conflictlab.lm.placement.gpus_to_use`); off CUDA ``gpus`` is
     ignored. ``device_map`` places it by hand instead (not with ``device`` or
@@ -544,7 +549,7 @@ def load(
     from transformers import AutoConfig, AutoTokenizer
 
     from conflictlab.lm.attention import use_grouped_sdpa
-    from conflictlab.lm.packed_linear import pack_linear_layers
+    from conflictlab.lm.packed_linear import pack_few_row_calls, pack_linear_layers
     from conflictlab.lm.placement import gpu_max_memory, gpu_memory_gb, gpus_to_use, input_device, visible_gpus
 
     if device_map is not None and (device is not None or gpus is not None):
@@ -585,9 +590,14 @@ def load(
         log.info("%s: its generation_config's %s not used (decoding follows DecodingParams)", model_dir, dropped)
     # T5's feed-forward reads its output layer's weight (its dtype), which a packed layer no longer holds.
     seq2seq = bool(model.config.is_encoder_decoder)
-    if pack is None:
-        pack = packing_pays()
-    packed = pack_linear_layers(model) if pack and split is None and not seq2seq else 0
+    packed, packing = 0, "none"
+    if pack is not False and split is None and not seq2seq:
+        if pack or packing_pays():
+            packed, packing = pack_linear_layers(model), "all"
+        else:
+            packed, packing = pack_few_row_calls(model), "few rows"
+    if packed:
+        log.info("%s: %d linear layers packed for oneDNN (%s calls)", model_dir, packed, packing)
     use_grouped_sdpa(model)
     log.info(LOAD_FORMAT, before_load - before_import, process_cpu_seconds() - before_load, model_dir)
     return LoadedModel(
@@ -600,6 +610,7 @@ def load(
         eos_ids=eos_ids,
         has_chat_template=bool(getattr(tokenizer, "chat_template", None)),
         packed_layers=packed,
+        packing=packing if packed else "none",
         attention=model.config._attn_implementation,
         device_map=split,
         is_encoder_decoder=seq2seq,
