@@ -17,7 +17,8 @@ Counters: ``received`` ((route, digest) of every request; ``bodies``: (route,
 body) of each), ``completed``
 (digests answered with a well-formed 200 to a client still connected),
 ``max_in_flight``, ``faults`` and :meth:`FakeOpenAI.resent_after_completion`.
-:meth:`FakeOpenAI.hold` stops answers (requests wait) until :meth:`release`.
+:meth:`FakeOpenAI.hold` stops answers (requests wait) until :meth:`release`, which can
+abandon the requests that waited.
 """
 
 from __future__ import annotations
@@ -109,6 +110,9 @@ class FakeOpenAI:
         self._gate = threading.Condition()
         self._open = True
         self._answering = 0
+        # hold() numbers its holds; release(abandon_held=True) drops the requests waiting behind them
+        self._holds = 0
+        self._abandoned_holds = 0
         self.received: list[tuple[str, str]] = []
         self.bodies: list[tuple[str, dict]] = []
         self.completed: list[str] = []
@@ -154,9 +158,16 @@ class FakeOpenAI:
         """Requests keep arriving, but none is answered until :meth:`release`."""
         with self._gate:
             self._open = False
+            self._holds += 1
 
-    def release(self) -> None:
+    def release(self, *, abandon_held: bool = False) -> None:
+        """Answer requests again; with ``abandon_held``, the requests that waited during the hold get
+        their connection closed instead of an answer, as if their client had died: after a kill, a
+        client process that has not quite exited yet could otherwise still take an answer it will
+        never cache."""
         with self._gate:
+            if abandon_held:
+                self._abandoned_holds = self._holds
             self._open = True
             self._gate.notify_all()
 
@@ -237,7 +248,13 @@ class FakeOpenAI:
         if fault == "slow":
             time.sleep(self.slow_s)
         with self._gate:
+            held = None if self._open else self._holds
             self._gate.wait_for(lambda: self._open)
+            if held is not None and held <= self._abandoned_holds:
+                with self._lock:
+                    self.faults["abandoned"] += 1
+                h.close_connection = True
+                return
             self._answering += 1
         try:
             self._answer(h, fault, response, key)

@@ -443,3 +443,27 @@ def test_endpoint_guided_chat_sends_the_endpoints_decoding_fields():
         b["max_tokens"] == 20 and b["seed"] == 4 and b["response_format"]["json_schema"]["schema"] == schema
         for b in seen
     )
+
+
+def test_fake_server_abandons_the_requests_held_when_asked():
+    """A request that waited during a hold gets its connection closed, not an answer, after
+    release(abandon_held=True), and is not completed; later requests are answered (test_hosted's kill)."""
+    body = {"model": "fake", "messages": [{"role": "user", "content": "held"}]}
+    with FakeOpenAI() as server:
+        server.hold()
+        outcome: dict = {}
+
+        def send():
+            try:
+                outcome["status"] = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=30).status_code
+            except httpx.TransportError as error:
+                outcome["error"] = error
+
+        waiting = threading.Thread(target=send)
+        waiting.start()
+        _wait_for(lambda: len(server.received) == 1, 10)
+        server.release(abandon_held=True)
+        waiting.join(30)
+        assert "error" in outcome and not server.completed and server.faults["abandoned"] == 1
+        assert httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=30).status_code == 200
+        assert len(server.completed) == 1 and server.resent_after_completion() == 0
