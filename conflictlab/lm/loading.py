@@ -123,7 +123,7 @@ def packing_pays(kind=None) -> bool:
     rule rather than a timing at load: a timing under load could pick differently
     from job to job, and the two kernels round differently. Where it says no,
     :func:`load` still packs for the few rows of a decoding step, where
-    oneDNN wins there as well (``benchmarks/linear_kernels.py --rows``).
+    oneDNN wins there as well (``benchmarks/linear_kernels.py --decode``).
     """
     kind = kind or cpu_kind()
     zen3 = kind.vendor == "AuthenticAMD" and kind.family == 25 and "avx512f" not in kind.flags
@@ -598,6 +598,8 @@ def load(
             packed, packing = pack_few_row_calls(model), "few rows"
     if packed:
         log.info("%s: %d linear layers packed for oneDNN (%s calls)", model_dir, packed, packing)
+    else:  # nothing to pack (another precision or device)
+        packing = "none"
     use_grouped_sdpa(model)
     log.info(LOAD_FORMAT, before_load - before_import, process_cpu_seconds() - before_load, model_dir)
     return LoadedModel(
@@ -610,7 +612,7 @@ def load(
         eos_ids=eos_ids,
         has_chat_template=bool(getattr(tokenizer, "chat_template", None)),
         packed_layers=packed,
-        packing=packing if packed else "none",
+        packing=packing,
         attention=model.config._attn_implementation,
         device_map=split,
         is_encoder_decoder=seq2seq,

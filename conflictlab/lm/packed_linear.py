@@ -134,13 +134,7 @@ def pack_linear_layers(model, *, head_block: int = 2048) -> int:
     if not can_pack(model):
         return 0
     head = model.get_output_embeddings()
-    replaced = 0
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, torch.nn.Linear):
-                setattr(parent, name, PackedLinear(child, head_block if child is head else None))
-                replaced += 1
-    return replaced
+    return _replace_linear_layers(model, lambda linear: PackedLinear(linear, head_block if linear is head else None))
 
 
 def pack_few_row_calls(model, *, max_rows: int = FEW_ROWS) -> int:
@@ -149,10 +143,15 @@ def pack_few_row_calls(model, *, max_rows: int = FEW_ROWS) -> int:
     Returns the number of layers replaced."""
     if not can_pack(model):
         return 0
+    return _replace_linear_layers(model, lambda linear: FewRowsPackedLinear(linear, max_rows))
+
+
+def _replace_linear_layers(model, wrap) -> int:
+    """Put ``wrap(layer)`` in place of every ``nn.Linear`` of ``model`` not wrapped already; returns how many."""
     replaced = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) is torch.nn.Linear:
-                setattr(parent, name, FewRowsPackedLinear(child, max_rows))
+            if isinstance(child, torch.nn.Linear) and not isinstance(child, FewRowsPackedLinear):
+                setattr(parent, name, wrap(child))
                 replaced += 1
     return replaced
