@@ -47,6 +47,7 @@ wildcard_constraints:
     ratio=MixtureRatio.PATTERN,
 
 
+include: "rules/benchmark_records.smk"  # how often a job's benchmark record samples it
 include: "rules/benchmarks.smk"  # the registry's view: SELECTED, register_results
 include: "rules/models.smk"
 include: "rules/judges.smk"  # before the benchmarks: a benchmark's judge job takes its settings and cache
