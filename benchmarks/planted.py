@@ -371,6 +371,7 @@ PLANTERS = {
     "shapley_values_steered": plant_shapley,
     "method_generate": plant_generate,
     "shapley_values_method": plant_shapley,
+    "shapley_values_reruns": plant_shapley,
     "causal_intervention": plant_causal,
     "judge_faithfulness": plant_faithfulness,
     "activations": plant_activations,

@@ -489,12 +489,16 @@ def test_the_methods_config_plans_one_rerun_per_model_and_method_and_refuses_bad
     plan = snakemake_cmd("-n", "--forceall", "--configfile", str(overlay))
     assert plan.returncode == 0, plan.stderr
     jobs = planned_jobs(plan.stdout)
-    assert (
-        jobs["method_generate"] == 2 and jobs["shapley_values_method"] == 2
-    )  # one Shapley job per rerun, under the default scorer
+    # the model is steered too: one Shapley job per scorer for its method and steered reruns together
+    assert jobs["method_generate"] == 2 and jobs["shapley_values_reruns"] == 1
+    assert "shapley_values_method" not in jobs and "shapley_values_steered" not in jobs
     # the other benchmarks: one job per model for all methods (greedy added), one table over everything
     for rule in ("conflictbank_methods", "arbitration_methods", "conflicts_methods_respond", "methods_table"):
         assert jobs[rule] == 1, rule
+    overlay.write_text("methods:\n  models: [gemma3-270m]\n  list: [cad-a0.5, cfp-opinion]\n")  # not steered
+    unsteered = planned_jobs(snakemake_cmd("-n", "--forceall", "--configfile", str(overlay)).stdout)
+    assert unsteered["shapley_values_method"] == 2 and unsteered["shapley_values_steered"] == 1, unsteered
+    assert "shapley_values_reruns" not in unsteered
     overlay.write_text(
         "methods:\n  models: [smollm2-135m-instruct]\n  list: [cad-a0]\n"
     )  # the schema's pattern, not a method
