@@ -61,26 +61,9 @@ rerun_names = lambda model: steered_names(model) + method_names(model)
 
 use rule shapley_values_steered as shapley_values_reruns with:
     input:
-        samples=lambda wildcards: [
-            samples_path(name, t) for name in rerun_names(wildcards.model) for t in SUMMARIZATION_TYPES
-        ],
-        responses=lambda wildcards: [
-            f"results/responses/{name}/{t}.parquet"
-            for name in rerun_names(wildcards.model)
-            for t in SUMMARIZATION_TYPES
-        ],
-        scorer="resources/models/{scorer}",
+        **rerun_scoring_inputs(rerun_names),
     output:
-        values=expand(
-            "results/shapley/{{scorer}}/{rerun}/{conflict_type}.parquet",
-            rerun=rerun_names("{model}"),
-            conflict_type=SUMMARIZATION_TYPES,
-        ),
-        skipped=expand(
-            "results/shapley/{{scorer}}/{rerun}/{conflict_type}.skipped.parquet",
-            rerun=rerun_names("{model}"),
-            conflict_type=SUMMARIZATION_TYPES,
-        ),
+        **rerun_scoring_outputs(rerun_names),
     log:
         "results/logs/shapley_values/{scorer}/{model}@reruns.log",
     benchmark:

@@ -83,30 +83,32 @@ use rule shapley_values as shapley_values_shuffled with:
         "results/benchmarks/shapley_values/{scorer}/{model}-shuffled.tsv"
 
 
+# A job that scores several reruns of one model (``reruns(model)``: their names; model may be
+# the wildcard "{model}"): their samples and responses, and their values and skipped lists.
+rerun_scoring_inputs = lambda reruns: {
+    "samples": lambda wildcards: [samples_path(n, t) for n in reruns(wildcards.model) for t in SUMMARIZATION_TYPES],
+    "responses": lambda wildcards: [
+        f"results/responses/{n}/{t}.parquet" for n in reruns(wildcards.model) for t in SUMMARIZATION_TYPES
+    ],
+    "scorer": "resources/models/{scorer}",
+}
+rerun_scoring_outputs = lambda reruns: {
+    kind: expand(
+        "results/shapley/{{scorer}}/{rerun}/{conflict_type}" + suffix + ".parquet",
+        rerun=reruns("{model}"),
+        conflict_type=SUMMARIZATION_TYPES,
+    )
+    for kind, suffix in (("values", ""), ("skipped", ".skipped"))
+}
+
+
 use rule shapley_values as shapley_values_steered with:
     # Every steering variant of one model under one scorer, loaded once
     # (the variants' responses all exist together: one steered_generate job).
     input:
-        samples=lambda wildcards: [
-            samples_path(name, t) for name in steered_names(wildcards.model) for t in SUMMARIZATION_TYPES
-        ],
-        responses=lambda wildcards: [
-            f"results/responses/{name}/{t}.parquet"
-            for name in steered_names(wildcards.model)
-            for t in SUMMARIZATION_TYPES
-        ],
-        scorer="resources/models/{scorer}",
+        **rerun_scoring_inputs(steered_names),
     output:
-        values=expand(
-            "results/shapley/{{scorer}}/{steered}/{conflict_type}.parquet",
-            steered=steered_names("{model}"),
-            conflict_type=SUMMARIZATION_TYPES,
-        ),
-        skipped=expand(
-            "results/shapley/{{scorer}}/{steered}/{conflict_type}.skipped.parquet",
-            steered=steered_names("{model}"),
-            conflict_type=SUMMARIZATION_TYPES,
-        ),
+        **rerun_scoring_outputs(steered_names),
     log:
         "results/logs/shapley_values/{scorer}/{model}@steered.log",
     benchmark:
