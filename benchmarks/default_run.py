@@ -19,10 +19,11 @@ conflictlab.lm.loading):
 
 A job without a usage line (a rule that runs no library script, or one
 killed) counts the CPU seconds of its ``benchmark:`` record, which Snakemake
-samples (every 0.5 s for 15 s, then every 30 s) and so may miss up to 30 s
-of a job's end. CPU seconds are user + system of the job's process and the
-children it waited for; with 2 cores and two 1-thread model jobs side by
-side, the run's wall time is at least its CPU seconds / 2.
+samples every 5 s in this workflow (rules/benchmark_records.smk) and so may
+miss up to 5 s of a job's end: a job shorter than that shows none. CPU
+seconds are user + system of the job's process and the children it waited
+for; with 2 cores and two 1-thread model jobs side by side, the run's wall
+time is at least its CPU seconds / 2.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def main() -> None:
         )
     total = sum(cpu(j) for j in jobs)
     print(f"{'all':<30} {len(jobs):>4} {total:>7.1f}" + "".join(f" {totals.get(p, 0.0):>9.1f}" for p in PHASES))
-    print("(* a job without a usage line: its benchmark record's sampled CPU seconds, no phases)")
+    print("(* a job without a usage line: its benchmark record's CPU seconds, sampled every 5 s, no phases)")
 
     loads = Counter(model for job in jobs for model in job.loaded)
     print("\nmodel loads: " + ", ".join(f"{model} {n}" for model, n in loads.most_common()))

@@ -46,9 +46,10 @@ with it). Both CPU time and wall time are fitted, and a rule is flagged only
 when both local exponents exceed 1.2, since each misleads in its own way: on a
 machine shared with other work a job's wall time depends on what else ran
 beside it (a job got 27% of a core for minutes); and Snakemake samples a job's
-CPU time (every 0.5 s for its first 15 s, then every 30 s,
-``snakemake.benchmark``), so a record misses the CPU seconds after the last
-sample, up to 30 s of it (arbitration_evaluate at 1/64: 38.4 s wall, 15.0 CPU s).
+CPU time (every 5 s in this workflow, rules/benchmark_records.smk; Snakemake's
+own default, when these figures were taken: every 0.5 s for its first 15 s,
+then every 30 s), so a record misses the CPU seconds after the last sample
+(arbitration_evaluate at 1/64: 38.4 s wall, 15.0 CPU s).
 Compare exponents of long jobs, not single seconds.
 """
 

@@ -106,9 +106,9 @@ def process_cpu_seconds() -> float:
 @dataclass(frozen=True)
 class JobUsage:
     """What a job's script used, logged as its last line: exact CPU seconds,
-    where Snakemake's benchmark record samples them (every 0.5 s for 15 s,
-    then every 30 s) and so misses up to 30 s of a job's end
-    (benchmarks/scale.py reads this line instead)."""
+    where Snakemake's benchmark record samples them (every 5 s in this
+    workflow, rules/benchmark_records.smk) and so misses up to 5 s of a job's
+    end (benchmarks/scale.py reads this line instead)."""
 
     cpu_s: float  # user + system, this process and the children it waited for
     peak_rss_mb: float  # this process's high-water mark
