@@ -59,7 +59,7 @@ STEERED_METHOD_MODELS = [m for m in config["methods"]["models"] if m in config["
 rerun_names = lambda model: steered_names(model) + method_names(model)
 
 
-use rule shapley_values_steered as shapley_values_reruns with:
+use rule shapley_values as shapley_values_reruns with:
     input:
         **rerun_scoring_inputs(rerun_names),
     output:
