@@ -56,7 +56,7 @@ use rule shapley_values as shapley_values_method with:
 # them (the demo on the AMD EPYC Zen 4: 29.7-29.9 CPU s against 27.6 for the
 # steered job and 15.6 + 15.4 for the two method jobs; values within 5e-6).
 STEERED_METHOD_MODELS = [m for m in config["methods"]["models"] if m in config["steering"]["models"]]
-rerun_names = lambda model: steered_names(model) + method_names(model)
+rerun_names = lambda model: [*steered_names(model), *method_names(model)]
 
 
 use rule shapley_values as shapley_values_reruns with:

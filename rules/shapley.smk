@@ -93,12 +93,16 @@ rerun_scoring_inputs = lambda reruns: {
     "scorer": "resources/models/{scorer}",
 }
 rerun_scoring_outputs = lambda reruns: {
-    kind: expand(
-        "results/shapley/{{scorer}}/{rerun}/{conflict_type}" + suffix + ".parquet",
+    "values": expand(
+        "results/shapley/{{scorer}}/{rerun}/{conflict_type}.parquet",
         rerun=reruns("{model}"),
         conflict_type=SUMMARIZATION_TYPES,
-    )
-    for kind, suffix in (("values", ""), ("skipped", ".skipped"))
+    ),
+    "skipped": expand(
+        "results/shapley/{{scorer}}/{rerun}/{conflict_type}.skipped.parquet",
+        rerun=reruns("{model}"),
+        conflict_type=SUMMARIZATION_TYPES,
+    ),
 }
 
 
